@@ -1,0 +1,31 @@
+//! Compiles `proto/` into Rust with protox (a pure-Rust protobuf compiler, so no
+//! system `protoc` is needed) and tonic-prost-build, and writes the encoded
+//! descriptor set that the server's reflection service serves.
+
+use std::{env, fs, path::PathBuf};
+
+use protox::prost::Message as _;
+
+const PROTO_ROOT: &str = "proto";
+const PROTOS: &[&str] = &[
+    "proto/engram/v1/common.proto",
+    "proto/engram/v1/memory.proto",
+    "proto/engram/v1/learning.proto",
+    "proto/engram/v1/policy.proto",
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed={PROTO_ROOT}");
+    let descriptors = protox::compile(PROTOS, [PROTO_ROOT])?;
+    let out_dir = PathBuf::from(env::var("OUT_DIR")?);
+    fs::write(
+        out_dir.join("engram_descriptor.bin"),
+        descriptors.encode_to_vec(),
+    )?;
+    tonic_prost_build::configure()
+        // Services implemented in a later step answer UNIMPLEMENTED by default
+        // instead of failing to compile.
+        .generate_default_stubs(true)
+        .compile_fds(descriptors)?;
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! Command-line flags, each with an `ENGRAM_*` environment equivalent,
+//! validated once at start.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, ValueEnum};
+
+/// Engram: long-term memory for AI agents, over gRPC.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "engram-server", version, about, long_about = None)]
+pub struct Config {
+    /// Address to serve gRPC on. Port 0 picks a free port; the chosen address
+    /// is printed on standard output as "engram-server listening on ADDR".
+    #[arg(long, env = "ENGRAM_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+
+    /// Database URL: sqlite://PATH (the file is created when missing;
+    /// sqlite:///abs/path for an absolute path).
+    #[arg(long, env = "ENGRAM_DATABASE", default_value = "sqlite://engram.db")]
+    pub database: String,
+
+    /// SQLite durability: "normal" survives a crash of the process; "full"
+    /// also survives power loss, at the cost of an fsync per commit.
+    #[arg(long, env = "ENGRAM_SQLITE_SYNCHRONOUS", value_enum, default_value_t = Synchronous::Normal)]
+    pub sqlite_synchronous: Synchronous,
+
+    /// How long a database operation waits for a lock before the call fails
+    /// with UNAVAILABLE, e.g. "5s" or "500ms".
+    #[arg(long, env = "ENGRAM_SQLITE_BUSY_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    pub sqlite_busy_timeout: Duration,
+
+    /// Number of read-only SQLite connections (reads run in parallel; writes
+    /// go through one connection with group commit).
+    #[arg(long, env = "ENGRAM_SQLITE_READERS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub sqlite_readers: u32,
+
+    /// On SIGINT/SIGTERM, how long in-flight calls may take to finish before
+    /// the server exits anyway, e.g. "10s".
+    #[arg(long, env = "ENGRAM_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+
+    /// Log format.
+    #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Log filter in tracing's EnvFilter syntax, e.g. "info" or
+    /// "engram_server=debug,info".
+    #[arg(long, env = "ENGRAM_LOG", default_value = "info")]
+    pub log: String,
+}
+
+/// SQLite's `synchronous` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Synchronous {
+    Normal,
+    Full,
+}
+
+/// How log lines are written (to standard error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Where the data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    Sqlite(PathBuf),
+}
+
+impl Config {
+    /// The parsed `--database` URL.
+    pub fn database(&self) -> anyhow::Result<Database> {
+        parse_database(&self.database)
+    }
+}
+
+fn parse_database(url: &str) -> anyhow::Result<Database> {
+    if let Some(rest) = url.strip_prefix("sqlite:") {
+        let path = rest.strip_prefix("//").unwrap_or(rest);
+        let path = path.split('?').next().unwrap_or(path);
+        if path.is_empty() || path == ":memory:" {
+            bail!(
+                "--database {url:?}: give a file path, e.g. sqlite://engram.db (in-memory databases are not supported)"
+            );
+        }
+        return Ok(Database::Sqlite(PathBuf::from(path)));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        bail!("--database {url:?}: the PostgreSQL backend is not available yet; use sqlite://PATH");
+    }
+    bail!("--database {url:?}: expected sqlite://PATH")
+}
+
+/// Parses "250ms", "5s", "2m" or a plain number of seconds.
+fn parse_duration(text: &str) -> anyhow::Result<Duration> {
+    let text = text.trim();
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or((text, "s"), |at| text.split_at(at));
+    let value: f64 = number
+        .parse()
+        .with_context(|| format!("{text:?} is not a duration like 5s or 500ms"))?;
+    let seconds = match unit {
+        "ms" => value / 1e3,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => bail!("{text:?}: unknown unit {unit:?} (use ms, s or m)"),
+    };
+    Duration::try_from_secs_f64(seconds)
+        .with_context(|| format!("{text:?} is not a valid duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_name_a_file() {
+        assert_eq!(
+            parse_database("sqlite://engram.db").unwrap(),
+            Database::Sqlite("engram.db".into())
+        );
+        assert_eq!(
+            parse_database("sqlite:///var/lib/e.db").unwrap(),
+            Database::Sqlite("/var/lib/e.db".into())
+        );
+        assert_eq!(
+            parse_database("sqlite:data/e.db").unwrap(),
+            Database::Sqlite("data/e.db".into())
+        );
+    }
+
+    #[test]
+    fn unsupported_databases_are_refused_with_a_reason() {
+        assert!(parse_database("sqlite::memory:").is_err());
+        assert!(parse_database("postgres://localhost/engram").is_err());
+        assert!(parse_database("mysql://x").is_err());
+    }
+
+    #[test]
+    fn durations_take_units() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}

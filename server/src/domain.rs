@@ -1,0 +1,262 @@
+//! Engram's domain types: plain Rust structs, independent of protobuf and SQL.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Microseconds since the Unix epoch: the one time representation inside the
+/// server (stored as INTEGER, converted to `google.protobuf.Timestamp` at the edge).
+pub type Micros = i64;
+
+/// The current time in microseconds since the Unix epoch.
+pub fn now_micros() -> Micros {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+/// Who is asking; every read and write is confined to it (DESIGN §3).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Scope {
+    pub namespace: String,
+    pub agent_id: String,
+    pub user_id: String,
+    pub project_id: String,
+    pub session_id: String,
+}
+
+impl Scope {
+    /// The narrowest level this scope can write: CONVERSATION with a session,
+    /// WORKSPACE with a project, else GLOBAL.
+    pub fn narrowest_level(&self) -> MemoryLevel {
+        if !self.session_id.is_empty() {
+            MemoryLevel::Conversation
+        } else if !self.project_id.is_empty() {
+            MemoryLevel::Workspace
+        } else {
+            MemoryLevel::Global
+        }
+    }
+
+    /// The scope a memory of `level` keeps: only the fields its level uses, so
+    /// that the record says exactly who can see it.
+    pub fn for_level(&self, level: MemoryLevel) -> Scope {
+        let mut owned = Scope {
+            namespace: self.namespace.clone(),
+            agent_id: self.agent_id.clone(),
+            user_id: self.user_id.clone(),
+            ..Scope::default()
+        };
+        match level {
+            MemoryLevel::Global => {}
+            MemoryLevel::Workspace => owned.project_id = self.project_id.clone(),
+            MemoryLevel::Conversation => {
+                owned.project_id = self.project_id.clone();
+                owned.session_id = self.session_id.clone();
+            }
+        }
+        owned
+    }
+}
+
+/// How widely a memory is visible inside its namespace. The discriminants are
+/// the `engram.v1.MemoryLevel` numbers, which are also what the database stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryLevel {
+    Global = 1,
+    Workspace = 2,
+    Conversation = 3,
+}
+
+/// What kind of knowledge a memory holds (`engram.v1.MemoryType` numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryType {
+    Fact = 1,
+    Preference = 2,
+    Lesson = 3,
+    Decision = 4,
+    Event = 5,
+    Note = 6,
+}
+
+/// Where a memory came from (`engram.v1.MemorySource` numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemorySource {
+    Explicit = 1,
+    PolicyRules = 2,
+    PolicyLlm = 3,
+    Learning = 4,
+    Consolidation = 5,
+}
+
+macro_rules! enum_codes {
+    ($ty:ty { $($variant:ident = $code:literal),+ $(,)? }) => {
+        impl $ty {
+            /// The stable number of this value (its proto enum number).
+            pub fn code(self) -> i32 {
+                self as i32
+            }
+
+            /// The value with this number, if there is one.
+            pub fn from_code(code: i32) -> Option<Self> {
+                match code {
+                    $($code => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+enum_codes!(MemoryLevel { Global = 1, Workspace = 2, Conversation = 3 });
+enum_codes!(MemoryType { Fact = 1, Preference = 2, Lesson = 3, Decision = 4, Event = 5, Note = 6 });
+enum_codes!(MemorySource { Explicit = 1, PolicyRules = 2, PolicyLlm = 3, Learning = 4, Consolidation = 5 });
+
+impl MemoryType {
+    /// The upper-case label used in context blocks, e.g. `FACT`.
+    pub fn label(self) -> &'static str {
+        match self {
+            MemoryType::Fact => "FACT",
+            MemoryType::Preference => "PREFERENCE",
+            MemoryType::Lesson => "LESSON",
+            MemoryType::Decision => "DECISION",
+            MemoryType::Event => "EVENT",
+            MemoryType::Note => "NOTE",
+        }
+    }
+}
+
+/// A stored memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub id: String,
+    pub scope: Scope,
+    pub level: MemoryLevel,
+    pub memory_type: MemoryType,
+    pub content: String,
+    pub summary: String,
+    pub tags: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub importance: f64,
+    pub confidence: f64,
+    pub source: MemorySource,
+    pub seen_count: i64,
+    pub access_count: i64,
+    pub create_time: Micros,
+    pub update_time: Micros,
+    pub last_access_time: Option<Micros>,
+    pub expire_time: Option<Micros>,
+    /// Incremented by every change a caller can see; the etag is derived from it.
+    pub version: i64,
+    /// Insertion sequence number (the row id): the tie-breaker of keyset paging.
+    pub seq: i64,
+}
+
+impl Memory {
+    /// The opaque etag of this version of the memory.
+    pub fn etag(&self) -> String {
+        format!("v{}", self.version)
+    }
+}
+
+/// A memory to store, already validated and with defaults applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMemory {
+    /// The owning scope, already reduced to the fields its level uses.
+    pub scope: Scope,
+    pub level: MemoryLevel,
+    pub memory_type: MemoryType,
+    pub content: String,
+    pub summary: String,
+    pub tags: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub importance: f64,
+    pub confidence: f64,
+    pub source: MemorySource,
+    pub expire_time: Option<Micros>,
+}
+
+/// Whether a create stored a new memory or reinforced an identical one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteResult {
+    Created = 1,
+    Merged = 2,
+}
+
+/// The result of one create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    pub memory: Memory,
+    pub result: WriteResult,
+}
+
+/// A validated change to a memory: `Some` fields are replaced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryPatch {
+    pub memory_type: Option<MemoryType>,
+    pub content: Option<String>,
+    pub summary: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub metadata: Option<BTreeMap<String, String>>,
+    pub importance: Option<f64>,
+    pub confidence: Option<f64>,
+    /// `Some(None)` clears the expiry.
+    pub expire_time: Option<Option<Micros>>,
+}
+
+/// Filters shared by list and search; empty fields match everything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryFilter {
+    pub memory_types: Vec<MemoryType>,
+    pub levels: Vec<MemoryLevel>,
+    pub tags: Vec<String>,
+    pub min_importance: f64,
+    pub created_after: Option<Micros>,
+    pub created_before: Option<Micros>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// The order of a memory listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemoryOrder {
+    #[default]
+    CreateTimeDesc,
+    CreateTimeAsc,
+    ImportanceDesc,
+}
+
+/// Where a page starts: the sort key of the last memory of the previous page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageCursor {
+    pub importance: f64,
+    pub create_time: Micros,
+    pub seq: i64,
+}
+
+impl PageCursor {
+    /// The cursor that continues after `memory`.
+    pub fn after(memory: &Memory) -> Self {
+        PageCursor {
+            importance: memory.importance,
+            create_time: memory.create_time,
+            seq: memory.seq,
+        }
+    }
+}
+
+/// A request for one page of memories.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListQuery {
+    pub scope: Scope,
+    pub filter: MemoryFilter,
+    pub order: MemoryOrder,
+    pub page_size: usize,
+    pub after: Option<PageCursor>,
+}
+
+/// A memory matched by full-text search, with its raw BM25 rank (lower is better,
+/// as SQLite FTS5 reports it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextMatch {
+    pub memory: Memory,
+    pub bm25: f64,
+}

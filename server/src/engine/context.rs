@@ -1,0 +1,404 @@
+//! BuildContext: a compact markdown block for an agent's prompt (DESIGN §4).
+//!
+//! Gathering ([`build`]) asks the store for what is known; assembling
+//! ([`assemble`]) fits it into the token budget by leaving out the least
+//! important lines first, never cutting a line in half.
+
+use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
+use crate::engine::search::{self, SearchRequest, Weights};
+use crate::error::Result;
+use crate::store::Store;
+
+/// Tokens are estimated as characters / 4 (rounded up).
+pub const CHARS_PER_TOKEN: usize = 4;
+/// The default token budget.
+pub const DEFAULT_TOKEN_BUDGET: usize = 512;
+/// How many relevant (or important) memories are considered.
+const MAX_RELEVANT: usize = 20;
+/// How many preferences are considered.
+const MAX_PREFERENCES: usize = 10;
+/// A memory shown in the context is cut to this many characters (at a word
+/// boundary, marked with "…"), so one huge memory cannot crowd out the rest.
+pub const MAX_LINE_CHARS: usize = 400;
+
+/// What kind of record a context line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Memory,
+    Preference,
+}
+
+/// A record whose line is in the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub id: String,
+}
+
+/// One candidate line: its text (one line, no newline), the record it shows,
+/// and how important it is relative to every other line (higher stays longer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub text: String,
+    pub item: Item,
+    pub priority: f64,
+}
+
+/// A titled group of lines, shown in this order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub title: &'static str,
+    pub lines: Vec<Line>,
+}
+
+/// The assembled context.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContextBlock {
+    pub text: String,
+    pub items: Vec<Item>,
+    pub token_estimate: usize,
+    pub truncated: bool,
+}
+
+/// A validated BuildContext request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextRequest {
+    pub scope: Scope,
+    pub task_id: String,
+    pub query: String,
+    pub token_budget: usize,
+}
+
+/// The estimated token count of `text`.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(CHARS_PER_TOKEN)
+}
+
+/// `text` on one line: white space folded, cut to `max_chars` characters at a
+/// word boundary with "…" when longer.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= max_chars {
+        return folded;
+    }
+    let cut: String = folded.chars().take(max_chars.saturating_sub(1)).collect();
+    let at_word = match cut.rfind(' ') {
+        Some(space) if space > cut.len() / 2 => &cut[..space],
+        _ => cut.as_str(),
+    };
+    format!("{}…", at_word.trim_end())
+}
+
+/// Gathers what is known for the request and assembles it within the budget.
+pub async fn build(
+    store: &dyn Store,
+    request: &ContextRequest,
+    now: Micros,
+) -> Result<ContextBlock> {
+    let relevant = relevant_memories(store, request, now).await?;
+    let preferences = store
+        .list_memories(
+            &ListQuery {
+                scope: request.scope.clone(),
+                filter: MemoryFilter {
+                    memory_types: vec![MemoryType::Preference],
+                    ..MemoryFilter::default()
+                },
+                order: MemoryOrder::ImportanceDesc,
+                page_size: MAX_PREFERENCES,
+                after: None,
+            },
+            now,
+        )
+        .await?;
+    let sections = vec![
+        Section {
+            title: "Relevant memories",
+            lines: relevant
+                .into_iter()
+                .map(|(memory, priority)| Line {
+                    text: format!("[{}] {}", memory.memory_type.label(), shown_text(&memory)),
+                    item: Item {
+                        kind: ItemKind::Memory,
+                        id: memory.id,
+                    },
+                    priority,
+                })
+                .collect(),
+        },
+        Section {
+            title: "Preferences",
+            lines: preferences
+                .into_iter()
+                .take(MAX_PREFERENCES)
+                .map(|memory| Line {
+                    text: shown_text(&memory),
+                    priority: memory.importance,
+                    item: Item {
+                        kind: ItemKind::Preference,
+                        id: memory.id,
+                    },
+                })
+                .collect(),
+        },
+    ];
+    Ok(assemble(sections, request.token_budget))
+}
+
+/// The memories relevant to the query (or, without one, the most important),
+/// with their priority; preferences have a section of their own.
+async fn relevant_memories(
+    store: &dyn Store,
+    request: &ContextRequest,
+    now: Micros,
+) -> Result<Vec<(Memory, f64)>> {
+    let not_preferences = MemoryFilter {
+        memory_types: vec![
+            MemoryType::Fact,
+            MemoryType::Lesson,
+            MemoryType::Decision,
+            MemoryType::Event,
+            MemoryType::Note,
+        ],
+        ..MemoryFilter::default()
+    };
+    if request.query.trim().is_empty() {
+        let important = store
+            .list_memories(
+                &ListQuery {
+                    scope: request.scope.clone(),
+                    filter: not_preferences,
+                    order: MemoryOrder::ImportanceDesc,
+                    page_size: MAX_RELEVANT,
+                    after: None,
+                },
+                now,
+            )
+            .await?;
+        return Ok(important
+            .into_iter()
+            .take(MAX_RELEVANT)
+            .map(|m| {
+                let priority = m.importance;
+                (m, priority)
+            })
+            .collect());
+    }
+    let hits = search::search(
+        store,
+        &SearchRequest {
+            scope: request.scope.clone(),
+            query: request.query.clone(),
+            filter: not_preferences,
+            limit: MAX_RELEVANT,
+            weights: Weights::default(),
+        },
+        now,
+    )
+    .await?;
+    Ok(hits.into_iter().map(|h| (h.memory, h.score)).collect())
+}
+
+fn shown_text(memory: &Memory) -> String {
+    let text = if memory.summary.trim().is_empty() {
+        &memory.content
+    } else {
+        &memory.summary
+    };
+    one_line(text, MAX_LINE_CHARS)
+}
+
+/// Lays `sections` out as markdown within `token_budget`:
+///
+/// ```text
+/// ## Title
+/// - line
+/// - line
+///
+/// ## Next title
+/// - line
+/// ```
+///
+/// Lines are admitted from the highest priority down while they fit (a
+/// section's title counts when its first line is admitted); lines that do not
+/// fit are left out whole. Sections keep their order and lines their order
+/// within a section. Empty sections are not shown.
+pub fn assemble(sections: Vec<Section>, token_budget: usize) -> ContextBlock {
+    let budget_chars = token_budget.saturating_mul(CHARS_PER_TOKEN);
+    let mut order: Vec<(usize, usize)> = sections
+        .iter()
+        .enumerate()
+        .flat_map(|(s, section)| (0..section.lines.len()).map(move |l| (s, l)))
+        .collect();
+    // Stable: equal priorities keep section order, then line order.
+    order.sort_by(|&(sa, la), &(sb, lb)| {
+        sections[sb].lines[lb]
+            .priority
+            .total_cmp(&sections[sa].lines[la].priority)
+    });
+
+    let mut admitted: Vec<Vec<bool>> = sections
+        .iter()
+        .map(|s| vec![false; s.lines.len()])
+        .collect();
+    let mut used = 0usize;
+    let mut truncated = false;
+    for (s, l) in order {
+        let line_cost = line_chars(&sections[s].lines[l].text);
+        let opens_section = !admitted[s].iter().any(|&a| a);
+        // A section costs its title line plus the blank line that separates
+        // it from the one before (counted for the first one too: at worst one
+        // character of budget goes unused).
+        let section_cost = if opens_section {
+            title_chars(sections[s].title) + 1
+        } else {
+            0
+        };
+        if used + section_cost + line_cost <= budget_chars {
+            used += section_cost + line_cost;
+            admitted[s][l] = true;
+        } else {
+            truncated = true;
+        }
+    }
+
+    let mut block = ContextBlock {
+        truncated,
+        ..ContextBlock::default()
+    };
+    let mut parts = Vec::new();
+    for (section, admitted) in sections.into_iter().zip(admitted) {
+        if !admitted.iter().any(|&a| a) {
+            continue;
+        }
+        let mut part = format!("## {}\n", section.title);
+        for (line, _) in section.lines.into_iter().zip(admitted).filter(|(_, a)| *a) {
+            part.push_str(&format!("- {}\n", line.text));
+            block.items.push(line.item);
+        }
+        parts.push(part);
+    }
+    block.text = parts.join("\n");
+    block.token_estimate = estimate_tokens(&block.text);
+    block
+}
+
+fn title_chars(title: &str) -> usize {
+    "## \n".len() + title.chars().count()
+}
+
+fn line_chars(text: &str) -> usize {
+    "- \n".len() + text.chars().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, priority: f64) -> Line {
+        Line {
+            text: text.to_owned(),
+            item: Item {
+                kind: ItemKind::Memory,
+                id: text.to_owned(),
+            },
+            priority,
+        }
+    }
+
+    fn sections() -> Vec<Section> {
+        vec![
+            Section {
+                title: "Relevant memories",
+                lines: vec![line("alpha fact", 0.9), line("beta fact", 0.2)],
+            },
+            Section {
+                title: "Preferences",
+                lines: vec![line("tabs over spaces", 0.5)],
+            },
+        ]
+    }
+
+    #[test]
+    fn everything_fits_in_a_large_budget() {
+        let block = assemble(sections(), 512);
+        assert_eq!(
+            block.text,
+            "## Relevant memories\n- alpha fact\n- beta fact\n\n## Preferences\n- tabs over spaces\n"
+        );
+        assert_eq!(block.items.len(), 3);
+        assert!(!block.truncated);
+        assert_eq!(block.token_estimate, estimate_tokens(&block.text));
+    }
+
+    #[test]
+    fn the_least_important_line_goes_first() {
+        // Everything is 84 characters; 80 leaves no room for "beta fact" (0.2).
+        let block = assemble(sections(), 20);
+        assert_eq!(
+            block.text,
+            "## Relevant memories\n- alpha fact\n\n## Preferences\n- tabs over spaces\n"
+        );
+        assert!(block.truncated);
+        assert!(block.token_estimate <= 20);
+    }
+
+    #[test]
+    fn nothing_known_is_empty_text() {
+        let block = assemble(
+            vec![Section {
+                title: "Preferences",
+                lines: vec![],
+            }],
+            512,
+        );
+        assert_eq!(block, ContextBlock::default());
+    }
+
+    #[test]
+    fn a_line_too_long_for_the_budget_is_left_out_whole() {
+        let block = assemble(
+            vec![Section {
+                title: "T",
+                lines: vec![line(&"x".repeat(100), 1.0), line("short", 0.1)],
+            }],
+            5,
+        );
+        assert_eq!(block.text, "## T\n- short\n");
+        assert!(block.truncated);
+    }
+
+    #[test]
+    fn the_budget_is_never_exceeded() {
+        let lines: Vec<Line> = (0..50)
+            .map(|i| line(&"word ".repeat(i % 13 + 1), (i % 7) as f64 / 7.0))
+            .collect();
+        for budget in 0..200 {
+            let block = assemble(
+                vec![
+                    Section {
+                        title: "A",
+                        lines: lines[..25].to_vec(),
+                    },
+                    Section {
+                        title: "Bee",
+                        lines: lines[25..].to_vec(),
+                    },
+                ],
+                budget,
+            );
+            assert!(
+                block.token_estimate <= budget,
+                "budget {budget}: {}",
+                block.token_estimate
+            );
+        }
+    }
+
+    #[test]
+    fn one_line_folds_white_space_and_cuts_at_a_word() {
+        assert_eq!(one_line("a\n b\t c", 10), "a b c");
+        assert_eq!(one_line("alpha beta gamma delta", 12), "alpha beta…");
+        assert_eq!(one_line(&"é".repeat(10), 5), "éééé…");
+    }
+}

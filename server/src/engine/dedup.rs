@@ -1,0 +1,45 @@
+//! What makes two memories "identical" (DESIGN §3): the same scope, level and
+//! type, and the same content once normalised.
+
+use sha2::{Digest as _, Sha256};
+
+/// The content as compared for identity: Unicode-lowercased, with every run
+/// of white space folded to one space and the ends trimmed.
+pub fn normalise(content: &str) -> String {
+    content
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The hex SHA-256 of the normalised content: the merge key stored beside it.
+pub fn content_hash(content: &str) -> String {
+    let digest = Sha256::digest(normalise(content).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_and_white_space_do_not_make_memories_different() {
+        assert_eq!(
+            content_hash("The user prefers  TABS\n"),
+            content_hash("the user prefers tabs")
+        );
+    }
+
+    #[test]
+    fn different_words_make_different_memories() {
+        assert_ne!(content_hash("prefers tabs"), content_hash("prefers spaces"));
+    }
+
+    #[test]
+    fn hash_is_hex_sha256() {
+        let hash = content_hash("x");
+        assert_eq!(hash.len(), 64);
+        assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+}

@@ -1,0 +1,6 @@
+//! Domain logic with no I/O of its own: what makes two memories identical,
+//! how search hits are ranked, and how a context block is assembled.
+
+pub mod context;
+pub mod dedup;
+pub mod search;

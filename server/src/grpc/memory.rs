@@ -1,0 +1,157 @@
+//! `engram.v1.MemoryService`: validate, call the engine or store, convert.
+//! The episode RPCs answer UNIMPLEMENTED until episodes land.
+
+use std::sync::Arc;
+
+use engram::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use super::{convert, memory_requests as requests, page_token, record_scope};
+use crate::domain::{PageCursor, now_micros};
+use crate::engine::{context, search};
+use crate::error::Error;
+use crate::store::Store;
+
+/// The MemoryService implementation.
+pub struct MemoryApi {
+    store: Arc<dyn Store>,
+}
+
+impl MemoryApi {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        MemoryApi { store }
+    }
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl pb::memory_service_server::MemoryService for MemoryApi {
+    async fn create_memory(
+        &self,
+        request: Request<pb::CreateMemoryRequest>,
+    ) -> Reply<pb::CreateMemoryResponse> {
+        let now = now_micros();
+        let create = requests::create(request.into_inner(), now)?;
+        record_scope(&create.scope);
+        let created = self
+            .store
+            .create_memories(
+                &create.scope.namespace,
+                create.request_id.as_deref(),
+                create.memories,
+                now,
+            )
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("create returned no memory".into()))?;
+        Ok(Response::new(convert::created(created)))
+    }
+
+    async fn batch_create_memories(
+        &self,
+        request: Request<pb::BatchCreateMemoriesRequest>,
+    ) -> Reply<pb::BatchCreateMemoriesResponse> {
+        let now = now_micros();
+        let create = requests::batch_create(request.into_inner(), now)?;
+        record_scope(&create.scope);
+        let created = self
+            .store
+            .create_memories(
+                &create.scope.namespace,
+                create.request_id.as_deref(),
+                create.memories,
+                now,
+            )
+            .await?;
+        Ok(Response::new(pb::BatchCreateMemoriesResponse {
+            results: created.into_iter().map(convert::created).collect(),
+        }))
+    }
+
+    async fn get_memory(&self, request: Request<pb::GetMemoryRequest>) -> Reply<pb::Memory> {
+        let req = request.into_inner();
+        let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
+        record_scope(&scope);
+        let memory = self
+            .store
+            .get_memory(&scope, &id, now_micros())
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
+        Ok(Response::new(convert::memory(memory)))
+    }
+
+    async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {
+        let now = now_micros();
+        let update = requests::update(request.into_inner(), now)?;
+        record_scope(&update.scope);
+        let memory = self
+            .store
+            .update_memory(
+                &update.scope,
+                &update.id,
+                update.patch,
+                update.etag.as_deref(),
+                now,
+            )
+            .await?;
+        Ok(Response::new(convert::memory(memory)))
+    }
+
+    async fn delete_memory(
+        &self,
+        request: Request<pb::DeleteMemoryRequest>,
+    ) -> Reply<pb::DeleteMemoryResponse> {
+        let (scope, id, etag) = requests::delete(request.get_ref())?;
+        record_scope(&scope);
+        self.store
+            .delete_memory(&scope, &id, etag.as_deref(), now_micros())
+            .await?;
+        Ok(Response::new(pb::DeleteMemoryResponse {}))
+    }
+
+    async fn list_memories(
+        &self,
+        request: Request<pb::ListMemoriesRequest>,
+    ) -> Reply<pb::ListMemoriesResponse> {
+        let (query, fingerprint) = requests::list(request.get_ref())?;
+        record_scope(&query.scope);
+        let mut memories = self.store.list_memories(&query, now_micros()).await?;
+        let next_page_token = if memories.len() > query.page_size {
+            memories.truncate(query.page_size);
+            memories
+                .last()
+                .map(|last| page_token::encode(PageCursor::after(last), fingerprint))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(Response::new(pb::ListMemoriesResponse {
+            memories: memories.into_iter().map(convert::memory).collect(),
+            next_page_token,
+        }))
+    }
+
+    async fn search_memories(
+        &self,
+        request: Request<pb::SearchMemoriesRequest>,
+    ) -> Reply<pb::SearchMemoriesResponse> {
+        let search = requests::search(request.get_ref())?;
+        record_scope(&search.scope);
+        let hits = search::search(self.store.as_ref(), &search, now_micros()).await?;
+        Ok(Response::new(pb::SearchMemoriesResponse {
+            hits: hits.into_iter().map(convert::hit).collect(),
+        }))
+    }
+
+    async fn build_context(
+        &self,
+        request: Request<pb::BuildContextRequest>,
+    ) -> Reply<pb::BuildContextResponse> {
+        let context = requests::build_context(request.get_ref())?;
+        record_scope(&context.scope);
+        let block = context::build(self.store.as_ref(), &context, now_micros()).await?;
+        Ok(Response::new(convert::context(block)))
+    }
+}

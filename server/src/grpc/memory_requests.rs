@@ -1,0 +1,529 @@
+//! MemoryService requests: validated and turned into domain values. Every
+//! limit a caller can hit is a named constant here.
+
+use engram::v1 as pb;
+
+use super::page_token;
+use super::validate::{MAX_ID_CHARS, Violations};
+use crate::domain::{
+    ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource, MemoryType,
+    Micros, NewMemory, Scope,
+};
+use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
+use crate::engine::search::{SearchRequest, Weights};
+use crate::error::Result;
+
+/// The most bytes of a memory's content (64 KiB).
+pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+pub const MAX_SUMMARY_CHARS: usize = 1000;
+pub const MAX_TAGS: usize = 32;
+pub const MAX_TAG_CHARS: usize = 64;
+pub const MAX_METADATA_ENTRIES: usize = 64;
+pub const MAX_METADATA_KEY_CHARS: usize = 128;
+pub const MAX_METADATA_VALUE_CHARS: usize = 1024;
+/// The most memories of one BatchCreateMemories.
+pub const MAX_BATCH: usize = 500;
+pub const MAX_QUERY_CHARS: usize = 4096;
+pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+pub const MAX_SEARCH_LIMIT: usize = 100;
+pub const MIN_TOKEN_BUDGET: usize = 16;
+pub const MAX_TOKEN_BUDGET: usize = 32_768;
+pub const DEFAULT_IMPORTANCE: f64 = 0.5;
+pub const DEFAULT_CONFIDENCE: f64 = 1.0;
+
+/// The memory fields UpdateMemory can change, as named in `update_mask`.
+const UPDATABLE_FIELDS: &[&str] = &[
+    "memory_type",
+    "content",
+    "summary",
+    "tags",
+    "metadata",
+    "importance",
+    "confidence",
+    "expire_time",
+];
+
+/// A validated create: the namespace, the optional request id and the memories.
+pub struct Create {
+    pub scope: Scope,
+    pub request_id: Option<String>,
+    pub memories: Vec<NewMemory>,
+}
+
+pub fn create(req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let request_id = request_id(&mut v, &req.request_id);
+    let memory = match &req.memory {
+        Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now)),
+        None => {
+            v.add("memory", "is required");
+            None
+        }
+    };
+    v.finish(Create {
+        scope,
+        request_id,
+        memories: memory.into_iter().collect(),
+    })
+}
+
+pub fn batch_create(req: pb::BatchCreateMemoriesRequest, now: Micros) -> Result<Create> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let request_id = request_id(&mut v, &req.request_id);
+    if req.memories.is_empty() || req.memories.len() > MAX_BATCH {
+        v.add(
+            "memories",
+            format!(
+                "must have 1 to {MAX_BATCH} entries (got {})",
+                req.memories.len()
+            ),
+        );
+    }
+    let memories = req
+        .memories
+        .iter()
+        .take(MAX_BATCH)
+        .enumerate()
+        .map(|(i, input)| memory_input(&mut v, &format!("memories[{i}]"), input, &scope, now))
+        .collect();
+    v.finish(Create {
+        scope,
+        request_id,
+        memories,
+    })
+}
+
+fn request_id(v: &mut Violations, value: &str) -> Option<String> {
+    v.identifier("request_id", value, MAX_ID_CHARS, false);
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// Checks a memory to create and applies the defaults.
+fn memory_input(
+    v: &mut Violations,
+    field: &str,
+    input: &pb::MemoryInput,
+    scope: &Scope,
+    now: Micros,
+) -> NewMemory {
+    let level = v
+        .enum_value(
+            &format!("{field}.level"),
+            input.level,
+            MemoryLevel::from_code,
+        )
+        .unwrap_or_else(|| scope.narrowest_level());
+    match level {
+        MemoryLevel::Workspace if scope.project_id.is_empty() => {
+            v.add(format!("{field}.level"), "WORKSPACE needs scope.project_id");
+        }
+        MemoryLevel::Conversation if scope.session_id.is_empty() => {
+            v.add(
+                format!("{field}.level"),
+                "CONVERSATION needs scope.session_id",
+            );
+        }
+        _ => {}
+    }
+    let source = v
+        .enum_value(
+            &format!("{field}.source"),
+            input.source,
+            MemorySource::from_code,
+        )
+        .unwrap_or(MemorySource::Explicit);
+    let fields = MemoryFields::check(v, field, input, now);
+    NewMemory {
+        scope: scope.for_level(level),
+        level,
+        memory_type: fields.memory_type,
+        content: fields.content,
+        summary: fields.summary,
+        tags: fields.tags,
+        metadata: fields.metadata,
+        importance: fields.importance,
+        confidence: fields.confidence,
+        source,
+        expire_time: fields.expire_time,
+    }
+}
+
+/// The caller-settable fields of a memory, checked, with defaults applied.
+struct MemoryFields {
+    memory_type: MemoryType,
+    content: String,
+    summary: String,
+    tags: Vec<String>,
+    metadata: std::collections::BTreeMap<String, String>,
+    importance: f64,
+    confidence: f64,
+    expire_time: Option<Micros>,
+}
+
+impl MemoryFields {
+    fn check(
+        v: &mut Violations,
+        field: &str,
+        input: &pb::MemoryInput,
+        now: Micros,
+    ) -> MemoryFields {
+        let memory_type = v
+            .enum_value(
+                &format!("{field}.memory_type"),
+                input.memory_type,
+                MemoryType::from_code,
+            )
+            .unwrap_or(MemoryType::Note);
+        let content_field = format!("{field}.content");
+        if input.content.len() > MAX_CONTENT_BYTES {
+            v.add(
+                content_field,
+                format!(
+                    "must be at most {MAX_CONTENT_BYTES} bytes (got {})",
+                    input.content.len()
+                ),
+            );
+        } else {
+            v.text(&content_field, &input.content, usize::MAX, true);
+        }
+        v.text(
+            &format!("{field}.summary"),
+            &input.summary,
+            MAX_SUMMARY_CHARS,
+            false,
+        );
+        v.tags(
+            &format!("{field}.tags"),
+            &input.tags,
+            MAX_TAGS,
+            MAX_TAG_CHARS,
+        );
+        let metadata = v.metadata(
+            &format!("{field}.metadata"),
+            &input.metadata,
+            MAX_METADATA_ENTRIES,
+            MAX_METADATA_KEY_CHARS,
+            MAX_METADATA_VALUE_CHARS,
+        );
+        let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE);
+        v.unit_interval(&format!("{field}.importance"), importance);
+        let confidence = input.confidence.unwrap_or(DEFAULT_CONFIDENCE);
+        v.unit_interval(&format!("{field}.confidence"), confidence);
+        let expire_field = format!("{field}.expire_time");
+        let expire_time = v.timestamp(&expire_field, input.expire_time.as_ref());
+        if expire_time.is_some_and(|t| t <= now) {
+            v.add(expire_field, "must be in the future");
+        }
+        MemoryFields {
+            memory_type,
+            content: input.content.clone(),
+            summary: input.summary.clone(),
+            tags: input.tags.clone(),
+            metadata,
+            importance,
+            confidence,
+            expire_time,
+        }
+    }
+}
+
+/// A validated memory id with its scope.
+pub fn id_and_scope(scope: Option<&pb::Scope>, id: &str) -> Result<(Scope, String)> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", scope);
+    v.uuid("id", id);
+    v.finish((scope, id.to_owned()))
+}
+
+/// A validated update: scope, id, the patch and the optional etag.
+pub struct Update {
+    pub scope: Scope,
+    pub id: String,
+    pub patch: MemoryPatch,
+    pub etag: Option<String>,
+}
+
+pub fn update(req: pb::UpdateMemoryRequest, now: Micros) -> Result<Update> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    v.uuid("id", &req.id);
+    let input = req.memory.unwrap_or_default();
+    let paths = update_paths(
+        &mut v,
+        req.update_mask.map(|m| m.paths).unwrap_or_default(),
+        &input,
+    );
+    // Check every field as a create would, but report only the masked ones.
+    let mut checked = Violations::default();
+    let fields = MemoryFields::check(&mut checked, "memory", &input, now);
+    for violation in checked.into_violations() {
+        let name = violation.field.trim_start_matches("memory.");
+        let name = name.split(['.', '[']).next().unwrap_or(name);
+        if paths.iter().any(|p| p == name) {
+            v.add(violation.field, violation.description);
+        }
+    }
+    v.finish(Update {
+        scope,
+        id: req.id,
+        patch: patch(&paths, fields),
+        etag: (!req.etag.is_empty()).then_some(req.etag),
+    })
+}
+
+/// The fields an update changes: the mask's paths, `*` for all, or, with no
+/// mask, every field the request sets.
+fn update_paths(v: &mut Violations, mask: Vec<String>, input: &pb::MemoryInput) -> Vec<String> {
+    if mask.is_empty() {
+        let set = [
+            ("memory_type", input.memory_type != 0),
+            ("content", !input.content.is_empty()),
+            ("summary", !input.summary.is_empty()),
+            ("tags", !input.tags.is_empty()),
+            ("metadata", !input.metadata.is_empty()),
+            ("importance", input.importance.is_some()),
+            ("confidence", input.confidence.is_some()),
+            ("expire_time", input.expire_time.is_some()),
+        ];
+        let paths: Vec<String> = set
+            .iter()
+            .filter(|(_, s)| *s)
+            .map(|(p, _)| (*p).to_owned())
+            .collect();
+        if paths.is_empty() {
+            v.add(
+                "update_mask",
+                "nothing to update: name fields in update_mask or set them in memory",
+            );
+        }
+        return paths;
+    }
+    if mask.iter().any(|p| p == "*") {
+        if mask.len() > 1 {
+            v.add(
+                "update_mask.paths",
+                "\"*\" cannot be combined with other paths",
+            );
+        }
+        return UPDATABLE_FIELDS.iter().map(|p| (*p).to_owned()).collect();
+    }
+    for (i, path) in mask.iter().enumerate() {
+        if !UPDATABLE_FIELDS.contains(&path.as_str()) {
+            let why = match path.as_str() {
+                "level" | "source" | "scope" => {
+                    format!("{path} cannot change; create a new memory instead")
+                }
+                _ => format!(
+                    "unknown field {path:?}; updatable fields are {}",
+                    UPDATABLE_FIELDS.join(", ")
+                ),
+            };
+            v.add(format!("update_mask.paths[{i}]"), why);
+        }
+    }
+    mask
+}
+
+fn patch(paths: &[String], fields: MemoryFields) -> MemoryPatch {
+    let has = |name: &str| paths.iter().any(|p| p == name);
+    MemoryPatch {
+        memory_type: has("memory_type").then_some(fields.memory_type),
+        content: has("content").then_some(fields.content),
+        summary: has("summary").then_some(fields.summary),
+        tags: has("tags").then_some(fields.tags),
+        metadata: has("metadata").then_some(fields.metadata),
+        importance: has("importance").then_some(fields.importance),
+        confidence: has("confidence").then_some(fields.confidence),
+        expire_time: has("expire_time").then_some(fields.expire_time),
+    }
+}
+
+pub fn delete(req: &pb::DeleteMemoryRequest) -> Result<(Scope, String, Option<String>)> {
+    let (scope, id) = id_and_scope(req.scope.as_ref(), &req.id)?;
+    Ok((scope, id, (!req.etag.is_empty()).then(|| req.etag.clone())))
+}
+
+fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter {
+    let Some(f) = filter else {
+        return MemoryFilter::default();
+    };
+    let memory_types = f
+        .memory_types
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &code)| {
+            v.enum_value(
+                &format!("filter.memory_types[{i}]"),
+                code,
+                MemoryType::from_code,
+            )
+        })
+        .collect();
+    let levels = f
+        .levels
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &code)| {
+            v.enum_value(&format!("filter.levels[{i}]"), code, MemoryLevel::from_code)
+        })
+        .collect();
+    v.tags("filter.tags", &f.tags, MAX_TAGS, MAX_TAG_CHARS);
+    v.unit_interval("filter.min_importance", f.min_importance);
+    let metadata = v.metadata(
+        "filter.metadata",
+        &f.metadata,
+        MAX_METADATA_ENTRIES,
+        MAX_METADATA_KEY_CHARS,
+        MAX_METADATA_VALUE_CHARS,
+    );
+    MemoryFilter {
+        memory_types,
+        levels,
+        tags: f.tags.clone(),
+        min_importance: f.min_importance,
+        created_after: v.timestamp("filter.created_after", f.created_after.as_ref()),
+        created_before: v.timestamp("filter.created_before", f.created_before.as_ref()),
+        metadata,
+    }
+}
+
+/// A validated list request, and the fingerprint its page tokens carry.
+pub fn list(req: &pb::ListMemoriesRequest) -> Result<(ListQuery, String)> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let filter = filter(&mut v, req.filter.as_ref());
+    let order = match pb::MemoryOrder::try_from(req.order_by) {
+        Ok(pb::MemoryOrder::Unspecified | pb::MemoryOrder::CreateTimeDesc) => {
+            MemoryOrder::CreateTimeDesc
+        }
+        Ok(pb::MemoryOrder::CreateTimeAsc) => MemoryOrder::CreateTimeAsc,
+        Ok(pb::MemoryOrder::ImportanceDesc) => MemoryOrder::ImportanceDesc,
+        Err(_) => {
+            v.add("order_by", format!("unknown enum value {}", req.order_by));
+            MemoryOrder::default()
+        }
+    };
+    let page_size = v.page_size("page_size", req.page_size);
+    let fingerprint = page_token::fingerprint(&(&scope, &filter, order));
+    let after = if req.page_token.is_empty() {
+        None
+    } else {
+        match page_token::decode(&req.page_token, &fingerprint) {
+            Ok(cursor) => Some(cursor),
+            Err(why) => {
+                v.add("page_token", why);
+                None
+            }
+        }
+    };
+    v.finish((
+        ListQuery {
+            scope,
+            filter,
+            order,
+            page_size,
+            after,
+        },
+        fingerprint,
+    ))
+}
+
+pub fn search(req: &pb::SearchMemoriesRequest) -> Result<SearchRequest> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    v.text("query", &req.query, MAX_QUERY_CHARS, true);
+    let filter = filter(&mut v, req.filter.as_ref());
+    let limit = match usize::try_from(req.limit) {
+        Ok(0) => DEFAULT_SEARCH_LIMIT,
+        Ok(limit) if limit <= MAX_SEARCH_LIMIT => limit,
+        _ => {
+            v.add(
+                "limit",
+                format!(
+                    "must be between 0 and {MAX_SEARCH_LIMIT} (got {})",
+                    req.limit
+                ),
+            );
+            DEFAULT_SEARCH_LIMIT
+        }
+    };
+    let weights = weights(&mut v, req.weights.as_ref());
+    v.finish(SearchRequest {
+        scope,
+        query: req.query.clone(),
+        filter,
+        limit,
+        weights,
+    })
+}
+
+fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
+    let defaults = Weights::default();
+    let Some(w) = weights else {
+        return defaults;
+    };
+    let mut weight = |name: &str, value: Option<f64>, default: f64| {
+        let value = value.unwrap_or(default);
+        if !(value.is_finite() && value >= 0.0) {
+            v.add(
+                format!("weights.{name}"),
+                format!("must be a finite number ≥ 0 (got {value})"),
+            );
+        }
+        value
+    };
+    let relevance = weight("relevance", w.relevance, defaults.relevance);
+    let recency = weight("recency", w.recency, defaults.recency);
+    let importance = weight("importance", w.importance, defaults.importance);
+    if relevance + recency + importance <= 0.0 {
+        v.add("weights", "at least one weight must be above 0");
+    }
+    let half_life = match &w.recency_half_life {
+        None => defaults.half_life,
+        Some(d) => {
+            let micros = d
+                .seconds
+                .saturating_mul(1_000_000)
+                .saturating_add(i64::from(d.nanos / 1_000));
+            if micros <= 0 {
+                v.add("weights.recency_half_life", "must be longer than 0");
+            }
+            micros
+        }
+    };
+    Weights {
+        relevance,
+        recency,
+        importance,
+        half_life,
+    }
+}
+
+pub fn build_context(req: &pb::BuildContextRequest) -> Result<ContextRequest> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    v.identifier("task_id", &req.task_id, MAX_ID_CHARS, false);
+    v.text("query", &req.query, MAX_QUERY_CHARS, false);
+    let token_budget = match usize::try_from(req.token_budget) {
+        Ok(0) => DEFAULT_TOKEN_BUDGET,
+        Ok(budget) if (MIN_TOKEN_BUDGET..=MAX_TOKEN_BUDGET).contains(&budget) => budget,
+        _ => {
+            v.add(
+                "token_budget",
+                format!(
+                    "must be 0 (default {DEFAULT_TOKEN_BUDGET}) or between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET} (got {})",
+                    req.token_budget
+                ),
+            );
+            DEFAULT_TOKEN_BUDGET
+        }
+    };
+    v.finish(ContextRequest {
+        scope,
+        task_id: req.task_id.clone(),
+        query: req.query.clone(),
+        token_budget,
+    })
+}

@@ -1,0 +1,12 @@
+//! The Engram server: gRPC services over a domain engine and a storage layer.
+//!
+//! Data flows one way: request → [`grpc`] (validate, convert) → [`engine`]
+//! (decide) → [`store`] (persist) → back.
+
+pub mod config;
+pub mod domain;
+pub mod engine;
+pub mod error;
+pub mod grpc;
+pub mod server;
+pub mod store;

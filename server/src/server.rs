@@ -1,0 +1,109 @@
+//! Serving: the gRPC services, health and reflection on one listener, and the
+//! graceful shutdown of DESIGN §8.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use engram::v1::memory_service_server::MemoryServiceServer;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::server::NamedService;
+use tonic::transport::Server;
+use tonic_health::ServingStatus;
+
+use crate::grpc::memory::MemoryApi;
+use crate::grpc::trace::RpcTraceLayer;
+use crate::store::Store;
+
+/// The largest request accepted: room for a full batch of 500 maximal memories.
+const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
+
+/// The services this server answers, as advertised by reflection. A service
+/// is listed once its RPCs work.
+const SERVED: &[&str] = &[
+    <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
+
+/// Reflection over every served service, plus the `google.rpc` error details
+/// (so grpcurl can decode a `BadRequest` in an error).
+fn reflection() -> tonic_reflection::server::Builder<'static> {
+    let builder = tonic_reflection::server::Builder::configure()
+        .include_reflection_service(false)
+        .register_encoded_file_descriptor_set(engram::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET);
+    SERVED
+        .iter()
+        .fold(builder, |b, name| b.with_service_name(*name))
+}
+
+/// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
+/// lets in-flight calls finish for at most `grace`, and closes the store
+/// (finishing queued writes).
+pub async fn serve(
+    listener: TcpListener,
+    store: Arc<dyn Store>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
+    health.set_service_status("", ServingStatus::Serving).await;
+
+    let reflection_v1 = reflection()
+        .build_v1()
+        .context("building the reflection service")?;
+    // grpcurl 1.8 and other older tools speak only v1alpha.
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .context("building the v1alpha reflection service")?;
+
+    let memory = MemoryServiceServer::new(MemoryApi::new(store.clone()))
+        .max_decoding_message_size(MAX_REQUEST_BYTES);
+
+    let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
+    let stopping = {
+        let health = health.clone();
+        async move {
+            shutdown.await;
+            tracing::info!("shutting down: no longer serving; finishing in-flight calls");
+            health
+                .set_service_status("", ServingStatus::NotServing)
+                .await;
+            health
+                .set_not_serving::<MemoryServiceServer<MemoryApi>>()
+                .await;
+            let _ = draining_tx.send(());
+        }
+    };
+
+    let server = Server::builder()
+        .layer(RpcTraceLayer)
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(memory)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopping);
+
+    let deadline = async move {
+        if draining.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = server => served.context("serving gRPC")?,
+        () = deadline => tracing::warn!(?grace, "in-flight calls did not finish within the grace period; stopping them"),
+    }
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,546 @@
+//! SQL for memories: visibility, filters, keyset paging, FTS5 search, and the
+//! create-or-merge of DESIGN §3.
+
+use sqlx::sqlite::SqliteRow;
+use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
+
+use super::db_error;
+use crate::domain::{
+    Created, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
+    MemoryType, Micros, NewMemory, Scope, TextMatch, WriteResult,
+};
+use crate::engine::dedup::content_hash;
+use crate::error::{Error, Result};
+
+const COLUMNS: &str = "m.seq, m.id, m.namespace, m.agent_id, m.user_id, m.project_id, m.session_id, \
+     m.level, m.memory_type, m.content, m.summary, m.tags, m.metadata, m.importance, m.confidence, \
+     m.source, m.seen_count, m.access_count, m.create_time, m.update_time, m.last_access_time, \
+     m.expire_time, m.version";
+
+fn select_from_memories() -> QueryBuilder<Sqlite> {
+    QueryBuilder::new(format!("SELECT {COLUMNS} FROM memories m WHERE "))
+}
+
+/// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
+fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Micros) {
+    qb.push("m.namespace = ")
+        .push_bind(scope.namespace.clone())
+        .push(" AND (m.level = ")
+        .push_bind(MemoryLevel::Global.code())
+        .push(" OR (m.level = ")
+        .push_bind(MemoryLevel::Workspace.code())
+        .push(" AND m.project_id = ")
+        .push_bind(scope.project_id.clone())
+        .push(" AND m.project_id <> '') OR (m.level = ")
+        .push_bind(MemoryLevel::Conversation.code())
+        .push(" AND m.session_id = ")
+        .push_bind(scope.session_id.clone())
+        .push(" AND m.session_id <> ''))");
+    if !scope.agent_id.is_empty() {
+        qb.push(" AND m.agent_id IN ('', ")
+            .push_bind(scope.agent_id.clone())
+            .push(")");
+    }
+    if !scope.user_id.is_empty() {
+        qb.push(" AND m.user_id IN ('', ")
+            .push_bind(scope.user_id.clone())
+            .push(")");
+    }
+    qb.push(" AND (m.expire_time IS NULL OR m.expire_time > ")
+        .push_bind(now)
+        .push(")");
+}
+
+fn push_filter(qb: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {
+    push_in(
+        qb,
+        "m.memory_type",
+        filter.memory_types.iter().map(|t| t.code()),
+    );
+    push_in(qb, "m.level", filter.levels.iter().map(|l| l.code()));
+    for tag in &filter.tags {
+        qb.push(" AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ")
+            .push_bind(tag.clone())
+            .push(")");
+    }
+    if filter.min_importance > 0.0 {
+        qb.push(" AND m.importance >= ")
+            .push_bind(filter.min_importance);
+    }
+    if let Some(after) = filter.created_after {
+        qb.push(" AND m.create_time >= ").push_bind(after);
+    }
+    if let Some(before) = filter.created_before {
+        qb.push(" AND m.create_time < ").push_bind(before);
+    }
+    for (key, value) in &filter.metadata {
+        qb.push(" AND EXISTS (SELECT 1 FROM json_each(m.metadata) WHERE json_each.key = ")
+            .push_bind(key.clone())
+            .push(" AND json_each.value = ")
+            .push_bind(value.clone())
+            .push(")");
+    }
+}
+
+fn push_in(qb: &mut QueryBuilder<Sqlite>, column: &str, codes: impl ExactSizeIterator<Item = i32>) {
+    if codes.len() == 0 {
+        return;
+    }
+    qb.push(format!(" AND {column} IN ("));
+    let mut list = qb.separated(", ");
+    for code in codes {
+        list.push_bind(code);
+    }
+    qb.push(")");
+}
+
+fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
+    let enum_value =
+        |column: &str| -> Result<i32> { row.try_get::<i32, _>(column).map_err(db_error) };
+    let text =
+        |column: &str| -> Result<String> { row.try_get::<String, _>(column).map_err(db_error) };
+    let corrupt = |what: &str| Error::Internal(format!("corrupt memory row: bad {what}"));
+    Ok(Memory {
+        seq: row.try_get("seq").map_err(db_error)?,
+        id: text("id")?,
+        scope: Scope {
+            namespace: text("namespace")?,
+            agent_id: text("agent_id")?,
+            user_id: text("user_id")?,
+            project_id: text("project_id")?,
+            session_id: text("session_id")?,
+        },
+        level: MemoryLevel::from_code(enum_value("level")?).ok_or_else(|| corrupt("level"))?,
+        memory_type: MemoryType::from_code(enum_value("memory_type")?)
+            .ok_or_else(|| corrupt("memory_type"))?,
+        content: text("content")?,
+        summary: text("summary")?,
+        tags: serde_json::from_str(&text("tags")?).map_err(|_| corrupt("tags"))?,
+        metadata: serde_json::from_str(&text("metadata")?).map_err(|_| corrupt("metadata"))?,
+        importance: row.try_get("importance").map_err(db_error)?,
+        confidence: row.try_get("confidence").map_err(db_error)?,
+        source: MemorySource::from_code(enum_value("source")?).ok_or_else(|| corrupt("source"))?,
+        seen_count: row.try_get("seen_count").map_err(db_error)?,
+        access_count: row.try_get("access_count").map_err(db_error)?,
+        create_time: row.try_get("create_time").map_err(db_error)?,
+        update_time: row.try_get("update_time").map_err(db_error)?,
+        last_access_time: row.try_get("last_access_time").map_err(db_error)?,
+        expire_time: row.try_get("expire_time").map_err(db_error)?,
+        version: row.try_get("version").map_err(db_error)?,
+    })
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    // Serialising a Vec<String> or a map of strings cannot fail.
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The memory `id` if it is visible from `scope`.
+pub(super) async fn get(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    id: &str,
+    now: Micros,
+) -> Result<Option<Memory>> {
+    let mut qb = select_from_memories();
+    push_visible(&mut qb, scope, now);
+    qb.push(" AND m.id = ").push_bind(id.to_owned());
+    let row = qb
+        .build()
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    row.as_ref().map(memory_from_row).transpose()
+}
+
+async fn get_by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<Memory>> {
+    let mut qb = select_from_memories();
+    qb.push("m.id = ").push_bind(id.to_owned());
+    let row = qb
+        .build()
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    row.as_ref().map(memory_from_row).transpose()
+}
+
+/// Stores `new` (merging identical memories), honouring `request_id`.
+pub(super) async fn create(
+    conn: &mut SqliteConnection,
+    namespace: String,
+    request_id: Option<String>,
+    new: Vec<NewMemory>,
+    now: Micros,
+) -> Result<Vec<Created>> {
+    if let Some(request_id) = &request_id
+        && let Some(first) = replay(conn, &namespace, request_id).await?
+    {
+        return Ok(first);
+    }
+    let mut created = Vec::with_capacity(new.len());
+    for memory in new {
+        created.push(create_one(conn, memory, now).await?);
+    }
+    if let Some(request_id) = request_id {
+        let results: Vec<(&str, i32)> = created
+            .iter()
+            .map(|c| (c.memory.id.as_str(), c.result as i32))
+            .collect();
+        sqlx::query("INSERT INTO create_requests (namespace, request_id, results, create_time) VALUES (?, ?, ?, ?)")
+            .bind(&namespace)
+            .bind(&request_id)
+            .bind(json(&results))
+            .bind(now)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    }
+    Ok(created)
+}
+
+/// What the first create with this request id returned, if there was one.
+async fn replay(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    request_id: &str,
+) -> Result<Option<Vec<Created>>> {
+    let results: Option<String> = sqlx::query_scalar(
+        "SELECT results FROM create_requests WHERE namespace = ? AND request_id = ?",
+    )
+    .bind(namespace)
+    .bind(request_id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let Some(results) = results else {
+        return Ok(None);
+    };
+    let results: Vec<(String, i32)> = serde_json::from_str(&results)
+        .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
+    let mut first = Vec::with_capacity(results.len());
+    for (id, result) in results {
+        let memory = get_by_id(conn, &id).await?.ok_or_else(|| {
+            Error::FailedPrecondition(format!(
+                "request_id {request_id} was already used for memory {id}, which has since been deleted"
+            ))
+        })?;
+        let result = if result == WriteResult::Merged as i32 {
+            WriteResult::Merged
+        } else {
+            WriteResult::Created
+        };
+        first.push(Created { memory, result });
+    }
+    Ok(Some(first))
+}
+
+async fn create_one(conn: &mut SqliteConnection, new: NewMemory, now: Micros) -> Result<Created> {
+    let hash = content_hash(&new.content);
+    let existing: Option<(i64, Option<Micros>)> = sqlx::query_as(
+        "SELECT seq, expire_time FROM memories WHERE namespace = ? AND level = ? AND agent_id = ? AND user_id = ? \
+         AND project_id = ? AND session_id = ? AND memory_type = ? AND content_hash = ?",
+    )
+    .bind(&new.scope.namespace)
+    .bind(new.level.code())
+    .bind(&new.scope.agent_id)
+    .bind(&new.scope.user_id)
+    .bind(&new.scope.project_id)
+    .bind(&new.scope.session_id)
+    .bind(new.memory_type.code())
+    .bind(&hash)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+
+    match existing {
+        Some((seq, expire_time)) if expire_time.is_none_or(|t| t > now) => {
+            let id: String = sqlx::query_scalar(
+                "UPDATE memories SET seen_count = seen_count + 1, update_time = ?, \
+                 importance = max(importance, ?), version = version + 1 WHERE seq = ? RETURNING id",
+            )
+            .bind(now)
+            .bind(new.importance)
+            .bind(seq)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db_error)?;
+            let memory = get_by_id(conn, &id)
+                .await?
+                .ok_or_else(|| Error::Internal("merged memory vanished".into()))?;
+            return Ok(Created {
+                memory,
+                result: WriteResult::Merged,
+            });
+        }
+        Some((seq, _expired)) => {
+            // An expired twin is gone as far as anyone can see: replace it.
+            sqlx::query("DELETE FROM memories WHERE seq = ?")
+                .bind(seq)
+                .execute(&mut *conn)
+                .await
+                .map_err(db_error)?;
+        }
+        None => {}
+    }
+
+    let id = uuid::Uuid::now_v7().to_string();
+    let seq: i64 = sqlx::query_scalar(
+        "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, memory_type, \
+         content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
+         update_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+    )
+    .bind(&id)
+    .bind(&new.scope.namespace)
+    .bind(&new.scope.agent_id)
+    .bind(&new.scope.user_id)
+    .bind(&new.scope.project_id)
+    .bind(&new.scope.session_id)
+    .bind(new.level.code())
+    .bind(new.memory_type.code())
+    .bind(&new.content)
+    .bind(&hash)
+    .bind(&new.summary)
+    .bind(json(&new.tags))
+    .bind(json(&new.metadata))
+    .bind(new.importance)
+    .bind(new.confidence)
+    .bind(new.source.code())
+    .bind(now)
+    .bind(now)
+    .bind(new.expire_time)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(Created {
+        memory: Memory {
+            id,
+            scope: new.scope,
+            level: new.level,
+            memory_type: new.memory_type,
+            content: new.content,
+            summary: new.summary,
+            tags: new.tags,
+            metadata: new.metadata,
+            importance: new.importance,
+            confidence: new.confidence,
+            source: new.source,
+            seen_count: 1,
+            access_count: 0,
+            create_time: now,
+            update_time: now,
+            last_access_time: None,
+            expire_time: new.expire_time,
+            version: 1,
+            seq,
+        },
+        result: WriteResult::Created,
+    })
+}
+
+/// The memory `id` visible from `scope`, checked against `etag` when given.
+async fn get_for_write(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    id: &str,
+    etag: Option<&str>,
+    now: Micros,
+) -> Result<Memory> {
+    let memory = get(conn, scope, id, now)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
+    match etag {
+        Some(etag) if etag != memory.etag() => Err(Error::Aborted(format!(
+            "memory {id} has changed: etag {etag} is stale (current {}); read it again and retry",
+            memory.etag()
+        ))),
+        _ => Ok(memory),
+    }
+}
+
+pub(super) async fn update(
+    conn: &mut SqliteConnection,
+    scope: Scope,
+    id: String,
+    patch: MemoryPatch,
+    etag: Option<String>,
+    now: Micros,
+) -> Result<Memory> {
+    let mut memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
+    apply_patch(&mut memory, patch);
+    memory.update_time = now;
+    memory.version += 1;
+    let updated = sqlx::query(
+        "UPDATE memories SET memory_type = ?, content = ?, content_hash = ?, summary = ?, tags = ?, metadata = ?, \
+         importance = ?, confidence = ?, expire_time = ?, update_time = ?, version = ? WHERE seq = ?",
+    )
+    .bind(memory.memory_type.code())
+    .bind(&memory.content)
+    .bind(content_hash(&memory.content))
+    .bind(&memory.summary)
+    .bind(json(&memory.tags))
+    .bind(json(&memory.metadata))
+    .bind(memory.importance)
+    .bind(memory.confidence)
+    .bind(memory.expire_time)
+    .bind(memory.update_time)
+    .bind(memory.version)
+    .bind(memory.seq)
+    .execute(&mut *conn)
+    .await;
+    match updated {
+        Ok(_) => Ok(memory),
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+            Err(Error::AlreadyExists(format!(
+                "an identical {} memory already exists in this scope",
+                memory.memory_type.label().to_lowercase()
+            )))
+        }
+        Err(err) => Err(db_error(err)),
+    }
+}
+
+fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
+    let MemoryPatch {
+        memory_type,
+        content,
+        summary,
+        tags,
+        metadata,
+        importance,
+        confidence,
+        expire_time,
+    } = patch;
+    if let Some(v) = memory_type {
+        memory.memory_type = v;
+    }
+    if let Some(v) = content {
+        memory.content = v;
+    }
+    if let Some(v) = summary {
+        memory.summary = v;
+    }
+    if let Some(v) = tags {
+        memory.tags = v;
+    }
+    if let Some(v) = metadata {
+        memory.metadata = v;
+    }
+    if let Some(v) = importance {
+        memory.importance = v;
+    }
+    if let Some(v) = confidence {
+        memory.confidence = v;
+    }
+    if let Some(v) = expire_time {
+        memory.expire_time = v;
+    }
+}
+
+pub(super) async fn delete(
+    conn: &mut SqliteConnection,
+    scope: Scope,
+    id: String,
+    etag: Option<String>,
+    now: Micros,
+) -> Result<()> {
+    let memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
+    sqlx::query("DELETE FROM memories WHERE seq = ?")
+        .bind(memory.seq)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    Ok(())
+}
+
+/// One page (plus one row, to tell whether another page follows).
+pub(super) async fn list(
+    conn: &mut SqliteConnection,
+    query: &ListQuery,
+    now: Micros,
+) -> Result<Vec<Memory>> {
+    let mut qb = select_from_memories();
+    push_visible(&mut qb, &query.scope, now);
+    push_filter(&mut qb, &query.filter);
+    if let Some(after) = query.after {
+        match query.order {
+            MemoryOrder::CreateTimeDesc => qb
+                .push(" AND (m.create_time, m.seq) < (")
+                .push_bind(after.create_time)
+                .push(", ")
+                .push_bind(after.seq)
+                .push(")"),
+            MemoryOrder::CreateTimeAsc => qb
+                .push(" AND (m.create_time, m.seq) > (")
+                .push_bind(after.create_time)
+                .push(", ")
+                .push_bind(after.seq)
+                .push(")"),
+            MemoryOrder::ImportanceDesc => qb
+                .push(" AND (m.importance, m.create_time, m.seq) < (")
+                .push_bind(after.importance)
+                .push(", ")
+                .push_bind(after.create_time)
+                .push(", ")
+                .push_bind(after.seq)
+                .push(")"),
+        };
+    }
+    qb.push(match query.order {
+        MemoryOrder::CreateTimeDesc => " ORDER BY m.create_time DESC, m.seq DESC",
+        MemoryOrder::CreateTimeAsc => " ORDER BY m.create_time ASC, m.seq ASC",
+        MemoryOrder::ImportanceDesc => {
+            " ORDER BY m.importance DESC, m.create_time DESC, m.seq DESC"
+        }
+    });
+    qb.push(" LIMIT ")
+        .push_bind(i64::try_from(query.page_size + 1).unwrap_or(i64::MAX));
+    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+    rows.iter().map(memory_from_row).collect()
+}
+
+/// Full-text matches visible from `scope`, best BM25 first.
+pub(super) async fn search(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    fts_query: &str,
+    filter: &MemoryFilter,
+    limit: usize,
+    now: Micros,
+) -> Result<Vec<TextMatch>> {
+    let mut qb = QueryBuilder::new(format!(
+        "SELECT {COLUMNS}, bm25(memories_fts) AS rank FROM memories_fts \
+         JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH "
+    ));
+    qb.push_bind(fts_query.to_owned()).push(" AND ");
+    push_visible(&mut qb, scope, now);
+    push_filter(&mut qb, filter);
+    qb.push(" ORDER BY rank LIMIT ")
+        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+    rows.iter()
+        .map(|row| {
+            Ok(TextMatch {
+                memory: memory_from_row(row)?,
+                bm25: row.try_get("rank").map_err(db_error)?,
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn record_access(
+    conn: &mut SqliteConnection,
+    ids: Vec<String>,
+    now: Micros,
+) -> Result<()> {
+    let mut qb = QueryBuilder::<Sqlite>::new(
+        "UPDATE memories SET access_count = access_count + 1, last_access_time = ",
+    );
+    qb.push_bind(now).push(" WHERE id IN (");
+    let mut list = qb.separated(", ");
+    for id in ids {
+        list.push_bind(id);
+    }
+    qb.push(")");
+    qb.build().execute(&mut *conn).await.map_err(db_error)?;
+    Ok(())
+}

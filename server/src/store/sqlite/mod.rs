@@ -1,0 +1,251 @@
+//! The embedded SQLite backend (DESIGN §7): one file, created on first start,
+//! migrations embedded and applied at start; WAL; one writer connection with
+//! group commit (see [`writer`]) and a pool of read-only connections.
+
+mod memories;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+use self::writer::Writer;
+use super::Store;
+use crate::domain::{
+    Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
+};
+use crate::error::{Error, Result};
+
+/// The schema, in order. A migration is never edited once released; a change
+/// is a new entry.
+const MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "memories",
+    include_str!("../../../migrations/sqlite/0001_memories.sql"),
+)];
+
+/// How to open the SQLite database.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// The database file; created when missing.
+    pub path: PathBuf,
+    /// `synchronous=FULL` instead of NORMAL: survives power loss, not only
+    /// process crashes, at the cost of an fsync per commit.
+    pub synchronous_full: bool,
+    /// How long a statement waits for a lock before failing with UNAVAILABLE.
+    pub busy_timeout: Duration,
+    /// How many read-only connections to keep.
+    pub readers: u32,
+}
+
+impl SqliteOptions {
+    /// Options for the database at `path` with the defaults.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        SqliteOptions {
+            path: path.into(),
+            synchronous_full: false,
+            busy_timeout: Duration::from_secs(5),
+            readers: 4,
+        }
+    }
+}
+
+/// The SQLite implementation of [`Store`].
+pub struct SqliteStore {
+    writer: Writer,
+    writer_task: Mutex<Option<JoinHandle<()>>>,
+    readers: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database and brings its schema up to date.
+    pub async fn open(options: &SqliteOptions) -> anyhow::Result<SqliteStore> {
+        let connect = connect_options(&options.path, options)?;
+        let mut conn = connect
+            .clone()
+            .create_if_missing(true)
+            .connect()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", options.path.display()))?;
+        migrate(&mut conn).await?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(options.readers.max(1))
+            .min_connections(1)
+            .acquire_timeout(options.busy_timeout)
+            .connect_with(connect.read_only(true))
+            .await?;
+        let (writer, writer_task) = Writer::spawn(conn);
+        Ok(SqliteStore {
+            writer,
+            writer_task: Mutex::new(Some(writer_task)),
+            readers,
+        })
+    }
+}
+
+fn connect_options(path: &Path, options: &SqliteOptions) -> anyhow::Result<SqliteConnectOptions> {
+    let synchronous = if options.synchronous_full {
+        SqliteSynchronous::Full
+    } else {
+        SqliteSynchronous::Normal
+    };
+    // busy_timeout is applied when the connection is established, before the
+    // journal-mode pragma, so switching to WAL waits for other openers too.
+    Ok(SqliteConnectOptions::from_str("sqlite:")?
+        .filename(path)
+        .busy_timeout(options.busy_timeout)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(synchronous)
+        .foreign_keys(true))
+}
+
+/// Applies the migrations the database has not seen, each in its own transaction.
+async fn migrate(conn: &mut SqliteConnection) -> anyhow::Result<()> {
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_time INTEGER NOT NULL)",
+    )
+    .execute(&mut *conn)
+    .await?;
+    let applied: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
+        .fetch_one(&mut *conn)
+        .await?;
+    let applied = applied.unwrap_or(0);
+    if let Some(newest) = MIGRATIONS.last().map(|m| m.0)
+        && applied > newest
+    {
+        anyhow::bail!(
+            "the database has schema version {applied}, newer than this server's {newest}; upgrade the server"
+        );
+    }
+    for &(version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > applied) {
+        let mut tx = conn.begin().await?;
+        sqlx::raw_sql(sql)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| anyhow::anyhow!("migration {version} ({name}) failed: {e}"))?;
+        sqlx::query("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, ?, ?)")
+            .bind(version)
+            .bind(name)
+            .bind(crate::domain::now_micros())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(version, name, "applied migration");
+    }
+    Ok(())
+}
+
+/// Maps a database error to the server's error: a lock held past the busy
+/// timeout is UNAVAILABLE (retryable); anything else is INTERNAL, with the
+/// detail kept for the log.
+pub(crate) fn db_error(err: sqlx::Error) -> Error {
+    match &err {
+        sqlx::Error::PoolTimedOut => Error::Unavailable("the database is busy; retry".into()),
+        sqlx::Error::Database(db)
+            if db
+                .code()
+                .and_then(|code| code.parse::<i32>().ok())
+                // SQLITE_BUSY = 5, SQLITE_LOCKED = 6, and their extended codes.
+                .is_some_and(|code| matches!(code & 0xff, 5 | 6)) =>
+        {
+            Error::Unavailable("the database is busy; retry".into())
+        }
+        _ => Error::Internal(format!("database: {err}")),
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_memories(
+        &self,
+        namespace: &str,
+        request_id: Option<&str>,
+        new: Vec<NewMemory>,
+        now: Micros,
+    ) -> Result<Vec<Created>> {
+        let namespace = namespace.to_owned();
+        let request_id = request_id.map(str::to_owned);
+        self.writer
+            .write(move |conn| Box::pin(memories::create(conn, namespace, request_id, new, now)))
+            .await
+    }
+
+    async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::get(&mut conn, scope, id, now).await
+    }
+
+    async fn update_memory(
+        &self,
+        scope: &Scope,
+        id: &str,
+        patch: MemoryPatch,
+        etag: Option<&str>,
+        now: Micros,
+    ) -> Result<Memory> {
+        let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
+        self.writer
+            .write(move |conn| Box::pin(memories::update(conn, scope, id, patch, etag, now)))
+            .await
+    }
+
+    async fn delete_memory(
+        &self,
+        scope: &Scope,
+        id: &str,
+        etag: Option<&str>,
+        now: Micros,
+    ) -> Result<()> {
+        let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
+        self.writer
+            .write(move |conn| Box::pin(memories::delete(conn, scope, id, etag, now)))
+            .await
+    }
+
+    async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::list(&mut conn, query, now).await
+    }
+
+    async fn search_memories(
+        &self,
+        scope: &Scope,
+        fts_query: &str,
+        filter: &MemoryFilter,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<TextMatch>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::search(&mut conn, scope, fts_query, filter, limit, now).await
+    }
+
+    fn record_access(&self, ids: Vec<String>, now: Micros) {
+        if ids.is_empty() {
+            return;
+        }
+        self.writer
+            .write_detached(move |conn| Box::pin(memories::record_access(conn, ids, now)));
+    }
+
+    async fn close(&self) {
+        self.readers.close().await;
+        let task = self.writer_task.lock().await.take();
+        if let Some(task) = task {
+            // The writer finishes the queued jobs once every sender is gone;
+            // ours goes when the store is dropped, so close the queue explicitly.
+            self.writer.close();
+            if let Err(err) = task.await {
+                tracing::error!(error = %err, "the writer task failed");
+            }
+        }
+    }
+}
