@@ -1,5 +1,6 @@
 //! `engram-server`: config → open store → build services → serve.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -41,6 +42,7 @@ fn init_logging(config: &Config) -> anyhow::Result<()> {
         .with_context(|| format!("--log {:?} is not a valid filter", config.log))?;
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match config.log_format {
         LogFormat::Text => logs.init(),

@@ -1,1 +1,207 @@
+//! The end-to-end test harness: starts the real `engram-server` binary on an
+//! ephemeral port with a temporary database and connects the client crate to it.
 
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use engram_client::{Engram, proto};
+use tempfile::TempDir;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a server may take to start or stop.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Builds `engram-server` once per test binary, so the tests never run a stale one.
+fn server_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "engram-server",
+                "--bin",
+                "engram-server",
+            ])
+            .status()
+            .expect("run cargo build for engram-server");
+        assert!(status.success(), "building engram-server failed");
+        // This test runs from target/<profile>/deps/; the binary is one level up.
+        let exe = std::env::current_exe().expect("current_exe");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>");
+        let binary = profile_dir.join(format!("engram-server{}", std::env::consts::EXE_SUFFIX));
+        assert!(binary.exists(), "{} not found", binary.display());
+        binary
+    })
+}
+
+/// A running `engram-server` process with its own database.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    dir: Arc<TempDir>,
+    extra_args: Vec<String>,
+}
+
+impl Server {
+    /// Starts a server on a fresh, empty database.
+    pub async fn start() -> Server {
+        Server::start_with(Arc::new(TempDir::new().expect("temp dir")), Vec::new()).await
+    }
+
+    /// Starts a server on a fresh database with extra command-line flags.
+    pub async fn start_with_args(args: &[&str]) -> Server {
+        let args = args.iter().map(|a| (*a).to_owned()).collect();
+        Server::start_with(Arc::new(TempDir::new().expect("temp dir")), args).await
+    }
+
+    async fn start_with(dir: Arc<TempDir>, extra_args: Vec<String>) -> Server {
+        let database = format!("sqlite://{}", dir.path().join("engram.db").display());
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.path().join("server.log"))
+            .expect("server log");
+        let mut child = Command::new(server_binary())
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--database",
+                &database,
+                "--log",
+                "info",
+            ])
+            .args(&extra_args)
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn engram-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(STARTUP_TIMEOUT, lines.next_line())
+            .await
+            .expect("engram-server did not start in time")
+            .expect("read engram-server output");
+        let Some(address) = line
+            .as_deref()
+            .and_then(|l| l.strip_prefix("engram-server listening on "))
+        else {
+            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+            panic!("engram-server did not start: {line:?}\n{log}");
+        };
+        Server {
+            url: format!("http://{address}"),
+            child,
+            dir,
+            extra_args,
+        }
+    }
+
+    /// A client connected to this server.
+    pub async fn client(&self) -> Engram {
+        Engram::connect(self.url.clone())
+            .await
+            .expect("connect to engram-server")
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns its exit code.
+    pub async fn terminate(&mut self) -> Option<i32> {
+        let pid = self.child.id().expect("server still running");
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let status = tokio::time::timeout(STARTUP_TIMEOUT, self.child.wait())
+            .await
+            .expect("engram-server did not stop in time")
+            .expect("wait for engram-server");
+        status.code()
+    }
+
+    /// Stops this server cleanly and starts a new one on the same database.
+    pub async fn restart(mut self) -> Server {
+        let code = self.terminate().await;
+        assert_eq!(
+            code,
+            Some(0),
+            "engram-server exited uncleanly:\n{}",
+            self.log()
+        );
+        Server::start_with(self.dir.clone(), self.extra_args.clone()).await
+    }
+}
+
+/// A scope in `namespace` with nothing else set.
+pub fn scope(namespace: &str) -> proto::Scope {
+    proto::Scope {
+        namespace: namespace.to_owned(),
+        ..Default::default()
+    }
+}
+
+/// A memory input of `memory_type` with `content`, everything else default.
+pub fn input(memory_type: proto::MemoryType, content: &str) -> proto::MemoryInput {
+    proto::MemoryInput {
+        memory_type: memory_type.into(),
+        content: content.to_owned(),
+        ..Default::default()
+    }
+}
+
+/// Creates one memory and returns the response.
+pub async fn create(
+    engram: &Engram,
+    scope: &proto::Scope,
+    memory: proto::MemoryInput,
+) -> proto::CreateMemoryResponse {
+    engram
+        .memory()
+        .create_memory(proto::CreateMemoryRequest {
+            scope: Some(scope.clone()),
+            memory: Some(memory),
+            request_id: String::new(),
+        })
+        .await
+        .expect("create memory")
+        .into_inner()
+}
+
+/// Every memory visible from `scope`, through all pages.
+pub async fn list_all(engram: &Engram, scope: &proto::Scope, page_size: i32) -> Vec<proto::Memory> {
+    let mut memories = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = engram
+            .memory()
+            .list_memories(proto::ListMemoriesRequest {
+                scope: Some(scope.clone()),
+                page_size,
+                page_token,
+                ..Default::default()
+            })
+            .await
+            .expect("list memories")
+            .into_inner();
+        memories.extend(page.memories);
+        if page.next_page_token.is_empty() {
+            return memories;
+        }
+        page_token = page.next_page_token;
+    }
+}

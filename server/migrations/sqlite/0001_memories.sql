@@ -63,6 +63,7 @@ END;
 CREATE TABLE create_requests (
     namespace   TEXT    NOT NULL,
     request_id  TEXT    NOT NULL,
+    fingerprint TEXT    NOT NULL,  -- of the request, so a reused id with another request is refused
     results     TEXT    NOT NULL,  -- JSON array of [memory id, write result number]
     create_time INTEGER NOT NULL,
     PRIMARY KEY (namespace, request_id)

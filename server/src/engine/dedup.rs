@@ -15,8 +15,20 @@ pub fn normalise(content: &str) -> String {
 
 /// The hex SHA-256 of the normalised content: the merge key stored beside it.
 pub fn content_hash(content: &str) -> String {
-    let digest = Sha256::digest(normalise(content).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(normalise(content).as_bytes())
+}
+
+/// The hex SHA-256 of a value's `Debug` form: a fingerprint of a request, to
+/// tell whether two requests are the same.
+pub fn fingerprint(value: &impl std::fmt::Debug) -> String {
+    sha256_hex(format!("{value:?}").as_bytes())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

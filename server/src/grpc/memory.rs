@@ -6,7 +6,7 @@ use std::sync::Arc;
 use engram::v1 as pb;
 use tonic::{Request, Response, Status};
 
-use super::{convert, memory_requests as requests, page_token, record_scope};
+use super::{begin, convert, memory_requests as requests, page_token};
 use crate::domain::{PageCursor, now_micros};
 use crate::engine::{context, search};
 use crate::error::Error;
@@ -32,8 +32,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::CreateMemoryRequest>,
     ) -> Reply<pb::CreateMemoryResponse> {
         let now = now_micros();
-        let create = requests::create(request.into_inner(), now)?;
-        record_scope(&create.scope);
+        let create = requests::create(begin(request), now)?;
         let created = self
             .store
             .create_memories(
@@ -54,8 +53,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::BatchCreateMemoriesRequest>,
     ) -> Reply<pb::BatchCreateMemoriesResponse> {
         let now = now_micros();
-        let create = requests::batch_create(request.into_inner(), now)?;
-        record_scope(&create.scope);
+        let create = requests::batch_create(begin(request), now)?;
         let created = self
             .store
             .create_memories(
@@ -71,9 +69,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     }
 
     async fn get_memory(&self, request: Request<pb::GetMemoryRequest>) -> Reply<pb::Memory> {
-        let req = request.into_inner();
+        let req = begin(request);
         let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
-        record_scope(&scope);
         let memory = self
             .store
             .get_memory(&scope, &id, now_micros())
@@ -84,8 +81,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
 
     async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {
         let now = now_micros();
-        let update = requests::update(request.into_inner(), now)?;
-        record_scope(&update.scope);
+        let update = requests::update(begin(request), now)?;
         let memory = self
             .store
             .update_memory(
@@ -103,8 +99,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::DeleteMemoryRequest>,
     ) -> Reply<pb::DeleteMemoryResponse> {
-        let (scope, id, etag) = requests::delete(request.get_ref())?;
-        record_scope(&scope);
+        let (scope, id, etag) = requests::delete(&begin(request))?;
         self.store
             .delete_memory(&scope, &id, etag.as_deref(), now_micros())
             .await?;
@@ -115,8 +110,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListMemoriesRequest>,
     ) -> Reply<pb::ListMemoriesResponse> {
-        let (query, fingerprint) = requests::list(request.get_ref())?;
-        record_scope(&query.scope);
+        let (query, fingerprint) = requests::list(&begin(request))?;
         let mut memories = self.store.list_memories(&query, now_micros()).await?;
         let next_page_token = if memories.len() > query.page_size {
             memories.truncate(query.page_size);
@@ -137,8 +131,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::SearchMemoriesRequest>,
     ) -> Reply<pb::SearchMemoriesResponse> {
-        let search = requests::search(request.get_ref())?;
-        record_scope(&search.scope);
+        let search = requests::search(&begin(request))?;
         let hits = search::search(self.store.as_ref(), &search, now_micros()).await?;
         Ok(Response::new(pb::SearchMemoriesResponse {
             hits: hits.into_iter().map(convert::hit).collect(),
@@ -149,8 +142,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::BuildContextRequest>,
     ) -> Reply<pb::BuildContextResponse> {
-        let context = requests::build_context(request.get_ref())?;
-        record_scope(&context.scope);
+        let context = requests::build_context(&begin(request))?;
         let block = context::build(self.store.as_ref(), &context, now_micros()).await?;
         Ok(Response::new(convert::context(block)))
     }

@@ -10,9 +10,47 @@ mod status;
 pub mod trace;
 mod validate;
 
-use crate::domain::Scope;
+use engram::v1 as pb;
 
-/// Names the request's namespace on the current RPC span.
-fn record_scope(scope: &Scope) {
-    tracing::Span::current().record("namespace", scope.namespace.as_str());
+/// A request that names a scope.
+trait Scoped {
+    fn scope(&self) -> Option<&pb::Scope>;
+}
+
+macro_rules! scoped {
+    ($($request:ident),+ $(,)?) => {
+        $(impl Scoped for pb::$request {
+            fn scope(&self) -> Option<&pb::Scope> {
+                self.scope.as_ref()
+            }
+        })+
+    };
+}
+
+scoped!(
+    CreateMemoryRequest,
+    BatchCreateMemoriesRequest,
+    GetMemoryRequest,
+    UpdateMemoryRequest,
+    DeleteMemoryRequest,
+    ListMemoriesRequest,
+    SearchMemoriesRequest,
+    BuildContextRequest,
+);
+
+/// The most characters of a namespace written to the log.
+const MAX_LOGGED_NAMESPACE_CHARS: usize = 128;
+
+/// Unwraps a request after naming its namespace on the current RPC span, so
+/// that even a request that fails validation is logged with its tenant.
+fn begin<T: Scoped>(request: tonic::Request<T>) -> T {
+    let request = request.into_inner();
+    let namespace = request.scope().map_or("", |s| s.namespace.as_str());
+    let namespace: String = if namespace.is_empty() {
+        engram::DEFAULT_NAMESPACE.to_owned()
+    } else {
+        namespace.chars().take(MAX_LOGGED_NAMESPACE_CHARS).collect()
+    };
+    tracing::Span::current().record("namespace", namespace.as_str());
+    request
 }

@@ -5,9 +5,9 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 
 use crate::domain::PageCursor;
+use crate::engine::dedup;
 
 #[derive(Serialize, Deserialize)]
 struct Token {
@@ -19,10 +19,15 @@ struct Token {
     s: i64,
 }
 
+/// Hex digits of the request fingerprint kept in a token: enough to tell
+/// requests apart, short enough to keep tokens small.
+const FINGERPRINT_DIGITS: usize = 16;
+
 /// A short fingerprint of whatever identifies a listing (its `Debug` form).
 pub fn fingerprint(request: &impl std::fmt::Debug) -> String {
-    let digest = Sha256::digest(format!("{request:?}").as_bytes());
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    let mut full = dedup::fingerprint(request);
+    full.truncate(FINGERPRINT_DIGITS);
+    full
 }
 
 pub fn encode(cursor: PageCursor, fingerprint: String) -> String {

@@ -15,9 +15,10 @@ use crate::error::Result;
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Stores `memories` in one transaction, merging each into an identical
-    /// visible-to-nobody-else memory when one exists (same owner scope, level,
-    /// type and normalised content). With a `request_id` already used in the
-    /// namespace, returns the first call's memories and writes nothing.
+    /// memory when one exists (same owner scope, level, type and normalised
+    /// content). With a `request_id` already used in the namespace for the
+    /// same request, returns the first call's result and writes nothing; for
+    /// a different request, fails with `AlreadyExists`.
     async fn create_memories(
         &self,
         namespace: &str,

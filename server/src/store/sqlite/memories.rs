@@ -9,7 +9,7 @@ use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
     MemoryType, Micros, NewMemory, Scope, TextMatch, WriteResult,
 };
-use crate::engine::dedup::content_hash;
+use crate::engine::dedup::{self, content_hash};
 use crate::error::{Error, Result};
 
 const COLUMNS: &str = "m.seq, m.id, m.namespace, m.agent_id, m.user_id, m.project_id, m.session_id, \
@@ -172,8 +172,9 @@ pub(super) async fn create(
     new: Vec<NewMemory>,
     now: Micros,
 ) -> Result<Vec<Created>> {
+    let fingerprint = dedup::fingerprint(&new);
     if let Some(request_id) = &request_id
-        && let Some(first) = replay(conn, &namespace, request_id).await?
+        && let Some(first) = replay(conn, &namespace, request_id, &fingerprint).await?
     {
         return Ok(first);
     }
@@ -186,9 +187,13 @@ pub(super) async fn create(
             .iter()
             .map(|c| (c.memory.id.as_str(), c.result as i32))
             .collect();
-        sqlx::query("INSERT INTO create_requests (namespace, request_id, results, create_time) VALUES (?, ?, ?, ?)")
-            .bind(&namespace)
-            .bind(&request_id)
+        sqlx::query(
+            "INSERT INTO create_requests (namespace, request_id, fingerprint, results, create_time) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&namespace)
+        .bind(&request_id)
+        .bind(&fingerprint)
             .bind(json(&results))
             .bind(now)
             .execute(&mut *conn)
@@ -199,22 +204,30 @@ pub(super) async fn create(
 }
 
 /// What the first create with this request id returned, if there was one.
+/// A request id reused for a different request (other memories, or another
+/// scope) is refused rather than answered with memories it did not create.
 async fn replay(
     conn: &mut SqliteConnection,
     namespace: &str,
     request_id: &str,
+    fingerprint: &str,
 ) -> Result<Option<Vec<Created>>> {
-    let results: Option<String> = sqlx::query_scalar(
-        "SELECT results FROM create_requests WHERE namespace = ? AND request_id = ?",
+    let first: Option<(String, String)> = sqlx::query_as(
+        "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
     )
     .bind(namespace)
     .bind(request_id)
     .fetch_optional(&mut *conn)
     .await
     .map_err(db_error)?;
-    let Some(results) = results else {
+    let Some((first_fingerprint, results)) = first else {
         return Ok(None);
     };
+    if first_fingerprint != fingerprint {
+        return Err(Error::AlreadyExists(format!(
+            "request_id {request_id} was already used for a different request; use a new request_id"
+        )));
+    }
     let results: Vec<(String, i32)> = serde_json::from_str(&results)
         .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
     let mut first = Vec::with_capacity(results.len());
