@@ -8,15 +8,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use engram::v1::memory_service_server::MemoryServiceServer;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::server::NamedService;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::store::Store;
 
+/// How often an idle connection is probed, so dead peers are noticed.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 /// The largest request accepted: room for a full batch of 500 maximal memories.
 const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
 
@@ -90,7 +92,13 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(memory)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopping);
+        .serve_with_incoming_shutdown(
+            // Small request/response messages must not wait for Nagle's algorithm.
+            TcpIncoming::from(listener)
+                .with_nodelay(Some(true))
+                .with_keepalive(Some(TCP_KEEPALIVE)),
+            stopping,
+        );
 
     let deadline = async move {
         if draining.await.is_ok() {

@@ -14,29 +14,35 @@ use tokio::process::{Child, Command};
 /// How long a server may take to start or stop.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Builds `engram-server` once per test binary, so the tests never run a stale one.
+/// Builds `engram-server` once per process, in the profile this program was
+/// built in (debug for tests, release for benchmarks), so a stale binary is
+/// never run.
 fn server_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
+        // Tests run from target/<profile>/deps/, binaries from target/<profile>/.
+        let exe = std::env::current_exe().expect("current_exe");
+        let mut profile_dir = exe.parent().expect("target/<profile>");
+        if profile_dir.ends_with("deps") {
+            profile_dir = profile_dir.parent().expect("target/<profile>");
+        }
+        let mut build = vec![
+            "build",
+            "--quiet",
+            "-p",
+            "engram-server",
+            "--bin",
+            "engram-server",
+        ];
+        if profile_dir.ends_with("release") {
+            build.push("--release");
+        }
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "engram-server",
-                "--bin",
-                "engram-server",
-            ])
+            .args(&build)
             .status()
             .expect("run cargo build for engram-server");
         assert!(status.success(), "building engram-server failed");
-        // This test runs from target/<profile>/deps/; the binary is one level up.
-        let exe = std::env::current_exe().expect("current_exe");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target/<profile>");
         let binary = profile_dir.join(format!("engram-server{}", std::env::consts::EXE_SUFFIX));
         assert!(binary.exists(), "{} not found", binary.display());
         binary

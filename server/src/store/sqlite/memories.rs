@@ -12,10 +12,9 @@ use crate::domain::{
 use crate::engine::dedup::{self, content_hash};
 use crate::error::{Error, Result};
 
-const COLUMNS: &str = "m.seq, m.id, m.namespace, m.agent_id, m.user_id, m.project_id, m.session_id, \
-     m.level, m.memory_type, m.content, m.summary, m.tags, m.metadata, m.importance, m.confidence, \
-     m.source, m.seen_count, m.access_count, m.create_time, m.update_time, m.last_access_time, \
-     m.expire_time, m.version";
+/// Rows are decoded by column name, so every memory column can be selected
+/// as `m.*` (the content hash comes along and is ignored).
+const COLUMNS: &str = "m.*";
 
 fn select_from_memories() -> QueryBuilder<Sqlite> {
     QueryBuilder::new(format!("SELECT {COLUMNS} FROM memories m WHERE "))
@@ -247,107 +246,76 @@ async fn replay(
     Ok(Some(first))
 }
 
-async fn create_one(conn: &mut SqliteConnection, new: NewMemory, now: Micros) -> Result<Created> {
-    let hash = content_hash(&new.content);
-    let existing: Option<(i64, Option<Micros>)> = sqlx::query_as(
-        "SELECT seq, expire_time FROM memories WHERE namespace = ? AND level = ? AND agent_id = ? AND user_id = ? \
-         AND project_id = ? AND session_id = ? AND memory_type = ? AND content_hash = ?",
-    )
-    .bind(&new.scope.namespace)
-    .bind(new.level.code())
-    .bind(&new.scope.agent_id)
-    .bind(&new.scope.user_id)
-    .bind(&new.scope.project_id)
-    .bind(&new.scope.session_id)
-    .bind(new.memory_type.code())
-    .bind(&hash)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
+/// Inserts `new`, or reinforces the identical memory, in one statement.
+const UPSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
+     memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
+     update_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+     ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
+     DO UPDATE SET seen_count = seen_count + 1, update_time = excluded.update_time, \
+     importance = max(importance, excluded.importance), version = version + 1 \
+     WHERE expire_time IS NULL OR expire_time > excluded.update_time \
+     RETURNING *";
 
-    match existing {
-        Some((seq, expire_time)) if expire_time.is_none_or(|t| t > now) => {
-            let id: String = sqlx::query_scalar(
-                "UPDATE memories SET seen_count = seen_count + 1, update_time = ?, \
-                 importance = max(importance, ?), version = version + 1 WHERE seq = ? RETURNING id",
-            )
-            .bind(now)
+async fn create_one(conn: &mut SqliteConnection, new: NewMemory, now: Micros) -> Result<Created> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let hash = content_hash(&new.content);
+    let (tags, metadata) = (json(&new.tags), json(&new.metadata));
+    // The first attempt finds no row only when an expired twin blocks the
+    // insert (it is not reinforced: as far as anyone can see, it is gone).
+    // It is then deleted and the insert made again.
+    for _ in 0..2 {
+        let row = sqlx::query(UPSERT)
+            .bind(&id)
+            .bind(&new.scope.namespace)
+            .bind(&new.scope.agent_id)
+            .bind(&new.scope.user_id)
+            .bind(&new.scope.project_id)
+            .bind(&new.scope.session_id)
+            .bind(new.level.code())
+            .bind(new.memory_type.code())
+            .bind(&new.content)
+            .bind(&hash)
+            .bind(&new.summary)
+            .bind(&tags)
+            .bind(&metadata)
             .bind(new.importance)
-            .bind(seq)
-            .fetch_one(&mut *conn)
+            .bind(new.confidence)
+            .bind(new.source.code())
+            .bind(now)
+            .bind(now)
+            .bind(new.expire_time)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(db_error)?;
-            let memory = get_by_id(conn, &id)
-                .await?
-                .ok_or_else(|| Error::Internal("merged memory vanished".into()))?;
-            return Ok(Created {
-                memory,
-                result: WriteResult::Merged,
-            });
+        if let Some(row) = row {
+            let memory = memory_from_row(&row)?;
+            let result = if memory.id == id {
+                WriteResult::Created
+            } else {
+                WriteResult::Merged
+            };
+            return Ok(Created { memory, result });
         }
-        Some((seq, _expired)) => {
-            // An expired twin is gone as far as anyone can see: replace it.
-            sqlx::query("DELETE FROM memories WHERE seq = ?")
-                .bind(seq)
-                .execute(&mut *conn)
-                .await
-                .map_err(db_error)?;
-        }
-        None => {}
+        sqlx::query(
+            "DELETE FROM memories WHERE namespace = ? AND level = ? AND agent_id = ? AND user_id = ? \
+             AND project_id = ? AND session_id = ? AND memory_type = ? AND content_hash = ? AND expire_time <= ?",
+        )
+        .bind(&new.scope.namespace)
+        .bind(new.level.code())
+        .bind(&new.scope.agent_id)
+        .bind(&new.scope.user_id)
+        .bind(&new.scope.project_id)
+        .bind(&new.scope.session_id)
+        .bind(new.memory_type.code())
+        .bind(&hash)
+        .bind(now)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
     }
-
-    let id = uuid::Uuid::now_v7().to_string();
-    let seq: i64 = sqlx::query_scalar(
-        "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, memory_type, \
-         content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-         update_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-    )
-    .bind(&id)
-    .bind(&new.scope.namespace)
-    .bind(&new.scope.agent_id)
-    .bind(&new.scope.user_id)
-    .bind(&new.scope.project_id)
-    .bind(&new.scope.session_id)
-    .bind(new.level.code())
-    .bind(new.memory_type.code())
-    .bind(&new.content)
-    .bind(&hash)
-    .bind(&new.summary)
-    .bind(json(&new.tags))
-    .bind(json(&new.metadata))
-    .bind(new.importance)
-    .bind(new.confidence)
-    .bind(new.source.code())
-    .bind(now)
-    .bind(now)
-    .bind(new.expire_time)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(Created {
-        memory: Memory {
-            id,
-            scope: new.scope,
-            level: new.level,
-            memory_type: new.memory_type,
-            content: new.content,
-            summary: new.summary,
-            tags: new.tags,
-            metadata: new.metadata,
-            importance: new.importance,
-            confidence: new.confidence,
-            source: new.source,
-            seen_count: 1,
-            access_count: 0,
-            create_time: now,
-            update_time: now,
-            last_access_time: None,
-            expire_time: new.expire_time,
-            version: 1,
-            seq,
-        },
-        result: WriteResult::Created,
-    })
+    Err(Error::Internal(
+        "an expired duplicate could not be replaced".into(),
+    ))
 }
 
 /// The memory `id` visible from `scope`, checked against `etag` when given.
@@ -522,7 +490,7 @@ pub(super) async fn search(
 ) -> Result<Vec<TextMatch>> {
     let mut qb = QueryBuilder::new(format!(
         "SELECT {COLUMNS}, bm25(memories_fts) AS rank FROM memories_fts \
-         JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH "
+         CROSS JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH "
     ));
     qb.push_bind(fts_query.to_owned()).push(" AND ");
     push_visible(&mut qb, scope, now);

@@ -32,6 +32,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[(
     include_str!("../../../migrations/sqlite/0001_memories.sql"),
 )];
 
+/// SQLite's page cache per connection, in KiB.
+const CACHE_KIB: u32 = 32 * 1024;
+/// How much of the database file each connection may memory-map.
+const MMAP_BYTES: u64 = 1 << 30;
+
 /// How to open the SQLite database.
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
@@ -104,7 +109,12 @@ fn connect_options(path: &Path, options: &SqliteOptions) -> anyhow::Result<Sqlit
         .busy_timeout(options.busy_timeout)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(synchronous)
-        .foreign_keys(true))
+        .foreign_keys(true)
+        // Keep hot pages in SQLite's own cache, and read the rest through a
+        // memory map rather than a read() per page.
+        .pragma("cache_size", format!("-{}", CACHE_KIB))
+        .pragma("mmap_size", MMAP_BYTES.to_string())
+        .pragma("temp_store", "memory"))
 }
 
 /// Applies the migrations the database has not seen, each in its own transaction.

@@ -1,0 +1,728 @@
+//! Benchmarks of the real server, printing numbers (never asserting timings):
+//!
+//! * `locomo`: retrieval quality, evidence recall@k on the LoCoMo dev split in
+//!   `../shared/eval/locomo-dev`, as its README defines it;
+//! * `load`: write throughput and latency (one writer vs many concurrent
+//!   writers sharing group commits, under both SQLite durability settings),
+//!   and search and BuildContext latency over a populated namespace.
+//!
+//! Run it in release mode; it builds and starts a release `engram-server`:
+//! `cargo run --release -p engram-tests --bin engram-bench -- locomo`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand};
+use engram_client::proto::{self, MemoryType};
+use engram_client::{Engram, MemoryClient};
+use engram_tests::{Server, input, scope};
+
+/// Benchmarks of the Engram server.
+#[derive(Parser)]
+#[command(name = "engram-bench", about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evidence recall@1/5/10/20 of SearchMemories on the LoCoMo dev split.
+    Locomo {
+        /// Folder holding the LoCoMo conversation files (*.json).
+        #[arg(long, default_value = "../shared/eval/locomo-dev")]
+        data: PathBuf,
+    },
+    /// Write and search throughput and latency.
+    Load {
+        /// Memories in the namespace that searches run against.
+        #[arg(long, default_value_t = 20_000)]
+        memories: usize,
+        /// Creates measured one at a time.
+        #[arg(long, default_value_t = 300)]
+        sequential_writes: usize,
+        /// Creates measured with `concurrency` in flight.
+        #[arg(long, default_value_t = 5_000)]
+        concurrent_writes: usize,
+        /// Requests in flight in the concurrent phases.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        /// Searches measured.
+        #[arg(long, default_value_t = 500)]
+        searches: usize,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Locomo { data } => locomo(&data).await,
+        Command::Load {
+            memories,
+            sequential_writes,
+            concurrent_writes,
+            concurrency,
+            searches,
+        } => {
+            load(
+                memories,
+                sequential_writes,
+                concurrent_writes,
+                concurrency,
+                searches,
+            )
+            .await
+        }
+    }
+}
+
+// ---------------------------------------------------------------- LoCoMo --
+
+const RECALL_AT: [usize; 4] = [1, 5, 10, 20];
+/// Categories with answers in the conversation (5 is adversarial).
+const EVALUATED_CATEGORIES: [u64; 4] = [1, 2, 3, 4];
+/// The plain BM25 reference of `../shared/eval/README.md` (recall@5, @10, @20).
+const BM25_REFERENCE: [(usize, f64); 3] = [(5, 0.482), (10, 0.580), (20, 0.647)];
+
+struct Turn {
+    dia_id: String,
+    content: String,
+    session: u32,
+    date: String,
+}
+
+/// The turns of a conversation in session order.
+fn turns(conversation: &serde_json::Value) -> anyhow::Result<Vec<Turn>> {
+    let object = conversation
+        .as_object()
+        .context("a conversation is a JSON object")?;
+    let mut sessions: Vec<(u32, &serde_json::Value)> = object
+        .iter()
+        .filter_map(|(key, value)| Some((key.strip_prefix("session_")?.parse().ok()?, value)))
+        .collect();
+    sessions.sort_by_key(|(n, _)| *n);
+    let mut turns = Vec::new();
+    for (session, value) in sessions {
+        let date = object
+            .get(&format!("session_{session}_date_time"))
+            .and_then(|d| d.as_str())
+            .unwrap_or_default();
+        for turn in value.as_array().context("a session is a list of turns")? {
+            let text = |key: &str| turn.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+            let mut content = format!("{}: {}", text("speaker"), text("text"));
+            if !text("blip_caption").is_empty() {
+                content.push_str(&format!(" [image: {}]", text("blip_caption")));
+            }
+            turns.push(Turn {
+                dia_id: text("dia_id").to_owned(),
+                content,
+                session,
+                date: date.to_owned(),
+            });
+        }
+    }
+    Ok(turns)
+}
+
+/// Recall sums per category, to average at the end.
+#[derive(Default)]
+struct Recall {
+    questions: usize,
+    sums: [f64; RECALL_AT.len()],
+}
+
+impl Recall {
+    fn add(&mut self, evidence: &HashSet<String>, ranked: &[String]) {
+        self.questions += 1;
+        for (i, k) in RECALL_AT.iter().enumerate() {
+            let found = ranked
+                .iter()
+                .take(*k)
+                .filter(|id| evidence.contains(*id))
+                .count();
+            self.sums[i] += found as f64 / evidence.len() as f64;
+        }
+    }
+
+    fn at(&self, k: usize) -> f64 {
+        let i = RECALL_AT.iter().position(|&at| at == k).unwrap_or(0);
+        self.sums[i] / self.questions.max(1) as f64
+    }
+
+    fn row(&self, name: &str) -> String {
+        let cells: Vec<String> = RECALL_AT
+            .iter()
+            .map(|&k| format!("{:.3}", self.at(k)))
+            .collect();
+        format!("{name:<16} {:>9}  {}", self.questions, cells.join("  "))
+    }
+}
+
+async fn locomo(data: &Path) -> anyhow::Result<()> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data)
+        .with_context(|| format!("reading {}", data.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no LoCoMo conversations (*.json) in {}", data.display());
+    }
+
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let mut overall = Recall::default();
+    let mut by_category: BTreeMap<u64, Recall> = BTreeMap::new();
+    let mut latencies = Vec::new();
+    for file in &files {
+        let name = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("conversation");
+        let conversation: serde_json::Value = serde_json::from_slice(&std::fs::read(file)?)?;
+        let sample = conversation.get("conversation").unwrap_or(&conversation);
+        let turns = turns(sample)?;
+        let namespace = scope(&format!("locomo-{name}"));
+        let merged = store_turns(&engram, &namespace, &turns).await?;
+        let known: HashSet<&str> = turns.iter().map(|t| t.dia_id.as_str()).collect();
+        let questions = conversation
+            .get("qa")
+            .and_then(|q| q.as_array())
+            .context("qa list")?;
+        eprintln!(
+            "conversation {name}: {} turns stored ({merged} merged as duplicates), {} questions",
+            turns.len(),
+            questions.len()
+        );
+        for qa in questions {
+            let category = qa.get("category").and_then(|c| c.as_u64()).unwrap_or(0);
+            if !EVALUATED_CATEGORIES.contains(&category) {
+                continue;
+            }
+            let evidence: HashSet<String> = qa
+                .get("evidence")
+                .and_then(|e| e.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.as_str())
+                .flat_map(|e| e.split(';'))
+                .map(str::trim)
+                .filter(|id| known.contains(id))
+                .map(str::to_owned)
+                .collect();
+            let question = qa
+                .get("question")
+                .and_then(|q| q.as_str())
+                .unwrap_or_default();
+            if evidence.is_empty() || question.trim().is_empty() {
+                continue;
+            }
+            let started = Instant::now();
+            let hits = engram
+                .memory()
+                .search_memories(proto::SearchMemoriesRequest {
+                    scope: Some(namespace.clone()),
+                    query: question.to_owned(),
+                    limit: 20,
+                    ..Default::default()
+                })
+                .await?
+                .into_inner()
+                .hits;
+            latencies.push(started.elapsed());
+            let ranked: Vec<String> = hits
+                .into_iter()
+                .filter_map(|h| h.memory?.metadata.get("dia_id").cloned())
+                .collect();
+            overall.add(&evidence, &ranked);
+            by_category
+                .entry(category)
+                .or_default()
+                .add(&evidence, &ranked);
+        }
+    }
+
+    println!("LoCoMo dev evidence recall ({} conversations)", files.len());
+    println!(
+        "{:<16} {:>9}  {}",
+        "",
+        "questions",
+        RECALL_AT.map(|k| format!("  @{k:<2}")).join("  ")
+    );
+    println!("{}", overall.row("engram"));
+    for (category, recall) in &by_category {
+        println!("{}", recall.row(&format!("  category {category}")));
+    }
+    let reference: Vec<String> = BM25_REFERENCE
+        .iter()
+        .map(|(k, r)| {
+            format!(
+                "@{k} {r:.3} (engram {:.3}, ratio {:.2})",
+                overall.at(*k),
+                overall.at(*k) / r
+            )
+        })
+        .collect();
+    println!("plain BM25 reference: {}", reference.join(", "));
+    println!("search latency: {}", summary(&mut latencies));
+    Ok(())
+}
+
+/// Stores the turns, 500 per batch; returns how many merged into an earlier
+/// identical turn.
+async fn store_turns(
+    engram: &Engram,
+    namespace: &proto::Scope,
+    turns: &[Turn],
+) -> anyhow::Result<usize> {
+    let mut merged = 0;
+    for chunk in turns.chunks(500) {
+        let memories = chunk
+            .iter()
+            .map(|turn| proto::MemoryInput {
+                metadata: HashMap::from([
+                    ("dia_id".to_owned(), turn.dia_id.clone()),
+                    ("session".to_owned(), turn.session.to_string()),
+                    ("date".to_owned(), turn.date.clone()),
+                ]),
+                ..input(MemoryType::Event, &turn.content)
+            })
+            .collect();
+        let results = engram
+            .memory()
+            .batch_create_memories(proto::BatchCreateMemoriesRequest {
+                scope: Some(namespace.clone()),
+                memories,
+                request_id: String::new(),
+            })
+            .await?
+            .into_inner()
+            .results;
+        merged += results
+            .iter()
+            .filter(|r| r.result() == proto::WriteResult::Merged)
+            .count();
+    }
+    Ok(merged)
+}
+
+// ------------------------------------------------------------------ load --
+
+/// The commonest words of synthetic memories.
+const WORDS: &[&str] = &[
+    "deploy",
+    "database",
+    "migration",
+    "timeout",
+    "retry",
+    "cache",
+    "user",
+    "prefers",
+    "dark",
+    "mode",
+    "billing",
+    "invoice",
+    "payment",
+    "gateway",
+    "latency",
+    "queue",
+    "worker",
+    "kafka",
+    "postgres",
+    "redis",
+    "index",
+    "query",
+    "schema",
+    "backup",
+    "restore",
+    "token",
+    "session",
+    "login",
+    "password",
+    "oauth",
+    "webhook",
+    "endpoint",
+    "api",
+    "client",
+    "server",
+    "region",
+    "cluster",
+    "node",
+    "pod",
+    "container",
+    "image",
+    "build",
+    "pipeline",
+    "test",
+    "flaky",
+    "lint",
+    "format",
+    "review",
+    "merge",
+    "branch",
+    "release",
+    "version",
+    "rollback",
+    "incident",
+    "alert",
+    "metric",
+    "dashboard",
+    "log",
+    "trace",
+    "span",
+    "error",
+    "warning",
+    "panic",
+    "crash",
+    "memory",
+    "leak",
+    "cpu",
+    "disk",
+    "network",
+    "dns",
+    "tls",
+    "certificate",
+    "proxy",
+    "load",
+    "balancer",
+    "shard",
+    "replica",
+    "leader",
+    "follower",
+    "consensus",
+    "raft",
+    "lock",
+    "mutex",
+    "thread",
+    "async",
+    "future",
+    "stream",
+    "batch",
+    "commit",
+    "transaction",
+    "isolation",
+    "snapshot",
+    "vacuum",
+    "analyze",
+    "plan",
+    "join",
+    "filter",
+    "sort",
+    "limit",
+    "offset",
+    "page",
+    "cursor",
+    "customer",
+    "order",
+    "cart",
+    "checkout",
+    "refund",
+    "shipping",
+    "address",
+    "email",
+    "notification",
+    "template",
+    "locale",
+    "timezone",
+    "currency",
+    "tax",
+    "report",
+    "export",
+    "import",
+    "csv",
+    "json",
+    "yaml",
+    "config",
+    "flag",
+    "feature",
+    "experiment",
+    "rollout",
+    "canary",
+    "staging",
+    "production",
+];
+
+/// How many distinct words synthetic text draws from.
+const VOCABULARY: usize = 5_000;
+/// Syllables that generated words are made of.
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ra", "tu", "shi", "ven", "dor", "pel", "qui", "zan", "bri", "sto", "gle",
+    "fan", "wu",
+];
+
+/// Deterministic synthetic text with a Zipf word distribution (the r-th
+/// commonest word has frequency ∝ 1/r), like natural language: a few words
+/// are everywhere, most are rare. The domain words above are the commonest.
+struct Text {
+    state: u64,
+    words: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+impl Text {
+    fn new(seed: u64) -> Text {
+        let words: Vec<String> = (0..VOCABULARY)
+            .map(|rank| match WORDS.get(rank) {
+                Some(word) => (*word).to_owned(),
+                None => {
+                    let (mut n, mut word) = (rank, String::new());
+                    while n > 0 || word.is_empty() {
+                        word.push_str(SYLLABLES[n % SYLLABLES.len()]);
+                        n /= SYLLABLES.len();
+                    }
+                    word
+                }
+            })
+            .collect();
+        let mut total = 0.0;
+        let cumulative = (1..=VOCABULARY)
+            .map(|rank| {
+                total += 1.0 / rank as f64;
+                total
+            })
+            .collect();
+        Text {
+            state: seed.max(1),
+            words,
+            cumulative,
+        }
+    }
+
+    /// xorshift64*: fast, deterministic, good enough for test data.
+    fn next_unit(&mut self) -> f64 {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        (self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn word(&mut self) -> &str {
+        let target = self.next_unit() * self.cumulative[VOCABULARY - 1];
+        let rank = self
+            .cumulative
+            .partition_point(|&c| c < target)
+            .min(VOCABULARY - 1);
+        &self.words[rank]
+    }
+
+    fn sentence(&mut self, words: usize) -> String {
+        (0..words)
+            .map(|_| self.word().to_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// "median 1.23 ms, p99 4.56 ms (n = 300)".
+fn summary(latencies: &mut [Duration]) -> String {
+    if latencies.is_empty() {
+        return "no samples".into();
+    }
+    latencies.sort();
+    let at =
+        |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
+    format!(
+        "median {:.2} ms, p99 {:.2} ms (n = {})",
+        at(0.5),
+        at(0.99),
+        latencies.len()
+    )
+}
+
+fn create_request(namespace: &proto::Scope, content: String) -> proto::CreateMemoryRequest {
+    proto::CreateMemoryRequest {
+        scope: Some(namespace.clone()),
+        memory: Some(input(MemoryType::Fact, &content)),
+        request_id: String::new(),
+    }
+}
+
+/// Runs `total` calls of `call` with `concurrency` in flight; returns the
+/// latencies and the wall time.
+async fn run_concurrently<F, Fut>(
+    total: usize,
+    concurrency: usize,
+    call: F,
+) -> anyhow::Result<(Vec<Duration>, Duration)>
+where
+    F: Fn(usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|worker| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                for i in (worker..total).step_by(concurrency) {
+                    let begun = Instant::now();
+                    call(i).await?;
+                    latencies.push(begun.elapsed());
+                }
+                anyhow::Ok(latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(total);
+    for worker in workers {
+        latencies.extend(worker.await??);
+    }
+    Ok((latencies, started.elapsed()))
+}
+
+async fn load(
+    memories: usize,
+    sequential_writes: usize,
+    concurrent_writes: usize,
+    concurrency: usize,
+    searches: usize,
+) -> anyhow::Result<()> {
+    println!("writes: one writer vs {concurrency} concurrent writers (group commit)");
+    for synchronous in ["normal", "full"] {
+        let server = Server::start_with_args(&["--sqlite-synchronous", synchronous]).await;
+        let client = server.client().await.memory();
+        let namespace = scope("load");
+        let mut rng = Text::new(0x5eed);
+
+        let started = Instant::now();
+        let mut latencies = Vec::with_capacity(sequential_writes);
+        for i in 0..sequential_writes {
+            let begun = Instant::now();
+            client
+                .clone()
+                .create_memory(create_request(
+                    &namespace,
+                    format!("{i} {}", rng.sentence(12)),
+                ))
+                .await?;
+            latencies.push(begun.elapsed());
+        }
+        let sequential_rate = sequential_writes as f64 / started.elapsed().as_secs_f64();
+        println!(
+            "  synchronous={synchronous:<6} 1 writer:   {sequential_rate:>8.0} creates/s, {}",
+            summary(&mut latencies)
+        );
+
+        let texts: Vec<String> = (0..concurrent_writes)
+            .map(|i| format!("c{i} {}", rng.sentence(12)))
+            .collect();
+        let texts = std::sync::Arc::new(texts);
+        let (mut latencies, wall) = run_concurrently(concurrent_writes, concurrency, {
+            let (client, namespace, texts) = (client.clone(), namespace.clone(), texts.clone());
+            move |i| {
+                let (mut client, request) =
+                    (client.clone(), create_request(&namespace, texts[i].clone()));
+                async move {
+                    client.create_memory(request).await?;
+                    Ok(())
+                }
+            }
+        })
+        .await?;
+        let concurrent_rate = concurrent_writes as f64 / wall.as_secs_f64();
+        println!(
+            "  synchronous={synchronous:<6} {concurrency} writers: {concurrent_rate:>8.0} creates/s, {} — {:.1}x one writer",
+            summary(&mut latencies),
+            concurrent_rate / sequential_rate
+        );
+    }
+
+    let server = Server::start().await;
+    let client = server.client().await.memory();
+    let namespace = scope("search");
+    let mut rng = Text::new(0xcafe);
+    let started = Instant::now();
+    let mut stored = 0;
+    while stored < memories {
+        let n = (memories - stored).min(500);
+        let batch = (0..n)
+            .map(|i| {
+                input(
+                    MemoryType::Fact,
+                    &format!("{} {}", stored + i, rng.sentence(14)),
+                )
+            })
+            .collect();
+        client
+            .clone()
+            .batch_create_memories(proto::BatchCreateMemoriesRequest {
+                scope: Some(namespace.clone()),
+                memories: batch,
+                request_id: String::new(),
+            })
+            .await?;
+        stored += n;
+    }
+    println!(
+        "batch creates: {:.0} memories/s ({memories} in batches of 500)",
+        memories as f64 / started.elapsed().as_secs_f64()
+    );
+
+    let queries: Vec<String> = (0..searches).map(|_| rng.sentence(3)).collect();
+    let search = |client: &MemoryClient, query: &str| {
+        let mut client = client.clone();
+        let request = proto::SearchMemoriesRequest {
+            scope: Some(namespace.clone()),
+            query: query.to_owned(),
+            limit: 10,
+            ..Default::default()
+        };
+        async move { client.search_memories(request).await.map(|_| ()) }
+    };
+    let mut latencies = Vec::new();
+    for query in &queries {
+        let begun = Instant::now();
+        search(&client, query).await?;
+        latencies.push(begun.elapsed());
+    }
+    println!(
+        "search over {memories} memories, 1 client: {}",
+        summary(&mut latencies)
+    );
+
+    let queries = std::sync::Arc::new(queries);
+    let (mut latencies, wall) = run_concurrently(searches, concurrency.min(16), {
+        let (client, namespace, queries) = (client.clone(), namespace.clone(), queries.clone());
+        move |i| {
+            let mut client = client.clone();
+            let request = proto::SearchMemoriesRequest {
+                scope: Some(namespace.clone()),
+                query: queries[i].clone(),
+                limit: 10,
+                ..Default::default()
+            };
+            async move {
+                client.search_memories(request).await?;
+                Ok(())
+            }
+        }
+    })
+    .await?;
+    println!(
+        "search over {memories} memories, {} clients: {:.0} searches/s, {}",
+        concurrency.min(16),
+        searches as f64 / wall.as_secs_f64(),
+        summary(&mut latencies)
+    );
+
+    let mut latencies = Vec::new();
+    for query in queries.iter().take(200) {
+        let begun = Instant::now();
+        client
+            .clone()
+            .build_context(proto::BuildContextRequest {
+                scope: Some(namespace.clone()),
+                query: query.clone(),
+                ..Default::default()
+            })
+            .await?;
+        latencies.push(begun.elapsed());
+    }
+    println!(
+        "build context (512 tokens) over {memories} memories: {}",
+        summary(&mut latencies)
+    );
+    Ok(())
+}
