@@ -31,6 +31,10 @@ use tonic_types::StatusExt as _;
 pub use engram::v1 as proto;
 pub use tonic::{Code, Status};
 
+/// The largest response accepted. A batch create echoes every memory it
+/// stored, which can be far above gRPC's default of 4 MiB.
+pub const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
+
 /// The memory service's generated client over a shared connection.
 pub type MemoryClient = proto::memory_service_client::MemoryServiceClient<Channel>;
 
@@ -44,7 +48,8 @@ pub enum Error {
         #[source]
         source: tonic::transport::Error,
     },
-    /// The connection could not be made or was lost.
+    /// The connection could not be made. (A connection lost during a call
+    /// surfaces as a `Status` with code UNAVAILABLE.)
     #[error("cannot reach the Engram server: {0}")]
     Transport(#[from] tonic::transport::Error),
     /// The server answered with an error status.
@@ -103,9 +108,9 @@ impl Engram {
         })
     }
 
-    /// The memory service: memories, search, context and episodes.
+    /// The memory service: memories, search and context.
     pub fn memory(&self) -> MemoryClient {
-        MemoryClient::new(self.channel.clone())
+        MemoryClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
     }
 
     /// The underlying channel, for services this client does not wrap (such

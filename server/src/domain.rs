@@ -49,10 +49,8 @@ impl Scope {
         match level {
             MemoryLevel::Global => {}
             MemoryLevel::Workspace => owned.project_id = self.project_id.clone(),
-            MemoryLevel::Conversation => {
-                owned.project_id = self.project_id.clone();
-                owned.session_id = self.session_id.clone();
-            }
+            // Visibility follows the session alone, so that is all it keeps.
+            MemoryLevel::Conversation => owned.session_id = self.session_id.clone(),
         }
         owned
     }

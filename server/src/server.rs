@@ -19,7 +19,9 @@ use crate::store::Store;
 
 /// How often an idle connection is probed, so dead peers are noticed.
 const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
-/// The largest request accepted: room for a full batch of 500 maximal memories.
+/// The largest request accepted: room for a batch of 500 memories of 64 KiB
+/// content each with modest metadata. (Requests beyond it fail with
+/// RESOURCE_EXHAUSTED before any work is done.)
 const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
 
 /// The services this server answers, as advertised by reflection. A service
@@ -107,11 +109,15 @@ pub async fn serve(
             std::future::pending::<()>().await;
         }
     };
-    tokio::select! {
-        served = server => served.context("serving gRPC")?,
-        () = deadline => tracing::warn!(?grace, "in-flight calls did not finish within the grace period; stopping them"),
-    }
+    let served = tokio::select! {
+        served = server => served.context("serving gRPC"),
+        () = deadline => {
+            tracing::warn!(?grace, "in-flight calls did not finish within the grace period; stopping them");
+            Ok(())
+        }
+    };
+    // Whatever ended serving, commit the writes still queued.
     store.close().await;
     tracing::info!("stopped");
-    Ok(())
+    served
 }

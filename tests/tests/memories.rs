@@ -444,3 +444,95 @@ async fn expired_memories_are_never_returned() {
     assert_eq!(fresh.result(), WriteResult::Created);
     assert_eq!(fresh.memory.unwrap().seen_count, 1);
 }
+
+#[tokio::test]
+async fn storing_again_without_an_expiry_keeps_the_memory_for_good() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("merge-expiry");
+    let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let mut fleeting = input(MemoryType::Fact, "the release freeze starts friday");
+    fleeting.expire_time = Some(prost_types::Timestamp::from(soon));
+    let first = create(&engram, &ns, fleeting).await.memory.unwrap();
+    assert!(first.expire_time.is_some());
+    let merged = create(
+        &engram,
+        &ns,
+        input(MemoryType::Fact, "the release freeze starts friday"),
+    )
+    .await;
+    assert_eq!(merged.result(), WriteResult::Merged);
+    assert_eq!(
+        merged.memory.unwrap().expire_time,
+        None,
+        "no expiry wins over an expiry"
+    );
+}
+
+#[tokio::test]
+async fn ids_are_found_whatever_their_spelling() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("uuid-spelling");
+    let stored = create(&engram, &ns, input(MemoryType::Note, "spelled ids"))
+        .await
+        .memory
+        .unwrap();
+    for spelling in [
+        stored.id.to_uppercase(),
+        format!("{{{}}}", stored.id),
+        format!("urn:uuid:{}", stored.id),
+    ] {
+        let got = engram
+            .memory()
+            .get_memory(proto::GetMemoryRequest {
+                scope: Some(ns.clone()),
+                id: spelling.clone(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{spelling}: {e:?}"))
+            .into_inner();
+        assert_eq!(got.id, stored.id);
+    }
+}
+
+#[tokio::test]
+async fn large_memories_page_within_the_default_message_size() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("big-pages");
+    let memories = (0..100)
+        .map(|i| input(MemoryType::Note, &format!("{i} {}", "x".repeat(60 * 1024))))
+        .collect();
+    let created = engram
+        .memory()
+        .batch_create_memories(proto::BatchCreateMemoriesRequest {
+            scope: Some(ns.clone()),
+            memories,
+            request_id: String::new(),
+        })
+        .await
+        .expect("a 6 MB batch and its echo")
+        .into_inner();
+    assert_eq!(created.results.len(), 100);
+
+    // A plain generated client, with gRPC's default 4 MiB limit, can page through them.
+    let mut plain = proto::memory_service_client::MemoryServiceClient::connect(server.url.clone())
+        .await
+        .unwrap();
+    let first = plain
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(ns.clone()),
+            page_size: 100,
+            ..Default::default()
+        })
+        .await
+        .expect("first page fits")
+        .into_inner();
+    assert!(
+        first.memories.len() < 100,
+        "the page is cut by size, not count"
+    );
+    assert!(!first.next_page_token.is_empty());
+    assert_eq!(list_all(&engram, &ns, 100).await.len(), 100);
+}

@@ -156,6 +156,11 @@ async fn workspace_and_conversation_memories_follow_the_scope() {
     .memory
     .unwrap();
     assert_eq!(s1.level(), MemoryLevel::Conversation);
+    assert_eq!(
+        s1.scope.as_ref().unwrap().project_id,
+        "",
+        "a CONVERSATION memory keeps only its session"
+    );
     create(
         &engram,
         &write("p1", "s2"),

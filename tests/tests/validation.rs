@@ -139,6 +139,22 @@ async fn every_kind_of_bad_memory_is_rejected_with_its_field_named() {
         .expect_err("missing memory");
     assert_rejects(&status, "memory");
 
+    for blank in [" ", "\t"] {
+        let status = engram
+            .memory()
+            .create_memory(proto::CreateMemoryRequest {
+                scope: Some(proto::Scope {
+                    namespace: "ok".into(),
+                    project_id: blank.into(),
+                    ..Default::default()
+                }),
+                memory: Some(ok()),
+                request_id: String::new(),
+            })
+            .await
+            .expect_err("white-space project");
+        assert_rejects(&status, "scope.project_id");
+    }
     let bad_scope = proto::Scope {
         namespace: "has space".into(),
         agent_id: "x".repeat(129),
@@ -284,6 +300,22 @@ async fn bad_reads_and_updates_are_rejected_and_change_nothing() {
             "memory.importance",
         ),
         (vec![], proto::MemoryInput::default(), "update_mask"),
+        (
+            vec![],
+            proto::MemoryInput {
+                level: 3,
+                ..input(MemoryType::Fact, "moved")
+            },
+            "memory.level",
+        ),
+        (
+            vec!["content"],
+            proto::MemoryInput {
+                source: 2,
+                ..input(MemoryType::Fact, "relabelled")
+            },
+            "memory.source",
+        ),
     ] {
         let status = engram
             .memory()
@@ -346,6 +378,67 @@ async fn bad_reads_and_updates_are_rejected_and_change_nothing() {
             .expect_err(field);
         assert_rejects(&status, field);
     }
+
+    let status = engram
+        .memory()
+        .update_memory(proto::UpdateMemoryRequest {
+            etag: "\u{7}".repeat(100),
+            ..update(vec!["content"], input(MemoryType::Fact, "changed"))
+        })
+        .await
+        .expect_err("garbage etag");
+    assert_rejects(&status, "etag");
+    let status = engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(ns.clone()),
+            filter: Some(proto::MemoryFilter {
+                created_after: Some(prost_types::Timestamp {
+                    seconds: 2_000_000_000,
+                    nanos: 0,
+                }),
+                created_before: Some(prost_types::Timestamp {
+                    seconds: 1_000_000_000,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect_err("an empty time range");
+    assert_rejects(&status, "filter.created_before");
+    let status = engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(ns.clone()),
+            filter: Some(proto::MemoryFilter {
+                created_after: Some(prost_types::Timestamp {
+                    seconds: i64::MAX / 2,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a timestamp past year 9999");
+    assert_rejects(&status, "filter.created_after");
+    let status = engram
+        .memory()
+        .search_memories(proto::SearchMemoriesRequest {
+            scope: Some(ns.clone()),
+            query: "q".into(),
+            weights: Some(proto::SearchWeights {
+                relevance: Some(1e308),
+                recency: Some(1e308),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect_err("weights that overflow");
+    assert_rejects(&status, "weights.relevance");
 
     for token_budget in [1, 15, 32_769, -5] {
         let status = engram

@@ -162,7 +162,9 @@ async fn relevant_memories(
         ],
         ..MemoryFilter::default()
     };
-    if request.query.trim().is_empty() {
+    // A query without words (empty, or only punctuation) cannot rank by
+    // relevance: fall back to importance.
+    if search::fts_query(&request.query).is_none() {
         let important = store
             .list_memories(
                 &ListQuery {
@@ -333,7 +335,8 @@ mod tests {
 
     #[test]
     fn the_least_important_line_goes_first() {
-        // Everything is 84 characters; 80 leaves no room for "beta fact" (0.2).
+        // Everything costs 82 characters as counted (titles with their
+        // separators 22 + 16, lines 13 + 12 + 19); 80 leaves out "beta fact" (0.2).
         let block = assemble(sections(), 20);
         assert_eq!(
             block.text,

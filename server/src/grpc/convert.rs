@@ -11,7 +11,7 @@ use crate::engine::search::Hit;
 pub fn timestamp(micros: Micros) -> Timestamp {
     Timestamp {
         seconds: micros.div_euclid(1_000_000),
-        // In [0, 999_000] µs·1000, so it always fits an i32.
+        // In [0, 999_999_000], so it always fits an i32.
         nanos: i32::try_from(micros.rem_euclid(1_000_000) * 1_000).unwrap_or(0),
     }
 }

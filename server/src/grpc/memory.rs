@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use engram::v1 as pb;
+use prost::Message as _;
 use tonic::{Request, Response, Status};
 
 use super::{begin, convert, memory_requests as requests, page_token};
@@ -11,6 +12,10 @@ use crate::domain::{PageCursor, now_micros};
 use crate::engine::{context, search};
 use crate::error::Error;
 use crate::store::Store;
+
+/// The most bytes of memories in one list page: a page may hold fewer than
+/// page_size memories, so that it fits the 4 MiB a gRPC client accepts by default.
+const MAX_PAGE_BYTES: usize = 3 * 1024 * 1024;
 
 /// The MemoryService implementation.
 pub struct MemoryApi {
@@ -112,17 +117,28 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::ListMemoriesResponse> {
         let (query, fingerprint) = requests::list(&begin(request))?;
         let mut memories = self.store.list_memories(&query, now_micros()).await?;
-        let next_page_token = if memories.len() > query.page_size {
-            memories.truncate(query.page_size);
-            memories
-                .last()
-                .map(|last| page_token::encode(PageCursor::after(last), fingerprint))
-                .unwrap_or_default()
-        } else {
-            String::new()
+        let mut more = memories.len() > query.page_size;
+        memories.truncate(query.page_size);
+        // A page also ends before it outgrows what a client accepts by default.
+        let mut page = Vec::with_capacity(memories.len());
+        let (mut bytes, mut last) = (0, None);
+        for memory in memories {
+            let cursor = PageCursor::after(&memory);
+            let memory = convert::memory(memory);
+            bytes += memory.encoded_len();
+            if !page.is_empty() && bytes > MAX_PAGE_BYTES {
+                more = true;
+                break;
+            }
+            page.push(memory);
+            last = Some(cursor);
+        }
+        let next_page_token = match last {
+            Some(cursor) if more => page_token::encode(cursor, fingerprint),
+            _ => String::new(),
         };
         Ok(Response::new(pb::ListMemoriesResponse {
-            memories: memories.into_iter().map(convert::memory).collect(),
+            memories: page,
             next_page_token,
         }))
     }

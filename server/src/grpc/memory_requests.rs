@@ -28,6 +28,8 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 pub const MAX_SEARCH_LIMIT: usize = 100;
 pub const MIN_TOKEN_BUDGET: usize = 16;
 pub const MAX_TOKEN_BUDGET: usize = 32_768;
+/// The largest search weight accepted; weights only matter relative to each other.
+pub const MAX_WEIGHT: f64 = 1000.0;
 pub const DEFAULT_IMPORTANCE: f64 = 0.5;
 pub const DEFAULT_CONFIDENCE: f64 = 1.0;
 
@@ -233,8 +235,8 @@ impl MemoryFields {
 pub fn id_and_scope(scope: Option<&pb::Scope>, id: &str) -> Result<(Scope, String)> {
     let mut v = Violations::default();
     let scope = v.scope("scope", scope);
-    v.uuid("id", id);
-    v.finish((scope, id.to_owned()))
+    let id = v.uuid("id", id);
+    v.finish((scope, id))
 }
 
 /// A validated update: scope, id, the patch and the optional etag.
@@ -248,8 +250,17 @@ pub struct Update {
 pub fn update(req: pb::UpdateMemoryRequest, now: Micros) -> Result<Update> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
-    v.uuid("id", &req.id);
+    let id = v.uuid("id", &req.id);
+    let etag = v.etag("etag", &req.etag);
     let input = req.memory.unwrap_or_default();
+    for (name, set) in [("level", input.level != 0), ("source", input.source != 0)] {
+        if set {
+            v.add(
+                format!("memory.{name}"),
+                "cannot change; create a new memory instead",
+            );
+        }
+    }
     let paths = update_paths(
         &mut v,
         req.update_mask.map(|m| m.paths).unwrap_or_default(),
@@ -267,9 +278,9 @@ pub fn update(req: pb::UpdateMemoryRequest, now: Micros) -> Result<Update> {
     }
     v.finish(Update {
         scope,
-        id: req.id,
+        id,
         patch: patch(&paths, fields),
-        etag: (!req.etag.is_empty()).then_some(req.etag),
+        etag,
     })
 }
 
@@ -341,8 +352,11 @@ fn patch(paths: &[String], fields: MemoryFields) -> MemoryPatch {
 }
 
 pub fn delete(req: &pb::DeleteMemoryRequest) -> Result<(Scope, String, Option<String>)> {
-    let (scope, id) = id_and_scope(req.scope.as_ref(), &req.id)?;
-    Ok((scope, id, (!req.etag.is_empty()).then(|| req.etag.clone())))
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let id = v.uuid("id", &req.id);
+    let etag = v.etag("etag", &req.etag);
+    v.finish((scope, id, etag))
 }
 
 fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter {
@@ -378,13 +392,23 @@ fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter
         MAX_METADATA_KEY_CHARS,
         MAX_METADATA_VALUE_CHARS,
     );
+    let created_after = v.timestamp("filter.created_after", f.created_after.as_ref());
+    let created_before = v.timestamp("filter.created_before", f.created_before.as_ref());
+    if let (Some(after), Some(before)) = (created_after, created_before)
+        && after >= before
+    {
+        v.add(
+            "filter.created_before",
+            "must be later than filter.created_after",
+        );
+    }
     MemoryFilter {
         memory_types,
         levels,
         tags: f.tags.clone(),
         min_importance: f.min_importance,
-        created_after: v.timestamp("filter.created_after", f.created_after.as_ref()),
-        created_before: v.timestamp("filter.created_before", f.created_before.as_ref()),
+        created_after,
+        created_before,
         metadata,
     }
 }
@@ -435,20 +459,13 @@ pub fn search(req: &pb::SearchMemoriesRequest) -> Result<SearchRequest> {
     let scope = v.scope("scope", req.scope.as_ref());
     v.text("query", &req.query, MAX_QUERY_CHARS, true);
     let filter = filter(&mut v, req.filter.as_ref());
-    let limit = match usize::try_from(req.limit) {
-        Ok(0) => DEFAULT_SEARCH_LIMIT,
-        Ok(limit) if limit <= MAX_SEARCH_LIMIT => limit,
-        _ => {
-            v.add(
-                "limit",
-                format!(
-                    "must be between 0 and {MAX_SEARCH_LIMIT} (got {})",
-                    req.limit
-                ),
-            );
-            DEFAULT_SEARCH_LIMIT
-        }
-    };
+    let limit = v.count_or_default(
+        "limit",
+        req.limit,
+        DEFAULT_SEARCH_LIMIT,
+        1,
+        MAX_SEARCH_LIMIT,
+    );
     let weights = weights(&mut v, req.weights.as_ref());
     v.finish(SearchRequest {
         scope,
@@ -466,10 +483,10 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
     };
     let mut weight = |name: &str, value: Option<f64>, default: f64| {
         let value = value.unwrap_or(default);
-        if !(value.is_finite() && value >= 0.0) {
+        if !(0.0..=MAX_WEIGHT).contains(&value) {
             v.add(
                 format!("weights.{name}"),
-                format!("must be a finite number ≥ 0 (got {value})"),
+                format!("must be between 0 and {MAX_WEIGHT} (got {value})"),
             );
         }
         value
@@ -485,12 +502,18 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
         Some(d) => {
             let micros = d
                 .seconds
-                .saturating_mul(1_000_000)
-                .saturating_add(i64::from(d.nanos / 1_000));
-            if micros <= 0 {
-                v.add("weights.recency_half_life", "must be longer than 0");
+                .checked_mul(1_000_000)
+                .and_then(|s| s.checked_add(i64::from(d.nanos / 1_000)));
+            match micros {
+                Some(micros) if micros > 0 && (0..1_000_000_000).contains(&d.nanos) => micros,
+                _ => {
+                    v.add(
+                        "weights.recency_half_life",
+                        "must be a valid duration longer than 1 microsecond",
+                    );
+                    defaults.half_life
+                }
             }
-            micros
         }
     };
     Weights {
@@ -506,20 +529,13 @@ pub fn build_context(req: &pb::BuildContextRequest) -> Result<ContextRequest> {
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("task_id", &req.task_id, MAX_ID_CHARS, false);
     v.text("query", &req.query, MAX_QUERY_CHARS, false);
-    let token_budget = match usize::try_from(req.token_budget) {
-        Ok(0) => DEFAULT_TOKEN_BUDGET,
-        Ok(budget) if (MIN_TOKEN_BUDGET..=MAX_TOKEN_BUDGET).contains(&budget) => budget,
-        _ => {
-            v.add(
-                "token_budget",
-                format!(
-                    "must be 0 (default {DEFAULT_TOKEN_BUDGET}) or between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET} (got {})",
-                    req.token_budget
-                ),
-            );
-            DEFAULT_TOKEN_BUDGET
-        }
-    };
+    let token_budget = v.count_or_default(
+        "token_budget",
+        req.token_budget,
+        DEFAULT_TOKEN_BUDGET,
+        MIN_TOKEN_BUDGET,
+        MAX_TOKEN_BUDGET,
+    );
     v.finish(ContextRequest {
         scope,
         task_id: req.task_id.clone(),

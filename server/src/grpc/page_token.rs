@@ -13,8 +13,9 @@ use crate::engine::dedup;
 struct Token {
     /// Fingerprint of the request.
     f: String,
-    /// Importance, create time and sequence number of the last item.
-    i: f64,
+    /// Importance (its IEEE-754 bits, so it round-trips exactly), create
+    /// time and sequence number of the last item.
+    i: u64,
     t: i64,
     s: i64,
 }
@@ -33,7 +34,7 @@ pub fn fingerprint(request: &impl std::fmt::Debug) -> String {
 pub fn encode(cursor: PageCursor, fingerprint: String) -> String {
     let token = Token {
         f: fingerprint,
-        i: cursor.importance,
+        i: cursor.importance.to_bits(),
         t: cursor.create_time,
         s: cursor.seq,
     };
@@ -52,7 +53,7 @@ pub fn decode(token: &str, fingerprint: &str) -> Result<PageCursor, &'static str
         return Err("belongs to a request with a different scope, filter or order");
     }
     Ok(PageCursor {
-        importance: token.i,
+        importance: f64::from_bits(token.i),
         create_time: token.t,
         seq: token.s,
     })
@@ -71,6 +72,21 @@ mod tests {
         };
         let token = encode(cursor, fingerprint(&("scope", 1)));
         assert_eq!(decode(&token, &fingerprint(&("scope", 1))), Ok(cursor));
+    }
+
+    #[test]
+    fn importance_survives_the_round_trip_bit_for_bit() {
+        // A value JSON floats parse back one unit in the last place off.
+        let cursor = PageCursor {
+            importance: 0.945_270_695_553_922_3,
+            create_time: 1,
+            seq: 1,
+        };
+        let token = encode(cursor, fingerprint(&"x"));
+        assert_eq!(
+            decode(&token, &fingerprint(&"x")).map(|c| c.importance.to_bits()),
+            Ok(cursor.importance.to_bits())
+        );
     }
 
     #[test]

@@ -13,9 +13,17 @@ use crate::error::{Error, FieldViolation, Result};
 pub const MAX_SCOPE_FIELD_CHARS: usize = 128;
 /// The most characters of an id-like string (request ids, task ids).
 pub const MAX_ID_CHARS: usize = 128;
-/// The most page_size a list accepts, and the page size when it is 0.
+/// The most page_size a list accepts.
 pub const MAX_PAGE_SIZE: usize = 1000;
+/// The page size when page_size is 0.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
+/// The most characters of an etag (the server's own are far shorter).
+pub const MAX_ETAG_CHARS: usize = 64;
+/// The most characters of a caller's bad value quoted back in a violation.
+const MAX_SHOWN_CHARS: usize = 64;
+/// The range of a `google.protobuf.Timestamp`: 0001-01-01 to 9999-12-31.
+const MIN_TIMESTAMP_SECONDS: i64 = -62_135_596_800;
+const MAX_TIMESTAMP_SECONDS: i64 = 253_402_300_799;
 
 /// The violations found so far in one request.
 #[derive(Debug, Default)]
@@ -58,11 +66,23 @@ impl Violations {
 
     /// Checks an identifier: like [`Self::text`] but without any white space.
     pub fn identifier(&mut self, field: &str, value: &str, max_chars: usize, required: bool) {
-        if value.chars().any(char::is_whitespace) && !value.trim().is_empty() {
+        if value.chars().any(char::is_whitespace) {
             self.add(field, "must not contain white space");
         } else {
             self.text(field, value, max_chars, required);
         }
+    }
+
+    /// Checks an optional etag: `None` when empty.
+    pub fn etag(&mut self, field: &str, value: &str) -> Option<String> {
+        if value.is_empty() {
+            return None;
+        }
+        if value.chars().count() > MAX_ETAG_CHARS || !value.chars().all(|c| c.is_ascii_graphic()) {
+            self.add(field, "is not an etag returned by this service");
+            return None;
+        }
+        Some(value.to_owned())
     }
 
     /// Checks a number in [0, 1].
@@ -90,33 +110,55 @@ impl Violations {
         value
     }
 
-    /// Checks that `value` is a UUID (the form of every server-assigned id).
-    pub fn uuid(&mut self, field: &str, value: &str) {
+    /// Checks that `value` is a UUID (the form of every server-assigned id)
+    /// and returns it in the canonical lower-case hyphenated form the server
+    /// assigns, so `{…}`, `urn:uuid:` and upper-case spellings find it too.
+    pub fn uuid(&mut self, field: &str, value: &str) -> String {
         if value.is_empty() {
             self.add(field, "is required");
-        } else if uuid::Uuid::try_parse(value).is_err() {
-            self.add(
-                field,
-                format!(
-                    "must be a UUID such as 0190b6b2-7c3e-7d41-9f3a-2b1c4d5e6f70 (got {value:?})"
-                ),
-            );
+            return String::new();
+        }
+        match uuid::Uuid::try_parse(value) {
+            Ok(id) => id.hyphenated().to_string(),
+            Err(_) => {
+                let shown: String = value.chars().take(MAX_SHOWN_CHARS).collect();
+                self.add(
+                    field,
+                    format!("must be a UUID such as 0190b6b2-7c3e-7d41-9f3a-2b1c4d5e6f70 (got {shown:?})"),
+                );
+                String::new()
+            }
+        }
+    }
+
+    /// Parses a count where 0 means `default` and anything else must be in
+    /// `min..=max`.
+    pub fn count_or_default(
+        &mut self,
+        field: &str,
+        value: i32,
+        default: usize,
+        min: usize,
+        max: usize,
+    ) -> usize {
+        match usize::try_from(value) {
+            Ok(0) => default,
+            Ok(count) if (min..=max).contains(&count) => count,
+            _ => {
+                self.add(
+                    field,
+                    format!(
+                        "must be 0 (meaning {default}) or between {min} and {max} (got {value})"
+                    ),
+                );
+                default
+            }
         }
     }
 
     /// Parses a page size: 0 means the default.
     pub fn page_size(&mut self, field: &str, value: i32) -> usize {
-        match usize::try_from(value) {
-            Ok(0) => DEFAULT_PAGE_SIZE,
-            Ok(size) if size <= MAX_PAGE_SIZE => size,
-            _ => {
-                self.add(
-                    field,
-                    format!("must be between 0 and {MAX_PAGE_SIZE} (got {value})"),
-                );
-                DEFAULT_PAGE_SIZE
-            }
-        }
+        self.count_or_default(field, value, DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
     }
 
     /// Converts a timestamp, checking that it is a valid one.
@@ -126,8 +168,14 @@ impl Violations {
             .seconds
             .checked_mul(1_000_000)
             .and_then(|s| s.checked_add(i64::from(ts.nanos / 1_000)));
-        if !(0..1_000_000_000).contains(&ts.nanos) || micros.is_none() {
-            self.add(field, "is not a valid timestamp");
+        if !(0..1_000_000_000).contains(&ts.nanos)
+            || !(MIN_TIMESTAMP_SECONDS..=MAX_TIMESTAMP_SECONDS).contains(&ts.seconds)
+            || micros.is_none()
+        {
+            self.add(
+                field,
+                "is not a valid timestamp (years 0001 to 9999, nanos 0 to 999,999,999)",
+            );
             return None;
         }
         micros
@@ -198,8 +246,18 @@ impl Violations {
             return BTreeMap::new();
         }
         for (key, value) in map {
-            self.text(&format!("{field}[{key:?}]"), key, max_key_chars, true);
-            self.text(&format!("{field}[{key:?}]"), value, max_value_chars, false);
+            let shown: String = key.chars().take(MAX_SHOWN_CHARS).collect();
+            let mut key_problems = Violations::default();
+            key_problems.text("key", key, max_key_chars, true);
+            for problem in key_problems.0 {
+                self.add(field, format!("key {shown:?} {}", problem.description));
+            }
+            self.text(
+                &format!("{field}[{shown:?}]"),
+                value,
+                max_value_chars,
+                false,
+            );
         }
         map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }

@@ -152,9 +152,19 @@ pub(super) async fn get(
     row.as_ref().map(memory_from_row).transpose()
 }
 
-async fn get_by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<Memory>> {
+/// The memory `id` unless it has expired, whatever its scope (the caller
+/// has established that the scope may see it).
+async fn get_unexpired(
+    conn: &mut SqliteConnection,
+    id: &str,
+    now: Micros,
+) -> Result<Option<Memory>> {
     let mut qb = select_from_memories();
-    qb.push("m.id = ").push_bind(id.to_owned());
+    qb.push("m.id = ")
+        .push_bind(id.to_owned())
+        .push(" AND (m.expire_time IS NULL OR m.expire_time > ")
+        .push_bind(now)
+        .push(")");
     let row = qb
         .build()
         .fetch_optional(&mut *conn)
@@ -171,9 +181,11 @@ pub(super) async fn create(
     new: Vec<NewMemory>,
     now: Micros,
 ) -> Result<Vec<Created>> {
-    let fingerprint = dedup::fingerprint(&new);
-    if let Some(request_id) = &request_id
-        && let Some(first) = replay(conn, &namespace, request_id, &fingerprint).await?
+    // Only a create with a request id is remembered, so only then is the
+    // request fingerprinted.
+    let fingerprint = request_id.as_ref().map(|_| dedup::fingerprint(&new));
+    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
+        && let Some(first) = replay(conn, &namespace, request_id, fingerprint, now).await?
     {
         return Ok(first);
     }
@@ -186,13 +198,12 @@ pub(super) async fn create(
             .iter()
             .map(|c| (c.memory.id.as_str(), c.result as i32))
             .collect();
-        sqlx::query(
-            "INSERT INTO create_requests (namespace, request_id, fingerprint, results, create_time) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&namespace)
-        .bind(&request_id)
-        .bind(&fingerprint)
+        const REMEMBER: &str = "INSERT INTO create_requests \
+            (namespace, request_id, fingerprint, results, create_time) VALUES (?, ?, ?, ?, ?)";
+        sqlx::query(REMEMBER)
+            .bind(&namespace)
+            .bind(&request_id)
+            .bind(fingerprint.unwrap_or_default())
             .bind(json(&results))
             .bind(now)
             .execute(&mut *conn)
@@ -210,6 +221,7 @@ async fn replay(
     namespace: &str,
     request_id: &str,
     fingerprint: &str,
+    now: Micros,
 ) -> Result<Option<Vec<Created>>> {
     let first: Option<(String, String)> = sqlx::query_as(
         "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
@@ -231,9 +243,9 @@ async fn replay(
         .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
     let mut first = Vec::with_capacity(results.len());
     for (id, result) in results {
-        let memory = get_by_id(conn, &id).await?.ok_or_else(|| {
+        let memory = get_unexpired(conn, &id, now).await?.ok_or_else(|| {
             Error::FailedPrecondition(format!(
-                "request_id {request_id} was already used for memory {id}, which has since been deleted"
+                "request_id {request_id} was already used for memory {id}, which has since been deleted or has expired"
             ))
         })?;
         let result = if result == WriteResult::Merged as i32 {
@@ -252,7 +264,9 @@ const UPSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, pr
      update_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
      ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
      DO UPDATE SET seen_count = seen_count + 1, update_time = excluded.update_time, \
-     importance = max(importance, excluded.importance), version = version + 1 \
+     importance = max(importance, excluded.importance), version = version + 1, \
+     expire_time = CASE WHEN expire_time IS NULL OR excluded.expire_time IS NULL THEN NULL \
+                        ELSE max(expire_time, excluded.expire_time) END \
      WHERE expire_time IS NULL OR expire_time > excluded.update_time \
      RETURNING *";
 
@@ -296,26 +310,40 @@ async fn create_one(conn: &mut SqliteConnection, new: NewMemory, now: Micros) ->
             };
             return Ok(Created { memory, result });
         }
-        sqlx::query(
-            "DELETE FROM memories WHERE namespace = ? AND level = ? AND agent_id = ? AND user_id = ? \
-             AND project_id = ? AND session_id = ? AND memory_type = ? AND content_hash = ? AND expire_time <= ?",
-        )
-        .bind(&new.scope.namespace)
-        .bind(new.level.code())
-        .bind(&new.scope.agent_id)
-        .bind(&new.scope.user_id)
-        .bind(&new.scope.project_id)
-        .bind(&new.scope.session_id)
-        .bind(new.memory_type.code())
-        .bind(&hash)
-        .bind(now)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        delete_expired_twin(conn, &new.scope, new.level, new.memory_type, &hash, now).await?;
     }
     Err(Error::Internal(
         "an expired duplicate could not be replaced".into(),
     ))
+}
+
+/// Deletes the expired memory with this identity, if there is one: it is
+/// gone as far as anyone can see, so it must not block a live twin.
+async fn delete_expired_twin(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    level: MemoryLevel,
+    memory_type: MemoryType,
+    hash: &str,
+    now: Micros,
+) -> Result<()> {
+    sqlx::query(
+        "DELETE FROM memories WHERE namespace = ? AND level = ? AND agent_id = ? AND user_id = ? \
+         AND project_id = ? AND session_id = ? AND memory_type = ? AND content_hash = ? AND expire_time <= ?",
+    )
+    .bind(&scope.namespace)
+    .bind(level.code())
+    .bind(&scope.agent_id)
+    .bind(&scope.user_id)
+    .bind(&scope.project_id)
+    .bind(&scope.session_id)
+    .bind(memory_type.code())
+    .bind(hash)
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
 }
 
 /// The memory `id` visible from `scope`, checked against `etag` when given.
@@ -350,13 +378,23 @@ pub(super) async fn update(
     apply_patch(&mut memory, patch);
     memory.update_time = now;
     memory.version += 1;
+    let hash = content_hash(&memory.content);
+    delete_expired_twin(
+        conn,
+        &memory.scope,
+        memory.level,
+        memory.memory_type,
+        &hash,
+        now,
+    )
+    .await?;
     let updated = sqlx::query(
         "UPDATE memories SET memory_type = ?, content = ?, content_hash = ?, summary = ?, tags = ?, metadata = ?, \
          importance = ?, confidence = ?, expire_time = ?, update_time = ?, version = ? WHERE seq = ?",
     )
     .bind(memory.memory_type.code())
     .bind(&memory.content)
-    .bind(content_hash(&memory.content))
+    .bind(&hash)
     .bind(&memory.summary)
     .bind(json(&memory.tags))
     .bind(json(&memory.metadata))

@@ -125,19 +125,23 @@ async fn migrate(conn: &mut SqliteConnection) -> anyhow::Result<()> {
     )
     .execute(&mut *conn)
     .await?;
-    let applied: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
-        .fetch_one(&mut *conn)
-        .await?;
-    let applied = applied.unwrap_or(0);
-    if let Some(newest) = MIGRATIONS.last().map(|m| m.0)
-        && applied > newest
-    {
-        anyhow::bail!(
-            "the database has schema version {applied}, newer than this server's {newest}; upgrade the server"
-        );
-    }
-    for &(version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > applied) {
-        let mut tx = conn.begin().await?;
+    let newest = MIGRATIONS.last().map_or(0, |m| m.0);
+    for &(version, name, sql) in MIGRATIONS {
+        // Take the write lock before reading the version, so two servers
+        // starting together cannot both apply the same migration.
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+        let applied: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
+            .fetch_one(&mut *tx)
+            .await?;
+        let applied = applied.unwrap_or(0);
+        if applied > newest {
+            anyhow::bail!(
+                "the database has schema version {applied}, newer than this server's {newest}; upgrade the server"
+            );
+        }
+        if applied >= version {
+            continue;
+        }
         sqlx::raw_sql(sql)
             .execute(&mut *tx)
             .await
@@ -160,6 +164,7 @@ async fn migrate(conn: &mut SqliteConnection) -> anyhow::Result<()> {
 pub(crate) fn db_error(err: sqlx::Error) -> Error {
     match &err {
         sqlx::Error::PoolTimedOut => Error::Unavailable("the database is busy; retry".into()),
+        sqlx::Error::PoolClosed => Error::Unavailable("the server is shutting down".into()),
         sqlx::Error::Database(db)
             if db
                 .code()

@@ -8,9 +8,11 @@
 //! concurrent writes share one commit (one fsync).
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::FutureExt as _;
 use sqlx::{Connection as _, SqliteConnection};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -55,7 +57,13 @@ where
     ) -> BoxFuture<'c, (bool, Completion)> {
         let Work { work, reply } = *self;
         Box::pin(async move {
-            let outcome = work(conn).await;
+            // A panic in one job must not take the writer (and so every later
+            // write) down with it: it fails that job, whose savepoint is then
+            // rolled back.
+            let outcome = AssertUnwindSafe(async move { work(conn).await })
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
             let ok = outcome.is_ok();
             let deliver: Completion = Box::new(move |commit: Result<()>| {
                 // The caller may have gone away; its result is then nobody's concern.
@@ -70,8 +78,8 @@ where
     }
 }
 
-/// A handle to the writer task. Cloning it is cheap; the task ends when every
-/// handle is dropped and the queue is empty.
+/// A handle to the writer task. The task ends once [`Writer::close`] is
+/// called (or the handle dropped) and the queue is empty.
 pub(super) struct Writer {
     jobs: mpsc::Sender<Box<dyn Job>>,
     closing: Arc<Notify>,
@@ -149,7 +157,7 @@ async fn run(
 /// Runs `jobs` in one transaction, each in its own savepoint, commits, and
 /// then answers every caller.
 async fn commit_group(conn: &mut SqliteConnection, jobs: impl Iterator<Item = Box<dyn Job>>) {
-    if let Err(err) = execute(conn, "BEGIN IMMEDIATE").await {
+    if let Err(err) = begin(conn).await {
         tracing::error!(error = %err, "could not begin a write transaction");
         jobs.for_each(|job| job.fail(err.clone()));
         return;
@@ -196,6 +204,16 @@ async fn run_in_savepoint(
         execute(conn, "ROLLBACK TO job").await?;
     }
     execute(conn, "RELEASE job").await
+}
+
+/// Begins the group's transaction. Should an earlier failure have left a
+/// transaction open, it is rolled back and the begin tried once more.
+async fn begin(conn: &mut SqliteConnection) -> Result<()> {
+    if execute(conn, "BEGIN IMMEDIATE").await.is_ok() {
+        return Ok(());
+    }
+    let _ = execute(conn, "ROLLBACK").await;
+    execute(conn, "BEGIN IMMEDIATE").await
 }
 
 async fn execute(conn: &mut SqliteConnection, sql: &'static str) -> Result<()> {
