@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use engram::v1::learning_service_server::LearningServiceServer;
 use engram::v1::memory_service_server::MemoryServiceServer;
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -13,6 +14,7 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
+use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::store::Store;
@@ -28,6 +30,7 @@ const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
 /// is listed once its RPCs work.
 const SERVED: &[&str] = &[
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
+    <LearningServiceServer<LearningApi> as NamedService>::NAME,
     "grpc.health.v1.Health",
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
@@ -59,6 +62,9 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
+    health
+        .set_serving::<LearningServiceServer<LearningApi>>()
+        .await;
     health.set_service_status("", ServingStatus::Serving).await;
 
     let reflection_v1 = reflection()
@@ -70,6 +76,8 @@ pub async fn serve(
         .context("building the v1alpha reflection service")?;
 
     let memory = MemoryServiceServer::new(MemoryApi::new(store.clone()))
+        .max_decoding_message_size(MAX_REQUEST_BYTES);
+    let learning = LearningServiceServer::new(LearningApi::new(store.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
@@ -84,6 +92,9 @@ pub async fn serve(
             health
                 .set_not_serving::<MemoryServiceServer<MemoryApi>>()
                 .await;
+            health
+                .set_not_serving::<LearningServiceServer<LearningApi>>()
+                .await;
             let _ = draining_tx.send(());
         }
     };
@@ -94,6 +105,7 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(memory)
+        .add_service(learning)
         .serve_with_incoming_shutdown(
             // Small request/response messages must not wait for Nagle's algorithm.
             TcpIncoming::from(listener)

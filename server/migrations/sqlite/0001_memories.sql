@@ -59,7 +59,7 @@ CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, summary, tags ON mem
     VALUES (new.seq, new.content, new.summary, new.tags);
 END;
 
--- A create's request_id and what that create returned, so a retry returns it again.
+-- A write's request_id and what that write returned, so a retry returns it again.
 CREATE TABLE create_requests (
     namespace   TEXT    NOT NULL,
     request_id  TEXT    NOT NULL,

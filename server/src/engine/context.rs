@@ -4,6 +4,7 @@
 //! ([`assemble`]) fits it into the token budget by leaving out the least
 //! important lines first, never cutting a line in half.
 
+use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
 use crate::engine::search::{self, SearchRequest, Weights};
 use crate::error::Result;
@@ -26,6 +27,11 @@ pub const MAX_LINE_CHARS: usize = 400;
 pub enum ItemKind {
     Memory,
     Preference,
+    TaskRule,
+    GlobalRule,
+    Mistake,
+    MistakeCard,
+    Episode,
 }
 
 /// A record whose line is in the context.
@@ -47,7 +53,7 @@ pub struct Line {
 /// A titled group of lines, shown in this order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Section {
-    pub title: &'static str,
+    pub title: String,
     pub lines: Vec<Line>,
 }
 
@@ -89,12 +95,28 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
     format!("{}…", at_word.trim_end())
 }
 
-/// Gathers what is known for the request and assembles it within the budget.
+/// How much each kind of line matters when the budget forces a choice: the
+/// first line of a section has this priority, each later one a little less.
+/// Memories and preferences use their own score or importance (0 to 1).
+const TASK_RULE_PRIORITY: f64 = 0.95;
+const MISTAKE_PRIORITY: f64 = 0.85;
+const MISTAKE_CARD_PRIORITY: f64 = 0.8;
+const GLOBAL_RULE_PRIORITY: f64 = 0.75;
+const EPISODE_PRIORITY: f64 = 0.6;
+const PRIORITY_STEP: f64 = 0.01;
+/// A recent episode's line quotes this many characters of its summary.
+const EPISODE_SUMMARY_CHARS: usize = 100;
+
+/// Gathers what is known for the request and assembles it within the budget,
+/// in the sections of DESIGN §4.
 pub async fn build(
     store: &dyn Store,
     request: &ContextRequest,
     now: Micros,
 ) -> Result<ContextBlock> {
+    let knowledge = store
+        .task_knowledge(&request.scope, &request.task_id)
+        .await?;
     let relevant = relevant_memories(store, request, now).await?;
     let preferences = store
         .list_memories(
@@ -111,9 +133,60 @@ pub async fn build(
             now,
         )
         .await?;
+    let TaskKnowledge {
+        task_rules,
+        global_rules,
+        mistakes,
+        mistake_cards,
+        recent_episodes,
+        mean_score,
+    } = knowledge;
+    let ranked = |kind: ItemKind, base: f64| {
+        move |(i, (text, id)): (usize, (String, String))| Line {
+            text: one_line(&text, MAX_LINE_CHARS),
+            item: Item { kind, id },
+            priority: base - i as f64 * PRIORITY_STEP,
+        }
+    };
     let sections = vec![
         Section {
-            title: "Relevant memories",
+            title: "Task rules".into(),
+            lines: task_rules
+                .into_iter()
+                .map(|r| (r.text, r.id))
+                .enumerate()
+                .map(ranked(ItemKind::TaskRule, TASK_RULE_PRIORITY))
+                .collect(),
+        },
+        Section {
+            title: "Global rules".into(),
+            lines: global_rules
+                .into_iter()
+                .map(|r| (r.text, r.id))
+                .enumerate()
+                .map(ranked(ItemKind::GlobalRule, GLOBAL_RULE_PRIORITY))
+                .collect(),
+        },
+        Section {
+            title: "Mistakes to avoid".into(),
+            lines: mistakes
+                .into_iter()
+                .map(|m| (m.text, m.id))
+                .enumerate()
+                .map(ranked(ItemKind::Mistake, MISTAKE_PRIORITY))
+                .collect(),
+        },
+        Section {
+            title: "Mistake cards".into(),
+            lines: mistake_cards
+                .into_iter()
+                .map(|card| (card_line(&card), card.id))
+                .enumerate()
+                .map(ranked(ItemKind::MistakeCard, MISTAKE_CARD_PRIORITY))
+                .collect(),
+        },
+        Section {
+            title: "Relevant memories".into(),
             lines: relevant
                 .into_iter()
                 .map(|(memory, priority)| Line {
@@ -127,7 +200,7 @@ pub async fn build(
                 .collect(),
         },
         Section {
-            title: "Preferences",
+            title: "Preferences".into(),
             lines: preferences
                 .into_iter()
                 .take(MAX_PREFERENCES)
@@ -141,8 +214,53 @@ pub async fn build(
                 })
                 .collect(),
         },
+        Section {
+            title: match mean_score {
+                Some((mean, n)) => format!("Recent episodes (mean score {mean:.2} over {n})"),
+                None => "Recent episodes".into(),
+            },
+            lines: recent_episodes
+                .into_iter()
+                .map(|episode| (episode_line(&episode), episode.id))
+                .enumerate()
+                .map(ranked(ItemKind::Episode, EPISODE_PRIORITY))
+                .collect(),
+        },
     ];
     Ok(assemble(sections, request.token_budget))
+}
+
+/// `[wrong_root_cause, seen 3x] lesson Evidence: evidence`.
+fn card_line(card: &MistakeCard) -> String {
+    let lesson = if card.lesson.is_empty() {
+        &card.correct_decision
+    } else {
+        &card.lesson
+    };
+    let mut line = format!(
+        "[{}, seen {}x] {lesson}",
+        card.mistake_type, card.seen_count
+    );
+    if !card.evidence.is_empty() {
+        line.push_str(&format!(" Evidence: {}", card.evidence));
+    }
+    line
+}
+
+/// `Score 0.82 in 7 steps: summary`.
+fn episode_line(episode: &Episode) -> String {
+    let (score, summary) = episode
+        .outcome
+        .as_ref()
+        .map_or((0.0, ""), |o| (o.score, o.summary.as_str()));
+    format!(
+        "Score {score:.2} in {} steps: {}",
+        episode.step_count,
+        summary
+            .chars()
+            .take(EPISODE_SUMMARY_CHARS)
+            .collect::<String>()
+    )
 }
 
 /// The memories relevant to the query (or, without one, the most important),
@@ -252,7 +370,7 @@ pub fn assemble(sections: Vec<Section>, token_budget: usize) -> ContextBlock {
         // it from the one before (counted for the first one too: at worst one
         // character of budget goes unused).
         let section_cost = if opens_section {
-            title_chars(sections[s].title) + 1
+            title_chars(&sections[s].title) + 1
         } else {
             0
         };
@@ -311,11 +429,11 @@ mod tests {
     fn sections() -> Vec<Section> {
         vec![
             Section {
-                title: "Relevant memories",
+                title: "Relevant memories".into(),
                 lines: vec![line("alpha fact", 0.9), line("beta fact", 0.2)],
             },
             Section {
-                title: "Preferences",
+                title: "Preferences".into(),
                 lines: vec![line("tabs over spaces", 0.5)],
             },
         ]
@@ -350,7 +468,7 @@ mod tests {
     fn nothing_known_is_empty_text() {
         let block = assemble(
             vec![Section {
-                title: "Preferences",
+                title: "Preferences".into(),
                 lines: vec![],
             }],
             512,
@@ -362,7 +480,7 @@ mod tests {
     fn a_line_too_long_for_the_budget_is_left_out_whole() {
         let block = assemble(
             vec![Section {
-                title: "T",
+                title: "T".into(),
                 lines: vec![line(&"x".repeat(100), 1.0), line("short", 0.1)],
             }],
             5,
@@ -380,11 +498,11 @@ mod tests {
             let block = assemble(
                 vec![
                     Section {
-                        title: "A",
+                        title: "A".into(),
                         lines: lines[..25].to_vec(),
                     },
                     Section {
-                        title: "Bee",
+                        title: "Bee".into(),
                         lines: lines[25..].to_vec(),
                     },
                 ],

@@ -3,4 +3,5 @@
 
 pub mod context;
 pub mod dedup;
+pub mod learning;
 pub mod search;

@@ -3,6 +3,9 @@
 use engram::v1 as pb;
 use prost_types::Timestamp;
 
+use crate::domain::episode::{
+    Episode, Learned, MistakeCard, MistakeReport, Outcome, Stats, Step, TaskRule,
+};
 use crate::domain::{Created, Memory, Micros, Scope};
 use crate::engine::context::{ContextBlock, ItemKind};
 use crate::engine::search::Hit;
@@ -76,6 +79,11 @@ pub fn context(block: ContextBlock) -> pb::BuildContextResponse {
                 kind: match item.kind {
                     ItemKind::Memory => pb::ContextItemKind::Memory,
                     ItemKind::Preference => pb::ContextItemKind::Preference,
+                    ItemKind::TaskRule => pb::ContextItemKind::TaskRule,
+                    ItemKind::GlobalRule => pb::ContextItemKind::GlobalRule,
+                    ItemKind::Mistake => pb::ContextItemKind::Mistake,
+                    ItemKind::MistakeCard => pb::ContextItemKind::MistakeCard,
+                    ItemKind::Episode => pb::ContextItemKind::Episode,
                 } as i32,
                 id: item.id,
             })
@@ -83,6 +91,148 @@ pub fn context(block: ContextBlock) -> pb::BuildContextResponse {
         token_estimate: i32::try_from(block.token_estimate).unwrap_or(i32::MAX),
         truncated: block.truncated,
         text: block.text,
+    }
+}
+
+pub fn step(step: Step) -> pb::Step {
+    pb::Step {
+        step_number: step.number,
+        tool: step.tool,
+        action: step.action,
+        parameters: step.parameters,
+        result: step.result,
+        output: step.output,
+        latency_ms: step.latency_ms,
+        time: Some(timestamp(step.time)),
+    }
+}
+
+fn mistake_report(report: MistakeReport) -> pb::MistakeCardInput {
+    pb::MistakeCardInput {
+        mistake_type: report.mistake_type,
+        worker_id: report.worker_id,
+        correct_decision: report.correct_decision,
+        evidence: report.evidence,
+        lesson: report.lesson,
+    }
+}
+
+fn outcome(outcome: Outcome) -> pb::EpisodeOutcome {
+    pb::EpisodeOutcome {
+        score: outcome.score,
+        success: outcome.success,
+        summary: outcome.summary,
+        mistakes: outcome.mistakes,
+        successes: outcome.successes,
+        mistake_cards: outcome
+            .mistake_cards
+            .into_iter()
+            .map(mistake_report)
+            .collect(),
+    }
+}
+
+pub fn episode(episode: Episode) -> pb::Episode {
+    let etag = episode.etag();
+    let context = episode.context;
+    pb::Episode {
+        id: episode.id,
+        scope: Some(scope(episode.scope)),
+        task_id: episode.task_id,
+        description: episode.description,
+        task_type: episode.task_type,
+        context: Some(pb::EpisodeContext {
+            language: context.language,
+            framework: context.framework,
+            domain: context.domain,
+            complexity: context.complexity,
+            tags: context.tags,
+        }),
+        status: episode.status.code(),
+        steps: episode.steps.into_iter().map(step).collect(),
+        step_count: episode.step_count,
+        outcome: episode.outcome.map(outcome),
+        create_time: Some(timestamp(episode.create_time)),
+        update_time: Some(timestamp(episode.update_time)),
+        complete_time: episode.complete_time.map(timestamp),
+        etag,
+    }
+}
+
+pub fn learned(learned: Learned) -> pb::LearningSummary {
+    pb::LearningSummary {
+        rules_added: learned.rules_added,
+        mistake_cards_merged: i32::try_from(learned.mistake_cards_merged).unwrap_or(i32::MAX),
+        consolidated: learned.consolidated,
+    }
+}
+
+fn namespace_only(namespace: String) -> pb::Scope {
+    pb::Scope {
+        namespace,
+        ..pb::Scope::default()
+    }
+}
+
+pub fn task_rule(rule: TaskRule) -> pb::TaskRule {
+    pb::TaskRule {
+        id: rule.id,
+        scope: Some(namespace_only(rule.namespace)),
+        task_id: rule.task_id,
+        text: rule.text,
+        origin: rule.origin.code(),
+        create_time: Some(timestamp(rule.create_time)),
+        update_time: Some(timestamp(rule.create_time)),
+    }
+}
+
+pub fn mistake_card(card: MistakeCard) -> pb::MistakeCard {
+    let etag = card.etag();
+    pb::MistakeCard {
+        id: card.id,
+        scope: Some(namespace_only(card.namespace)),
+        mistake_type: card.mistake_type,
+        task_id: card.task_id,
+        worker_id: card.worker_id,
+        correct_decision: card.correct_decision,
+        evidence: card.evidence,
+        lesson: card.lesson,
+        seen_count: card.seen_count,
+        first_seen_episode_id: card.first_seen_episode_id,
+        last_seen_episode_id: card.last_seen_episode_id,
+        create_time: Some(timestamp(card.create_time)),
+        update_time: Some(timestamp(card.update_time)),
+        etag,
+    }
+}
+
+pub fn stats(stats: Stats) -> pb::GetStatsResponse {
+    pb::GetStatsResponse {
+        total_episodes: stats.total_episodes,
+        global_rules: stats.global_rules,
+        tasks: stats
+            .tasks
+            .into_iter()
+            .map(|t| pb::TaskStats {
+                task_id: t.task_id,
+                rules: t.rules,
+                scored_episodes: t.scored_episodes,
+                mean_score: t.mean_score,
+            })
+            .collect(),
+        mistakes: stats.mistakes,
+        mistake_cards: stats.mistake_cards,
+        top_mistake_cards: stats
+            .top_mistake_cards
+            .into_iter()
+            .map(mistake_card)
+            .collect(),
+        memories_per_type: stats
+            .memories_per_type
+            .into_iter()
+            .map(|(memory_type, count)| pb::MemoryTypeCount { memory_type, count })
+            .collect(),
+        ..pb::GetStatsResponse::default()
     }
 }
 

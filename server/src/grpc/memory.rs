@@ -1,13 +1,15 @@
 //! `engram.v1.MemoryService`: validate, call the engine or store, convert.
-//! The episode RPCs answer UNIMPLEMENTED until episodes land.
 
 use std::sync::Arc;
 
 use engram::v1 as pb;
 use prost::Message as _;
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
-use super::{begin, convert, memory_requests as requests, page_token};
+use super::episode_requests::{self, MAX_STEPS_PER_CALL};
+use super::learning::next_token;
+use super::validate::Violations;
+use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
 use crate::domain::{PageCursor, now_micros};
 use crate::engine::{context, search};
 use crate::error::Error;
@@ -25,6 +27,78 @@ pub struct MemoryApi {
 impl MemoryApi {
     pub fn new(store: Arc<dyn Store>) -> Self {
         MemoryApi { store }
+    }
+
+    /// Appends one streamed message's steps, recording each accepted or
+    /// rejected step in `response`. Only storage failures end the stream;
+    /// everything about the message itself becomes a rejection.
+    async fn append_streamed(
+        &self,
+        scope: Option<&pb::Scope>,
+        message: pb::StreamStepsRequest,
+        response: &mut pb::StreamStepsResponse,
+    ) -> Result<(), Status> {
+        let now = now_micros();
+        let mut reject = |step_number: i32, reason: String| {
+            response.rejected += 1;
+            response.rejections.push(pb::RejectedStep {
+                episode_id: message.episode_id.clone(),
+                step_number,
+                reason,
+            });
+        };
+        let mut v = Violations::default();
+        let scope = v.scope("scope", scope);
+        let id = v.uuid("episode_id", &message.episode_id);
+        if let Err(err) = v.finish(()) {
+            for step in &message.steps {
+                reject(step.step_number, err.to_string());
+            }
+            return Ok(());
+        }
+        let mut forwarded = Vec::with_capacity(message.steps.len());
+        for (i, step) in message.steps.iter().enumerate() {
+            let mut v = Violations::default();
+            let checked = episode_requests::step(&mut v, "step", step, now);
+            let problems = v.into_violations();
+            if i >= MAX_STEPS_PER_CALL {
+                reject(
+                    step.step_number,
+                    format!("more than {MAX_STEPS_PER_CALL} steps in one message"),
+                );
+            } else if problems.is_empty() {
+                forwarded.push(checked);
+            } else {
+                let reasons: Vec<String> = problems
+                    .into_iter()
+                    .map(|p| format!("{}: {}", p.field, p.description))
+                    .collect();
+                reject(step.step_number, reasons.join("; "));
+            }
+        }
+        if forwarded.is_empty() {
+            return Ok(());
+        }
+        let numbers: Vec<i32> = forwarded.iter().map(|s| s.number).collect();
+        match self
+            .store
+            .append_steps(&scope, &id, forwarded, false, now)
+            .await
+        {
+            Ok(appended) => {
+                response.accepted += i32::try_from(appended.accepted).unwrap_or(i32::MAX);
+                for rejection in appended.rejections {
+                    reject(rejection.step_number, rejection.reason);
+                }
+            }
+            Err(Error::NotFound(reason) | Error::FailedPrecondition(reason)) => {
+                for number in numbers {
+                    reject(number, reason.clone());
+                }
+            }
+            Err(err) => return Err(err.into()),
+        }
+        Ok(())
     }
 }
 
@@ -134,7 +208,9 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             last = Some(cursor);
         }
         let next_page_token = match last {
-            Some(cursor) if more => page_token::encode(cursor, fingerprint),
+            Some(cursor) if more => {
+                page_token::encode(&page_token::memory_key(cursor), fingerprint)
+            }
             _ => String::new(),
         };
         Ok(Response::new(pb::ListMemoriesResponse {
@@ -161,5 +237,94 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let context = requests::build_context(&begin(request))?;
         let block = context::build(self.store.as_ref(), &context, now_micros()).await?;
         Ok(Response::new(convert::context(block)))
+    }
+
+    async fn start_episode(&self, request: Request<pb::StartEpisodeRequest>) -> Reply<pb::Episode> {
+        let (new, request_id) = episode_requests::start(&begin(request))?;
+        let episode = self
+            .store
+            .start_episode(new, request_id.as_deref(), now_micros())
+            .await?;
+        Ok(Response::new(convert::episode(episode)))
+    }
+
+    async fn append_steps(
+        &self,
+        request: Request<pb::AppendStepsRequest>,
+    ) -> Reply<pb::AppendStepsResponse> {
+        let now = now_micros();
+        let (scope, id, steps) = episode_requests::append(&begin(request), now)?;
+        let appended = self
+            .store
+            .append_steps(&scope, &id, steps, true, now)
+            .await?;
+        Ok(Response::new(pb::AppendStepsResponse {
+            step_count: appended.step_count,
+        }))
+    }
+
+    async fn stream_steps(
+        &self,
+        request: Request<Streaming<pb::StreamStepsRequest>>,
+    ) -> Reply<pb::StreamStepsResponse> {
+        let mut stream = request.into_inner();
+        let mut response = pb::StreamStepsResponse::default();
+        let mut stream_scope: Option<pb::Scope> = None;
+        while let Some(message) = stream.message().await? {
+            if stream_scope.is_none() {
+                record_namespace(message.scope.as_ref());
+            }
+            // A message without a scope uses the one the stream started with.
+            if message.scope.is_some() {
+                stream_scope = message.scope.clone();
+            }
+            self.append_streamed(stream_scope.as_ref(), message, &mut response)
+                .await?;
+        }
+        Ok(Response::new(response))
+    }
+
+    async fn complete_episode(
+        &self,
+        request: Request<pb::CompleteEpisodeRequest>,
+    ) -> Reply<pb::CompleteEpisodeResponse> {
+        let (scope, id, outcome) = episode_requests::complete(&begin(request))?;
+        let (episode, learned) = self
+            .store
+            .complete_episode(&scope, &id, outcome, now_micros())
+            .await?;
+        Ok(Response::new(pb::CompleteEpisodeResponse {
+            episode: Some(convert::episode(episode)),
+            learned: Some(convert::learned(learned)),
+        }))
+    }
+
+    async fn get_episode(&self, request: Request<pb::GetEpisodeRequest>) -> Reply<pb::Episode> {
+        let req = begin(request);
+        let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
+        let episode = self
+            .store
+            .get_episode(&scope, &id)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))?;
+        Ok(Response::new(convert::episode(episode)))
+    }
+
+    async fn list_episodes(
+        &self,
+        request: Request<pb::ListEpisodesRequest>,
+    ) -> Reply<pb::ListEpisodesResponse> {
+        let (query, fingerprint) = episode_requests::list(&begin(request))?;
+        let mut episodes = self.store.list_episodes(&query).await?;
+        let next_page_token = next_token(
+            &mut episodes,
+            query.page_size,
+            |e| vec![e.create_time, e.seq],
+            fingerprint,
+        );
+        Ok(Response::new(pb::ListEpisodesResponse {
+            episodes: episodes.into_iter().map(convert::episode).collect(),
+            next_page_token,
+        }))
     }
 }

@@ -431,17 +431,8 @@ pub fn list(req: &pb::ListMemoriesRequest) -> Result<(ListQuery, String)> {
     };
     let page_size = v.page_size("page_size", req.page_size);
     let fingerprint = page_token::fingerprint(&(&scope, &filter, order));
-    let after = if req.page_token.is_empty() {
-        None
-    } else {
-        match page_token::decode(&req.page_token, &fingerprint) {
-            Ok(cursor) => Some(cursor),
-            Err(why) => {
-                v.add("page_token", why);
-                None
-            }
-        }
-    };
+    let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint)
+        .map(page_token::memory_cursor);
     v.finish((
         ListQuery {
             scope,

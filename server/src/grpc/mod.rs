@@ -3,6 +3,8 @@
 //! per-RPC tracing layer.
 
 mod convert;
+mod episode_requests;
+pub mod learning;
 pub mod memory;
 mod memory_requests;
 mod page_token;
@@ -36,6 +38,17 @@ scoped!(
     ListMemoriesRequest,
     SearchMemoriesRequest,
     BuildContextRequest,
+    StartEpisodeRequest,
+    AppendStepsRequest,
+    StreamStepsRequest,
+    CompleteEpisodeRequest,
+    GetEpisodeRequest,
+    ListEpisodesRequest,
+    ListTaskRulesRequest,
+    RecordMistakeRequest,
+    ListMistakeCardsRequest,
+    ConsolidateRequest,
+    GetStatsRequest,
 );
 
 /// The most characters of a namespace written to the log.
@@ -45,12 +58,17 @@ const MAX_LOGGED_NAMESPACE_CHARS: usize = 128;
 /// that even a request that fails validation is logged with its tenant.
 fn begin<T: Scoped>(request: tonic::Request<T>) -> T {
     let request = request.into_inner();
-    let namespace = request.scope().map_or("", |s| s.namespace.as_str());
+    record_namespace(request.scope());
+    request
+}
+
+/// Names a scope's namespace on the current RPC span.
+fn record_namespace(scope: Option<&pb::Scope>) {
+    let namespace = scope.map_or("", |s| s.namespace.as_str());
     let namespace: String = if namespace.is_empty() {
         engram::DEFAULT_NAMESPACE.to_owned()
     } else {
         namespace.chars().take(MAX_LOGGED_NAMESPACE_CHARS).collect()
     };
     tracing::Span::current().record("namespace", namespace.as_str());
-    request
 }

@@ -1,4 +1,4 @@
-//! Opaque page tokens (AIP-158): the keyset cursor of the last item returned,
+//! Opaque page tokens (AIP-158): the keyset key of the last item returned,
 //! bound to the request that produced it so that it cannot be replayed with a
 //! different scope, filter or order.
 
@@ -6,23 +6,21 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
+use super::validate::Violations;
 use crate::domain::PageCursor;
 use crate::engine::dedup;
+
+/// Hex digits of the request fingerprint kept in a token: enough to tell
+/// requests apart, short enough to keep tokens small.
+const FINGERPRINT_DIGITS: usize = 16;
 
 #[derive(Serialize, Deserialize)]
 struct Token {
     /// Fingerprint of the request.
     f: String,
-    /// Importance (its IEEE-754 bits, so it round-trips exactly), create
-    /// time and sequence number of the last item.
-    i: u64,
-    t: i64,
-    s: i64,
+    /// The sort key of the last item (integers, so it round-trips exactly).
+    k: Vec<i64>,
 }
-
-/// Hex digits of the request fingerprint kept in a token: enough to tell
-/// requests apart, short enough to keep tokens small.
-const FINGERPRINT_DIGITS: usize = 16;
 
 /// A short fingerprint of whatever identifies a listing (its `Debug` form).
 pub fn fingerprint(request: &impl std::fmt::Debug) -> String {
@@ -31,32 +29,63 @@ pub fn fingerprint(request: &impl std::fmt::Debug) -> String {
     full
 }
 
-pub fn encode(cursor: PageCursor, fingerprint: String) -> String {
+/// A token continuing after the item whose sort key is `key`.
+pub fn encode(key: &[i64], fingerprint: String) -> String {
     let token = Token {
         f: fingerprint,
-        i: cursor.importance.to_bits(),
-        t: cursor.create_time,
-        s: cursor.seq,
+        k: key.to_vec(),
     };
-    // Serialising four plain fields cannot fail.
+    // Serialising a string and integers cannot fail.
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).unwrap_or_default())
 }
 
-/// The cursor in `token`, or a description of what is wrong with it.
-pub fn decode(token: &str, fingerprint: &str) -> Result<PageCursor, &'static str> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| "is not a page token from this service")?;
-    let token: Token =
-        serde_json::from_slice(&bytes).map_err(|_| "is not a page token from this service")?;
+/// The key in `token`, or a description of what is wrong with it.
+pub fn decode<const N: usize>(token: &str, fingerprint: &str) -> Result<[i64; N], &'static str> {
+    const FOREIGN: &str = "is not a page token from this service";
+    let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| FOREIGN)?;
+    let token: Token = serde_json::from_slice(&bytes).map_err(|_| FOREIGN)?;
     if token.f != fingerprint {
         return Err("belongs to a request with a different scope, filter or order");
     }
-    Ok(PageCursor {
-        importance: f64::from_bits(token.i),
-        create_time: token.t,
-        seq: token.s,
-    })
+    token.k.try_into().map_err(|_| FOREIGN)
+}
+
+/// The key of a request's `page_token`: `None` for the first page, and a
+/// violation of `page_token` when it is not valid for this request.
+pub fn decode_into<const N: usize>(
+    v: &mut Violations,
+    token: &str,
+    fingerprint: &str,
+) -> Option<[i64; N]> {
+    if token.is_empty() {
+        return None;
+    }
+    match decode(token, fingerprint) {
+        Ok(key) => Some(key),
+        Err(why) => {
+            v.add("page_token", why);
+            None
+        }
+    }
+}
+
+/// The sort key of a memory listing's cursor: importance as its IEEE-754
+/// bits (so it round-trips exactly), create time, sequence number.
+pub fn memory_key(cursor: PageCursor) -> [i64; 3] {
+    [
+        cursor.importance.to_bits() as i64,
+        cursor.create_time,
+        cursor.seq,
+    ]
+}
+
+/// The cursor of a memory listing's key.
+pub fn memory_cursor([importance, create_time, seq]: [i64; 3]) -> PageCursor {
+    PageCursor {
+        importance: f64::from_bits(importance as u64),
+        create_time,
+        seq,
+    }
 }
 
 #[cfg(test)]
@@ -65,13 +94,11 @@ mod tests {
 
     #[test]
     fn a_token_round_trips_for_the_same_request() {
-        let cursor = PageCursor {
-            importance: 0.25,
-            create_time: 42,
-            seq: 7,
-        };
-        let token = encode(cursor, fingerprint(&("scope", 1)));
-        assert_eq!(decode(&token, &fingerprint(&("scope", 1))), Ok(cursor));
+        let token = encode(&[42, 7], fingerprint(&("scope", 1)));
+        assert_eq!(
+            decode::<2>(&token, &fingerprint(&("scope", 1))),
+            Ok([42, 7])
+        );
     }
 
     #[test]
@@ -82,24 +109,16 @@ mod tests {
             create_time: 1,
             seq: 1,
         };
-        let token = encode(cursor, fingerprint(&"x"));
-        assert_eq!(
-            decode(&token, &fingerprint(&"x")).map(|c| c.importance.to_bits()),
-            Ok(cursor.importance.to_bits())
-        );
+        let token = encode(&memory_key(cursor), fingerprint(&"x"));
+        let back = memory_cursor(decode(&token, &fingerprint(&"x")).unwrap());
+        assert_eq!(back.importance.to_bits(), cursor.importance.to_bits());
     }
 
     #[test]
-    fn a_token_is_refused_for_another_request() {
-        let token = encode(
-            PageCursor {
-                importance: 0.0,
-                create_time: 1,
-                seq: 1,
-            },
-            fingerprint(&"a"),
-        );
-        assert!(decode(&token, &fingerprint(&"b")).is_err());
-        assert!(decode("not a token!", &fingerprint(&"a")).is_err());
+    fn a_token_is_refused_for_another_request_or_shape() {
+        let token = encode(&[1, 1], fingerprint(&"a"));
+        assert!(decode::<2>(&token, &fingerprint(&"b")).is_err());
+        assert!(decode::<3>(&token, &fingerprint(&"a")).is_err());
+        assert!(decode::<2>("not a token!", &fingerprint(&"a")).is_err());
     }
 }

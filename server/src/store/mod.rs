@@ -5,6 +5,10 @@ pub mod sqlite;
 
 use async_trait::async_trait;
 
+use crate::domain::episode::{
+    Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
+    NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
+};
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
 };
@@ -68,6 +72,91 @@ pub trait Store: Send + Sync + 'static {
     /// Records that a search returned these memories. Fire and forget: it
     /// queues the write and returns at once; under overload it may drop it.
     fn record_access(&self, ids: Vec<String>, now: Micros);
+
+    /// Starts an episode; with a `request_id` already used in the namespace
+    /// for the same episode, returns that episode.
+    async fn start_episode(
+        &self,
+        new: NewEpisode,
+        request_id: Option<&str>,
+        now: Micros,
+    ) -> Result<Episode>;
+
+    /// Appends steps to a running episode visible from `scope`. With
+    /// `all_or_nothing`, a misnumbered step fails the call and stores nothing;
+    /// without, such steps are rejected one by one and the rest stored.
+    async fn append_steps(
+        &self,
+        scope: &Scope,
+        episode_id: &str,
+        steps: Vec<Step>,
+        all_or_nothing: bool,
+        now: Micros,
+    ) -> Result<Appended>;
+
+    /// Completes a running episode and learns from it, in one transaction.
+    async fn complete_episode(
+        &self,
+        scope: &Scope,
+        episode_id: &str,
+        outcome: Outcome,
+        now: Micros,
+    ) -> Result<(Episode, Learned)>;
+
+    /// The episode with its steps, if visible from `scope`.
+    async fn get_episode(&self, scope: &Scope, id: &str) -> Result<Option<Episode>>;
+
+    /// One page of episodes (plus one), newest first, without steps.
+    async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>>;
+
+    /// One page of rules (plus one), newest first: of a task, the global ones
+    /// (`Some("")`) or all (`None`).
+    async fn list_task_rules(
+        &self,
+        namespace: &str,
+        task_id: Option<&str>,
+        page_size: usize,
+        after_seq: Option<i64>,
+    ) -> Result<Vec<TaskRule>>;
+
+    /// Merges a mistake into its card; says whether the card is kept. With a
+    /// `request_id` already used for the same mistake, returns the first
+    /// call's answer and counts nothing twice.
+    async fn record_mistake(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        report: MistakeReport,
+        episode_id: Option<&str>,
+        request_id: Option<&str>,
+        now: Micros,
+    ) -> Result<(MistakeCard, bool)>;
+
+    /// Up to `limit` mistake cards, strongest first, after a (seen_count,
+    /// last_seen) cursor.
+    async fn list_mistake_cards(
+        &self,
+        namespace: &str,
+        task_id: Option<&str>,
+        mistake_type: Option<&str>,
+        limit: usize,
+        after: Option<(i64, i64)>,
+    ) -> Result<Vec<MistakeCard>>;
+
+    /// Runs RULES consolidation; without `force`, only if an episode was
+    /// completed since the last run (else `None`).
+    async fn consolidate(
+        &self,
+        namespace: &str,
+        force: bool,
+        now: Micros,
+    ) -> Result<Option<Consolidation>>;
+
+    /// The learning statistics of `scope`.
+    async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats>;
+
+    /// What BuildContext shows about a task and its namespace.
+    async fn task_knowledge(&self, scope: &Scope, task_id: &str) -> Result<TaskKnowledge>;
 
     /// Finishes queued writes and closes the database.
     async fn close(&self);

@@ -5,11 +5,12 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
+use super::requests;
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
     MemoryType, Micros, NewMemory, Scope, TextMatch, WriteResult,
 };
-use crate::engine::dedup::{self, content_hash};
+use crate::engine::dedup::content_hash;
 use crate::error::{Error, Result};
 
 /// Rows are decoded by column name, so every memory column can be selected
@@ -21,7 +22,7 @@ fn select_from_memories() -> QueryBuilder<Sqlite> {
 }
 
 /// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
-fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Micros) {
+pub(super) fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Micros) {
     qb.push("m.namespace = ")
         .push_bind(scope.namespace.clone())
         .push(" AND (m.level = ")
@@ -183,63 +184,43 @@ pub(super) async fn create(
 ) -> Result<Vec<Created>> {
     // Only a create with a request id is remembered, so only then is the
     // request fingerprinted.
-    let fingerprint = request_id.as_ref().map(|_| dedup::fingerprint(&new));
+    let fingerprint = request_id.as_ref().map(|_| requests::fingerprint(&new));
     if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
-        && let Some(first) = replay(conn, &namespace, request_id, fingerprint, now).await?
+        && let Some(first) = requests::replay(conn, &namespace, request_id, fingerprint).await?
     {
-        return Ok(first);
+        return reload(conn, request_id, &first, now).await;
     }
     let mut created = Vec::with_capacity(new.len());
     for memory in new {
         created.push(create_one(conn, memory, now).await?);
     }
-    if let Some(request_id) = request_id {
+    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
         let results: Vec<(&str, i32)> = created
             .iter()
             .map(|c| (c.memory.id.as_str(), c.result as i32))
             .collect();
-        const REMEMBER: &str = "INSERT INTO create_requests \
-            (namespace, request_id, fingerprint, results, create_time) VALUES (?, ?, ?, ?, ?)";
-        sqlx::query(REMEMBER)
-            .bind(&namespace)
-            .bind(&request_id)
-            .bind(fingerprint.unwrap_or_default())
-            .bind(json(&results))
-            .bind(now)
-            .execute(&mut *conn)
-            .await
-            .map_err(db_error)?;
+        requests::remember(
+            conn,
+            &namespace,
+            request_id,
+            fingerprint,
+            &json(&results),
+            now,
+        )
+        .await?;
     }
     Ok(created)
 }
 
-/// What the first create with this request id returned, if there was one.
-/// A request id reused for a different request (other memories, or another
-/// scope) is refused rather than answered with memories it did not create.
-async fn replay(
+/// The memories a first create returned (`results`: its ids and write
+/// results), as they are now.
+async fn reload(
     conn: &mut SqliteConnection,
-    namespace: &str,
     request_id: &str,
-    fingerprint: &str,
+    results: &str,
     now: Micros,
-) -> Result<Option<Vec<Created>>> {
-    let first: Option<(String, String)> = sqlx::query_as(
-        "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
-    )
-    .bind(namespace)
-    .bind(request_id)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    let Some((first_fingerprint, results)) = first else {
-        return Ok(None);
-    };
-    if first_fingerprint != fingerprint {
-        return Err(Error::AlreadyExists(format!(
-            "request_id {request_id} was already used for a different request; use a new request_id"
-        )));
-    }
-    let results: Vec<(String, i32)> = serde_json::from_str(&results)
+) -> Result<Vec<Created>> {
+    let results: Vec<(String, i32)> = serde_json::from_str(results)
         .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
     let mut first = Vec::with_capacity(results.len());
     for (id, result) in results {
@@ -255,7 +236,7 @@ async fn replay(
         };
         first.push(Created { memory, result });
     }
-    Ok(Some(first))
+    Ok(first)
 }
 
 /// Inserts `new`, or reinforces the identical memory, in one statement.

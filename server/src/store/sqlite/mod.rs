@@ -2,7 +2,10 @@
 //! migrations embedded and applied at start; WAL; one writer connection with
 //! group commit (see [`writer`]) and a pool of read-only connections.
 
+mod episodes;
+mod learning;
 mod memories;
+mod requests;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +22,10 @@ use tokio::task::JoinHandle;
 
 use self::writer::Writer;
 use super::Store;
+use crate::domain::episode::{
+    Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
+    NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
+};
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
 };
@@ -26,11 +33,18 @@ use crate::error::{Error, Result};
 
 /// The schema, in order. A migration is never edited once released; a change
 /// is a new entry.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "memories",
-    include_str!("../../../migrations/sqlite/0001_memories.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "memories",
+        include_str!("../../../migrations/sqlite/0001_memories.sql"),
+    ),
+    (
+        2,
+        "episodes",
+        include_str!("../../../migrations/sqlite/0002_episodes.sql"),
+    ),
+];
 
 /// SQLite's page cache per connection, in KiB.
 const CACHE_KIB: u32 = 32 * 1024;
@@ -249,6 +263,130 @@ impl Store for SqliteStore {
         }
         self.writer
             .write_detached(move |conn| Box::pin(memories::record_access(conn, ids, now)));
+    }
+
+    async fn start_episode(
+        &self,
+        new: NewEpisode,
+        request_id: Option<&str>,
+        now: Micros,
+    ) -> Result<Episode> {
+        let request_id = request_id.map(str::to_owned);
+        self.writer
+            .write(move |conn| Box::pin(episodes::start(conn, new, request_id, now)))
+            .await
+    }
+
+    async fn append_steps(
+        &self,
+        scope: &Scope,
+        episode_id: &str,
+        steps: Vec<Step>,
+        all_or_nothing: bool,
+        now: Micros,
+    ) -> Result<Appended> {
+        let (scope, id) = (scope.clone(), episode_id.to_owned());
+        self.writer
+            .write(move |conn| {
+                Box::pin(episodes::append(
+                    conn,
+                    scope,
+                    id,
+                    steps,
+                    all_or_nothing,
+                    now,
+                ))
+            })
+            .await
+    }
+
+    async fn complete_episode(
+        &self,
+        scope: &Scope,
+        episode_id: &str,
+        outcome: Outcome,
+        now: Micros,
+    ) -> Result<(Episode, Learned)> {
+        let (scope, id) = (scope.clone(), episode_id.to_owned());
+        self.writer
+            .write(move |conn| Box::pin(learning::complete(conn, scope, id, outcome, now)))
+            .await
+    }
+
+    async fn get_episode(&self, scope: &Scope, id: &str) -> Result<Option<Episode>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        episodes::get_with_steps(&mut conn, scope, id).await
+    }
+
+    async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        episodes::list(&mut conn, query).await
+    }
+
+    async fn list_task_rules(
+        &self,
+        namespace: &str,
+        task_id: Option<&str>,
+        page_size: usize,
+        after_seq: Option<i64>,
+    ) -> Result<Vec<TaskRule>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::list_rules(&mut conn, namespace, task_id, page_size, after_seq).await
+    }
+
+    async fn record_mistake(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        report: MistakeReport,
+        episode_id: Option<&str>,
+        request_id: Option<&str>,
+        now: Micros,
+    ) -> Result<(MistakeCard, bool)> {
+        let (scope, task_id) = (scope.clone(), task_id.to_owned());
+        let (episode_id, request_id) =
+            (episode_id.map(str::to_owned), request_id.map(str::to_owned));
+        self.writer
+            .write(move |conn| {
+                Box::pin(learning::record_mistake(
+                    conn, scope, task_id, report, episode_id, request_id, now,
+                ))
+            })
+            .await
+    }
+
+    async fn list_mistake_cards(
+        &self,
+        namespace: &str,
+        task_id: Option<&str>,
+        mistake_type: Option<&str>,
+        limit: usize,
+        after: Option<(i64, i64)>,
+    ) -> Result<Vec<MistakeCard>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::list_cards(&mut conn, namespace, task_id, mistake_type, limit, after).await
+    }
+
+    async fn consolidate(
+        &self,
+        namespace: &str,
+        force: bool,
+        now: Micros,
+    ) -> Result<Option<Consolidation>> {
+        let namespace = namespace.to_owned();
+        self.writer
+            .write(move |conn| Box::pin(learning::consolidate(conn, namespace, force, now)))
+            .await
+    }
+
+    async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::stats(&mut conn, scope, now).await
+    }
+
+    async fn task_knowledge(&self, scope: &Scope, task_id: &str) -> Result<TaskKnowledge> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::knowledge(&mut conn, scope, task_id).await
     }
 
     async fn close(&self) {

@@ -1,0 +1,331 @@
+//! SQL for episodes and their steps.
+
+use sqlx::sqlite::SqliteRow;
+use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
+
+use super::db_error;
+use crate::domain::episode::{
+    Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Rejection, Step,
+    StepProblem,
+};
+use crate::domain::{Micros, Scope};
+use crate::error::{Error, FieldViolation, Result};
+
+/// The most steps one episode may have.
+pub const MAX_STEPS_PER_EPISODE: i32 = 1000;
+
+/// Appends the rule that an episode is visible from `scope`: same namespace,
+/// and where the scope names an agent, user or project, the episode's must
+/// match it or be empty.
+pub(super) fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope) {
+    qb.push("e.namespace = ").push_bind(scope.namespace.clone());
+    for (column, value) in [
+        ("e.agent_id", &scope.agent_id),
+        ("e.user_id", &scope.user_id),
+        ("e.project_id", &scope.project_id),
+    ] {
+        if !value.is_empty() {
+            qb.push(format!(" AND {column} IN ('', "))
+                .push_bind(value.clone())
+                .push(")");
+        }
+    }
+}
+
+pub(super) fn episode_from_row(row: &SqliteRow) -> Result<Episode> {
+    let text =
+        |column: &str| -> Result<String> { row.try_get::<String, _>(column).map_err(db_error) };
+    let corrupt = |what: &str| Error::Internal(format!("corrupt episode row: bad {what}"));
+    let outcome: Option<String> = row.try_get("outcome").map_err(db_error)?;
+    Ok(Episode {
+        seq: row.try_get("seq").map_err(db_error)?,
+        id: text("id")?,
+        scope: Scope {
+            namespace: text("namespace")?,
+            agent_id: text("agent_id")?,
+            user_id: text("user_id")?,
+            project_id: text("project_id")?,
+            session_id: text("session_id")?,
+        },
+        task_id: text("task_id")?,
+        description: text("description")?,
+        task_type: text("task_type")?,
+        context: serde_json::from_str(&text("context")?).map_err(|_| corrupt("context"))?,
+        status: EpisodeStatus::from_code(row.try_get("status").map_err(db_error)?)
+            .ok_or_else(|| corrupt("status"))?,
+        steps: Vec::new(),
+        step_count: row.try_get("step_count").map_err(db_error)?,
+        last_step: row.try_get("last_step").map_err(db_error)?,
+        outcome: outcome
+            .map(|o| serde_json::from_str(&o))
+            .transpose()
+            .map_err(|_| corrupt("outcome"))?,
+        create_time: row.try_get("create_time").map_err(db_error)?,
+        update_time: row.try_get("update_time").map_err(db_error)?,
+        complete_time: row.try_get("complete_time").map_err(db_error)?,
+        version: row.try_get("version").map_err(db_error)?,
+    })
+}
+
+fn json(context: &EpisodeContext) -> String {
+    serde_json::to_string(context).unwrap_or_else(|_| "{}".into())
+}
+
+pub(super) async fn start(
+    conn: &mut SqliteConnection,
+    new: NewEpisode,
+    request_id: Option<String>,
+    now: Micros,
+) -> Result<Episode> {
+    if let Some(request_id) = &request_id {
+        let first =
+            sqlx::query("SELECT e.* FROM episodes e WHERE e.namespace = ? AND e.request_id = ?")
+                .bind(&new.scope.namespace)
+                .bind(request_id)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(db_error)?;
+        if let Some(row) = first {
+            let first = episode_from_row(&row)?;
+            if (&first.scope, &first.task_id, &first.description)
+                != (&new.scope, &new.task_id, &new.description)
+            {
+                return Err(Error::AlreadyExists(format!(
+                    "request_id {request_id} was already used for a different episode; use a new request_id"
+                )));
+            }
+            return Ok(first);
+        }
+    }
+    let row = sqlx::query(
+        "INSERT INTO episodes (id, namespace, agent_id, user_id, project_id, session_id, task_id, description, \
+         task_type, context, status, request_id, create_time, update_time) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+    )
+    .bind(uuid::Uuid::now_v7().to_string())
+    .bind(&new.scope.namespace)
+    .bind(&new.scope.agent_id)
+    .bind(&new.scope.user_id)
+    .bind(&new.scope.project_id)
+    .bind(&new.scope.session_id)
+    .bind(&new.task_id)
+    .bind(&new.description)
+    .bind(&new.task_type)
+    .bind(json(&new.context))
+    .bind(EpisodeStatus::Running.code())
+    .bind(request_id)
+    .bind(now)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    episode_from_row(&row)
+}
+
+/// The episode `id` if it is visible from `scope`, without its steps.
+pub(super) async fn get(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    id: &str,
+) -> Result<Option<Episode>> {
+    let mut qb = QueryBuilder::new("SELECT e.* FROM episodes e WHERE ");
+    push_visible(&mut qb, scope);
+    qb.push(" AND e.id = ").push_bind(id.to_owned());
+    let row = qb
+        .build()
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    row.as_ref().map(episode_from_row).transpose()
+}
+
+/// The episode `id` visible from `scope` and still RUNNING.
+pub(super) async fn get_running(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    id: &str,
+) -> Result<Episode> {
+    let episode = get(conn, scope, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))?;
+    if episode.status != EpisodeStatus::Running {
+        return Err(Error::FailedPrecondition(format!(
+            "episode {id} is {}; only a RUNNING episode takes steps or a completion",
+            status_name(episode.status)
+        )));
+    }
+    Ok(episode)
+}
+
+fn status_name(status: EpisodeStatus) -> &'static str {
+    match status {
+        EpisodeStatus::Running => "RUNNING",
+        EpisodeStatus::Completed => "COMPLETED",
+        EpisodeStatus::Abandoned => "ABANDONED",
+    }
+}
+
+/// The episode with its steps.
+pub(super) async fn get_with_steps(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    id: &str,
+) -> Result<Option<Episode>> {
+    let Some(mut episode) = get(conn, scope, id).await? else {
+        return Ok(None);
+    };
+    let rows =
+        sqlx::query("SELECT * FROM episode_steps WHERE episode_seq = ? ORDER BY step_number")
+            .bind(episode.seq)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    episode.steps = rows
+        .iter()
+        .map(|row| {
+            Ok(Step {
+                number: row.try_get("step_number").map_err(db_error)?,
+                tool: row.try_get("tool").map_err(db_error)?,
+                action: row.try_get("action").map_err(db_error)?,
+                parameters: row.try_get("parameters").map_err(db_error)?,
+                result: row.try_get("result").map_err(db_error)?,
+                output: row.try_get("output").map_err(db_error)?,
+                latency_ms: row.try_get("latency_ms").map_err(db_error)?,
+                time: row.try_get("time").map_err(db_error)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Some(episode))
+}
+
+/// Appends `steps` to a running episode. Each step must number above the
+/// one before and the episode may not pass its step limit; a step that
+/// breaks either is rejected. With `all_or_nothing`, any rejection fails the
+/// whole call (INVALID_ARGUMENT naming the step) and nothing is stored.
+pub(super) async fn append(
+    conn: &mut SqliteConnection,
+    scope: Scope,
+    id: String,
+    steps: Vec<Step>,
+    all_or_nothing: bool,
+    now: Micros,
+) -> Result<Appended> {
+    let episode = get_running(conn, &scope, &id).await?;
+    let (mut last, mut count) = (episode.last_step, episode.step_count);
+    let mut accepted = Vec::with_capacity(steps.len());
+    let mut rejections = Vec::new();
+    for (index, step) in steps.into_iter().enumerate() {
+        let problem = if step.number <= last {
+            Some((
+                StepProblem::Misnumbered,
+                format!(
+                    "step_number {} is not above the previous step {last}",
+                    step.number
+                ),
+            ))
+        } else if count >= MAX_STEPS_PER_EPISODE {
+            Some((
+                StepProblem::TooMany,
+                format!("the episode already has the maximum of {MAX_STEPS_PER_EPISODE} steps"),
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some((problem, reason)) => rejections.push(Rejection {
+                index,
+                step_number: step.number,
+                problem,
+                reason,
+            }),
+            None => {
+                last = step.number;
+                count += 1;
+                accepted.push(step);
+            }
+        }
+    }
+    if all_or_nothing && !rejections.is_empty() {
+        return Err(Error::InvalidArgument(
+            rejections
+                .into_iter()
+                .map(|r| FieldViolation {
+                    field: match r.problem {
+                        StepProblem::Misnumbered => format!("steps[{}].step_number", r.index),
+                        StepProblem::TooMany => "steps".to_owned(),
+                    },
+                    description: r.reason,
+                })
+                .collect(),
+        ));
+    }
+    // Insert in chunks that stay well under SQLite's bound-parameter limit.
+    for chunk in accepted.chunks(500) {
+        let mut qb = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO episode_steps (episode_seq, step_number, tool, action, parameters, result, output, \
+             latency_ms, time) ",
+        );
+        qb.push_values(chunk, |mut row, step| {
+            row.push_bind(episode.seq)
+                .push_bind(step.number)
+                .push_bind(step.tool.clone())
+                .push_bind(step.action.clone())
+                .push_bind(step.parameters.clone())
+                .push_bind(step.result)
+                .push_bind(step.output.clone())
+                .push_bind(step.latency_ms)
+                .push_bind(step.time);
+        });
+        qb.build().execute(&mut *conn).await.map_err(db_error)?;
+    }
+    if !accepted.is_empty() {
+        sqlx::query(
+            "UPDATE episodes SET step_count = ?, last_step = ?, update_time = ?, version = version + 1 \
+             WHERE seq = ?",
+        )
+        .bind(count)
+        .bind(last)
+        .bind(now)
+        .bind(episode.seq)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    }
+    Ok(Appended {
+        accepted: accepted.len(),
+        rejections,
+        step_count: count,
+    })
+}
+
+/// One page of episodes (plus one), newest first, without steps.
+pub(super) async fn list(
+    conn: &mut SqliteConnection,
+    query: &EpisodeQuery,
+) -> Result<Vec<Episode>> {
+    let mut qb = QueryBuilder::new("SELECT e.* FROM episodes e WHERE ");
+    push_visible(&mut qb, &query.scope);
+    if let Some(task_id) = &query.task_id {
+        qb.push(" AND e.task_id = ").push_bind(task_id.clone());
+    }
+    if let Some(status) = query.status {
+        qb.push(" AND e.status = ").push_bind(status.code());
+    }
+    if let Some(after) = query.started_after {
+        qb.push(" AND e.create_time >= ").push_bind(after);
+    }
+    if let Some(before) = query.started_before {
+        qb.push(" AND e.create_time < ").push_bind(before);
+    }
+    if let Some((create_time, seq)) = query.after {
+        qb.push(" AND (e.create_time, e.seq) < (")
+            .push_bind(create_time)
+            .push(", ")
+            .push_bind(seq)
+            .push(")");
+    }
+    qb.push(" ORDER BY e.create_time DESC, e.seq DESC LIMIT ")
+        .push_bind(i64::try_from(query.page_size + 1).unwrap_or(i64::MAX));
+    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+    rows.iter().map(episode_from_row).collect()
+}

@@ -1,0 +1,63 @@
+//! Idempotency keys (AIP-155): what a write with a `request_id` returned, so
+//! that a retry gets the same answer and nothing is written twice.
+
+use sqlx::SqliteConnection;
+
+use super::db_error;
+use crate::domain::Micros;
+use crate::engine::dedup;
+use crate::error::{Error, Result};
+
+/// The fingerprint a request's id is bound to.
+pub(super) fn fingerprint(request: &impl std::fmt::Debug) -> String {
+    dedup::fingerprint(request)
+}
+
+/// What the first write with this request id returned (as JSON), if there
+/// was one. A request id reused for a different request is refused.
+pub(super) async fn replay(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    request_id: &str,
+    fingerprint: &str,
+) -> Result<Option<String>> {
+    let first: Option<(String, String)> = sqlx::query_as(
+        "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
+    )
+    .bind(namespace)
+    .bind(request_id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    match first {
+        None => Ok(None),
+        Some((first, results)) if first == fingerprint => Ok(Some(results)),
+        Some(_) => Err(Error::AlreadyExists(format!(
+            "request_id {request_id} was already used for a different request; use a new request_id"
+        ))),
+    }
+}
+
+/// Remembers what a write with this request id returned.
+pub(super) async fn remember(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    request_id: &str,
+    fingerprint: &str,
+    results: &str,
+    now: Micros,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO create_requests (namespace, request_id, fingerprint, results, create_time) \
+         VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(namespace)
+    .bind(request_id)
+    .bind(fingerprint)
+    .bind(results)
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
+}
