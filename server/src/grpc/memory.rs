@@ -59,7 +59,7 @@ impl MemoryApi {
         let mut forwarded = Vec::with_capacity(message.steps.len());
         for (i, step) in message.steps.iter().enumerate() {
             let mut v = Violations::default();
-            let checked = episode_requests::step(&mut v, "step", step, now);
+            let checked = episode_requests::step(&mut v, &format!("steps[{i}]"), step, now);
             let problems = v.into_violations();
             if i >= MAX_STEPS_PER_CALL {
                 reject(
