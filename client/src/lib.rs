@@ -37,6 +37,8 @@ pub const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
 
 /// The memory service's generated client over a shared connection.
 pub type MemoryClient = proto::memory_service_client::MemoryServiceClient<Channel>;
+/// The learning service's generated client over a shared connection.
+pub type LearningClient = proto::learning_service_client::LearningServiceClient<Channel>;
 
 /// What can go wrong talking to Engram.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +113,12 @@ impl Engram {
     /// The memory service: memories, search and context.
     pub fn memory(&self) -> MemoryClient {
         MemoryClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
+    }
+
+    /// The learning service: outcomes, heuristics, anti-patterns, task
+    /// rules, mistake cards, consolidation, forgetting and statistics.
+    pub fn learning(&self) -> LearningClient {
+        LearningClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
     }
 
     /// The underlying channel, for services this client does not wrap (such

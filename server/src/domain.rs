@@ -1,6 +1,7 @@
 //! Engram's domain types: plain Rust structs, independent of protobuf and SQL.
 
 pub mod episode;
+pub mod outcome;
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1766,6 +1766,7 @@ async fn build_context_shows_what_was_learned_about_the_task_in_order() {
             task_id: task.into(),
             query: "what language is billing written in".into(),
             token_budget: 4096,
+            ..Default::default()
         })
         .await
         .expect("build context")

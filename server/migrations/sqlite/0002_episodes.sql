@@ -19,14 +19,13 @@ CREATE TABLE episodes (
     last_step     INTEGER NOT NULL DEFAULT 0,    -- the highest step number logged
     score         REAL,                          -- set on completion
     outcome       TEXT,                          -- JSON outcome, set on completion
-    request_id    TEXT,                          -- StartEpisode's idempotency key
     create_time   INTEGER NOT NULL,
     update_time   INTEGER NOT NULL,
     complete_time INTEGER,
     version       INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX episodes_by_task ON episodes (namespace, task_id, status, complete_time);
-CREATE UNIQUE INDEX episodes_by_request_id ON episodes (namespace, request_id) WHERE request_id IS NOT NULL;
+CREATE INDEX episodes_by_completion ON episodes (namespace, status, complete_time, seq);
 CREATE INDEX episodes_by_create_time ON episodes (namespace, create_time, seq);
 
 CREATE TABLE episode_steps (
@@ -63,10 +62,12 @@ CREATE TABLE episode_lessons (
     kind        INTEGER NOT NULL,                -- 1 mistake, 2 success
     text        TEXT    NOT NULL,
     seen_count  INTEGER NOT NULL DEFAULT 1,
+    last_seen   INTEGER NOT NULL,                -- the namespace's tick when last reported
     create_time INTEGER NOT NULL,
     update_time INTEGER NOT NULL,
     UNIQUE (namespace, kind, text)
 );
+CREATE INDEX episode_lessons_by_recency ON episode_lessons (namespace, kind, last_seen);
 
 CREATE TABLE mistake_cards (
     seq                   INTEGER PRIMARY KEY,
@@ -93,6 +94,6 @@ CREATE INDEX mistake_cards_by_strength ON mistake_cards (namespace, seen_count, 
 CREATE TABLE learning_state (
     namespace             TEXT    PRIMARY KEY,
     completed_episodes    INTEGER NOT NULL DEFAULT 0,
-    sightings             INTEGER NOT NULL DEFAULT 0, -- mistake-card sightings so far
+    tick                  INTEGER NOT NULL DEFAULT 0, -- orders reports of mistakes and cards
     last_consolidation    INTEGER                     -- completed_episodes at the last run
 ) WITHOUT ROWID;

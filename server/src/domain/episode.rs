@@ -260,6 +260,8 @@ pub struct Stats {
     pub top_mistake_cards: Vec<MistakeCard>,
     /// (memory type code, count), by type.
     pub memories_per_type: Vec<(i32, i64)>,
+    /// Outcome learning per task type, by task type.
+    pub task_types: Vec<crate::domain::outcome::TaskTypeStats>,
 }
 
 /// What BuildContext shows about a task.
@@ -273,4 +275,8 @@ pub struct TaskKnowledge {
     pub recent_episodes: Vec<Episode>,
     /// Mean score and count of all completed episodes of the task.
     pub mean_score: Option<(f64, i64)>,
+    /// The most confident heuristics of the task type.
+    pub heuristics: Vec<crate::domain::outcome::Heuristic>,
+    /// The most frequent anti-patterns of the task type.
+    pub anti_patterns: Vec<crate::domain::outcome::AntiPattern>,
 }

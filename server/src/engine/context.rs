@@ -31,6 +31,8 @@ pub enum ItemKind {
     GlobalRule,
     Mistake,
     MistakeCard,
+    Heuristic,
+    AntiPattern,
     Episode,
 }
 
@@ -71,6 +73,9 @@ pub struct ContextBlock {
 pub struct ContextRequest {
     pub scope: Scope,
     pub task_id: String,
+    /// Whose heuristics and anti-patterns to show; empty: the task type of
+    /// the task's latest episode.
+    pub task_type: String,
     pub query: String,
     pub token_budget: usize,
 }
@@ -102,6 +107,8 @@ const TASK_RULE_PRIORITY: f64 = 0.95;
 const MISTAKE_PRIORITY: f64 = 0.85;
 const MISTAKE_CARD_PRIORITY: f64 = 0.8;
 const GLOBAL_RULE_PRIORITY: f64 = 0.75;
+const ANTI_PATTERN_PRIORITY: f64 = 0.72;
+const HEURISTIC_PRIORITY: f64 = 0.7;
 const EPISODE_PRIORITY: f64 = 0.6;
 const PRIORITY_STEP: f64 = 0.01;
 /// A recent episode's line quotes this many characters of its summary.
@@ -115,7 +122,7 @@ pub async fn build(
     now: Micros,
 ) -> Result<ContextBlock> {
     let knowledge = store
-        .task_knowledge(&request.scope, &request.task_id)
+        .task_knowledge(&request.scope, &request.task_id, &request.task_type)
         .await?;
     let relevant = relevant_memories(store, request, now).await?;
     let preferences = store
@@ -140,6 +147,8 @@ pub async fn build(
         mistake_cards,
         recent_episodes,
         mean_score,
+        heuristics,
+        anti_patterns,
     } = knowledge;
     let ranked = |kind: ItemKind, base: f64| {
         move |(i, (text, id)): (usize, (String, String))| Line {
@@ -183,6 +192,39 @@ pub async fn build(
                 .map(|card| (card_line(&card), card.id))
                 .enumerate()
                 .map(ranked(ItemKind::MistakeCard, MISTAKE_CARD_PRIORITY))
+                .collect(),
+        },
+        Section {
+            title: "Heuristics".into(),
+            lines: heuristics
+                .into_iter()
+                .map(|h| {
+                    let line = format!(
+                        "{} (confidence {:.2}, {} outcomes)",
+                        h.strategy, h.confidence, h.occurrence_count
+                    );
+                    (line, h.id)
+                })
+                .enumerate()
+                .map(ranked(ItemKind::Heuristic, HEURISTIC_PRIORITY))
+                .collect(),
+        },
+        Section {
+            title: "Anti-patterns".into(),
+            lines: anti_patterns
+                .into_iter()
+                .map(|p| {
+                    let mut line = format!(
+                        "{} fails with: {} (seen {}x)",
+                        p.strategy, p.error, p.occurrence_count
+                    );
+                    if !p.better_alternative.is_empty() {
+                        line.push_str(&format!(" Better: {}", p.better_alternative));
+                    }
+                    (line, p.id)
+                })
+                .enumerate()
+                .map(ranked(ItemKind::AntiPattern, ANTI_PATTERN_PRIORITY))
                 .collect(),
         },
         Section {

@@ -4,4 +4,5 @@
 pub mod context;
 pub mod dedup;
 pub mod learning;
+pub mod outcomes;
 pub mod search;

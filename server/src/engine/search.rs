@@ -23,7 +23,7 @@ const MAX_CANDIDATES: usize = 500;
 const MAX_TERMS: usize = 64;
 
 /// English words too common to say anything about relevance.
-const STOP_WORDS: &[&str] = &[
+pub const STOP_WORDS: &[&str] = &[
     "a",
     "about",
     "above",

@@ -6,6 +6,7 @@ use prost_types::Timestamp;
 use crate::domain::episode::{
     Episode, Learned, MistakeCard, MistakeReport, Outcome, Stats, Step, TaskRule,
 };
+use crate::domain::outcome::{AgentScope, AntiPattern, Change, Heuristic, Recorded, TaskOutcome};
 use crate::domain::{Created, Memory, Micros, Scope};
 use crate::engine::context::{ContextBlock, ItemKind};
 use crate::engine::search::Hit;
@@ -83,6 +84,8 @@ pub fn context(block: ContextBlock) -> pb::BuildContextResponse {
                     ItemKind::GlobalRule => pb::ContextItemKind::GlobalRule,
                     ItemKind::Mistake => pb::ContextItemKind::Mistake,
                     ItemKind::MistakeCard => pb::ContextItemKind::MistakeCard,
+                    ItemKind::Heuristic => pb::ContextItemKind::Heuristic,
+                    ItemKind::AntiPattern => pb::ContextItemKind::AntiPattern,
                     ItemKind::Episode => pb::ContextItemKind::Episode,
                 } as i32,
                 id: item.id,
@@ -232,7 +235,130 @@ pub fn stats(stats: Stats) -> pb::GetStatsResponse {
             .into_iter()
             .map(|(memory_type, count)| pb::MemoryTypeCount { memory_type, count })
             .collect(),
-        ..pb::GetStatsResponse::default()
+        outcomes: stats.task_types.iter().map(|t| t.outcomes).sum(),
+        heuristics: stats.task_types.iter().map(|t| t.heuristics).sum(),
+        anti_patterns: stats.task_types.iter().map(|t| t.anti_patterns).sum(),
+        task_types: stats
+            .task_types
+            .into_iter()
+            .map(|t| pb::TaskTypeStats {
+                success_rate: if t.outcomes > 0 {
+                    t.successes as f64 / t.outcomes as f64
+                } else {
+                    0.0
+                },
+                task_type: t.task_type,
+                outcomes: t.outcomes,
+                successes: t.successes,
+                heuristics: t.heuristics,
+                anti_patterns: t.anti_patterns,
+            })
+            .collect(),
+    }
+}
+
+fn agent_and_project(namespace: String, agent_id: String, project_id: String) -> pb::Scope {
+    pb::Scope {
+        namespace,
+        agent_id,
+        project_id,
+        ..pb::Scope::default()
+    }
+}
+
+pub fn task_outcome(outcome: TaskOutcome) -> pb::Outcome {
+    pb::Outcome {
+        id: outcome.id,
+        scope: Some(agent_and_project(
+            outcome.namespace,
+            outcome.agent_id,
+            outcome.project_id,
+        )),
+        task: outcome.task,
+        task_type: outcome.task_type,
+        task_type_inferred: outcome.task_type_inferred,
+        success: outcome.success,
+        strategy: outcome.strategy,
+        duration_ms: outcome.duration_ms,
+        error: outcome.error,
+        feedback: outcome.feedback,
+        create_time: Some(timestamp(outcome.create_time)),
+        update_time: Some(timestamp(outcome.create_time)),
+    }
+}
+
+pub fn heuristic(h: Heuristic) -> pb::Heuristic {
+    pb::Heuristic {
+        etag: format!("v{}", h.version),
+        id: h.id,
+        scope: Some(agent_and_project(h.namespace, h.agent_id, h.project_id)),
+        task_type: h.task_type,
+        strategy: h.strategy,
+        confidence: h.confidence,
+        occurrence_count: h.occurrence_count,
+        success_count: h.success_count,
+        last_validated_time: Some(timestamp(h.last_validated_time)),
+        create_time: Some(timestamp(h.create_time)),
+        update_time: Some(timestamp(h.update_time)),
+    }
+}
+
+pub fn anti_pattern(p: AntiPattern) -> pb::AntiPattern {
+    pb::AntiPattern {
+        etag: format!("v{}", p.version),
+        id: p.id,
+        scope: Some(agent_and_project(p.namespace, p.agent_id, p.project_id)),
+        task_type: p.task_type,
+        strategy: p.strategy,
+        error: p.error,
+        occurrence_count: p.occurrence_count,
+        better_alternative: p.better_alternative,
+        better_alternative_heuristic_id: p.better_alternative_heuristic_id,
+        last_seen_time: Some(timestamp(p.last_seen_time)),
+        create_time: Some(timestamp(p.create_time)),
+        update_time: Some(timestamp(p.update_time)),
+    }
+}
+
+pub fn change(change: Option<Change>) -> i32 {
+    match change {
+        None => pb::LearningChange::Unspecified,
+        Some(Change::Created) => pb::LearningChange::Created,
+        Some(Change::Updated) => pb::LearningChange::Updated,
+    }
+    .into()
+}
+
+pub fn recorded(recorded: Recorded) -> pb::RecordOutcomeResponse {
+    let (heuristic_, heuristic_change) = recorded
+        .heuristic
+        .map_or((None, None), |(h, c)| (Some(h), Some(c)));
+    let (pattern, pattern_change) = recorded
+        .anti_pattern
+        .map_or((None, None), |(p, c)| (Some(p), Some(c)));
+    pb::RecordOutcomeResponse {
+        outcome: Some(task_outcome(recorded.outcome)),
+        heuristic: heuristic_.map(heuristic),
+        heuristic_change: change(heuristic_change),
+        anti_pattern: pattern.map(anti_pattern),
+        anti_pattern_change: change(pattern_change),
+    }
+}
+
+pub fn agent_scope(scope: AgentScope) -> pb::AgentScope {
+    let etag = scope.etag();
+    pb::AgentScope {
+        scope: Some(pb::Scope {
+            namespace: scope.namespace,
+            agent_id: scope.agent_id,
+            ..pb::Scope::default()
+        }),
+        can_learn: scope.can_learn,
+        cannot_learn: scope.cannot_learn,
+        min_occurrences: i32::try_from(scope.min_occurrences).unwrap_or(i32::MAX),
+        create_time: scope.set.map(|s| timestamp(s.create_time)),
+        update_time: scope.set.map(|s| timestamp(s.update_time)),
+        etag,
     }
 }
 

@@ -25,7 +25,9 @@ pub const MAX_SUMMARY_CHARS: usize = 10_000;
 /// The most mistakes, successes or mistake cards one outcome carries.
 pub const MAX_OUTCOME_ITEMS: usize = 100;
 pub const MAX_LESSON_CHARS: usize = 1000;
-pub const MAX_CARD_TEXT_BYTES: usize = 64 * 1024;
+/// The most characters of a mistake card's decision, evidence or lesson as
+/// sent (they are kept cut to 300).
+pub const MAX_CARD_TEXT_CHARS: usize = 1000;
 
 pub fn start(req: &pb::StartEpisodeRequest) -> Result<(NewEpisode, Option<String>)> {
     let mut v = Violations::default();
@@ -94,7 +96,7 @@ pub fn step(v: &mut Violations, field: &str, step: &pb::Step, now: Micros) -> St
         v.add(format!("{field}.parameters"), "must be empty or valid JSON");
     }
     v.enum_value(&format!("{field}.result"), step.result, |code| {
-        (0..=2).contains(&code).then_some(code)
+        pb::StepResult::try_from(code).ok()
     });
     if step.latency_ms < 0 {
         v.add(format!("{field}.latency_ms"), "must not be negative");
@@ -106,7 +108,12 @@ pub fn step(v: &mut Violations, field: &str, step: &pb::Step, now: Micros) -> St
         number: step.step_number,
         tool: step.tool.clone(),
         action: step.action.clone(),
-        parameters: step.parameters.clone(),
+        // White space alone is no parameters.
+        parameters: if step.parameters.trim().is_empty() {
+            String::new()
+        } else {
+            step.parameters.clone()
+        },
         result: step.result,
         output: cut_bytes(&step.output, MAX_OUTPUT_BYTES),
         latency_ms: step.latency_ms,
@@ -225,19 +232,19 @@ pub fn mistake(v: &mut Violations, field: &str, card: &pb::MistakeCardInput) -> 
     v.text(
         &format!("{field}.correct_decision"),
         &card.correct_decision,
-        MAX_CARD_TEXT_BYTES,
+        MAX_CARD_TEXT_CHARS,
         true,
     );
     v.text(
         &format!("{field}.evidence"),
         &card.evidence,
-        MAX_CARD_TEXT_BYTES,
+        MAX_CARD_TEXT_CHARS,
         false,
     );
     v.text(
         &format!("{field}.lesson"),
         &card.lesson,
-        MAX_CARD_TEXT_BYTES,
+        MAX_CARD_TEXT_CHARS,
         false,
     );
     MistakeReport {

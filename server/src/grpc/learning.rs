@@ -1,6 +1,6 @@
-//! `engram.v1.LearningService`, the episode part: task rules, mistake cards,
-//! consolidation and statistics. The outcome RPCs (heuristics,
-//! anti-patterns, agent scopes, forgetting) answer UNIMPLEMENTED until they land.
+//! `engram.v1.LearningService`: outcomes with the heuristics and
+//! anti-patterns learned from them, agent scopes, forgetting, task rules,
+//! mistake cards, consolidation and statistics.
 
 use std::sync::Arc;
 
@@ -8,10 +8,26 @@ use engram::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use super::episode_requests::{self as requests, MAX_LABEL_CHARS};
+use super::memory_requests::MAX_TASK_TYPE_CHARS;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, convert, page_token};
 use crate::domain::now_micros;
+use crate::domain::outcome::{AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome};
+use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, infer_task_type};
+use crate::error::Error;
 use crate::store::Store;
+
+pub const MAX_TASK_CHARS: usize = 1000;
+pub const MAX_STRATEGY_CHARS: usize = 2000;
+pub const MAX_ERROR_CHARS: usize = 4000;
+/// The most entries of can_learn or cannot_learn, and their length.
+pub const MAX_SCOPE_ENTRIES: usize = 100;
+pub const MAX_SCOPE_ENTRY_CHARS: usize = 64;
+pub const MAX_MIN_OCCURRENCES: usize = 100;
+/// Forget's default age for stale outcomes and anti-patterns: 90 days.
+pub const DEFAULT_FORGET_AFTER_MICROS: i64 = 90 * 24 * 3600 * 1_000_000;
+/// Forget's default confidence below which a heuristic is weak.
+pub const DEFAULT_WEAK_CONFIDENCE: f64 = 0.3;
 
 /// The LearningService implementation.
 pub struct LearningApi {
@@ -146,9 +162,10 @@ impl pb::learning_service_server::LearningService for LearningApi {
         });
         v.finish(())?;
         if mode == Some(pb::ConsolidateMode::Llm) {
-            return Err(Status::failed_precondition(
-                "no LLM is configured on this server; use mode RULES or AUTO",
-            ));
+            return Err(Error::FailedPrecondition(
+                "no LLM is configured on this server; use mode RULES or AUTO".into(),
+            )
+            .into());
         }
         let ran = self
             .store
@@ -172,6 +189,281 @@ impl pb::learning_service_server::LearningService for LearningApi {
         }))
     }
 
+    async fn record_outcome(
+        &self,
+        request: Request<pb::RecordOutcomeRequest>,
+    ) -> Reply<pb::RecordOutcomeResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        if scope.agent_id.is_empty() {
+            v.add(
+                "scope.agent_id",
+                "is required: an outcome belongs to an agent",
+            );
+        }
+        v.text("task", &req.task, MAX_TASK_CHARS, true);
+        v.text("task_type", &req.task_type, MAX_TASK_TYPE_CHARS, false);
+        v.text("strategy", &req.strategy, MAX_STRATEGY_CHARS, true);
+        if req.duration_ms.is_some_and(|d| d < 0) {
+            v.add("duration_ms", "must not be negative");
+        }
+        v.text("error", &req.error, MAX_ERROR_CHARS, false);
+        v.text("feedback", &req.feedback, MAX_ERROR_CHARS, false);
+        v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
+        v.finish(())?;
+        let given = req.task_type.trim().to_lowercase();
+        let inferred = given.is_empty();
+        let new = NewOutcome {
+            scope,
+            task_type: if inferred {
+                infer_task_type(&req.task).to_owned()
+            } else {
+                given
+            },
+            task_type_inferred: inferred,
+            task: req.task,
+            success: req.success,
+            strategy: req.strategy,
+            duration_ms: req.duration_ms,
+            error: req.error,
+            feedback: req.feedback,
+        };
+        let request_id = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        let recorded = self
+            .store
+            .record_outcome(new, request_id, now_micros())
+            .await?;
+        Ok(Response::new(convert::recorded(recorded)))
+    }
+
+    async fn list_outcomes(
+        &self,
+        request: Request<pb::ListOutcomesRequest>,
+    ) -> Reply<pb::ListOutcomesResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        let filter = LearningFilter {
+            task_type: task_type_filter(&mut v, &req.task_type),
+            success: req.success,
+            min_confidence: 0.0,
+        };
+        let page_size = v.page_size("page_size", req.page_size);
+        let fingerprint = page_token::fingerprint(&(&scope, &filter));
+        let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
+        v.finish(())?;
+        let mut outcomes = self
+            .store
+            .list_outcomes(&scope, &filter, page_size + 1, after)
+            .await?;
+        let next_page_token = next_token(&mut outcomes, page_size, |o| vec![o.seq], fingerprint);
+        Ok(Response::new(pb::ListOutcomesResponse {
+            outcomes: outcomes.into_iter().map(convert::task_outcome).collect(),
+            next_page_token,
+        }))
+    }
+
+    async fn list_heuristics(
+        &self,
+        request: Request<pb::ListHeuristicsRequest>,
+    ) -> Reply<pb::ListHeuristicsResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        v.unit_interval("min_confidence", req.min_confidence);
+        let filter = LearningFilter {
+            task_type: task_type_filter(&mut v, &req.task_type),
+            success: None,
+            min_confidence: req.min_confidence,
+        };
+        let page_size = v.page_size("page_size", req.page_size);
+        let fingerprint = page_token::fingerprint(&(&scope, &filter));
+        let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint)
+            .map(|[confidence, seq]| (f64::from_bits(confidence as u64), seq));
+        v.finish(())?;
+        let mut heuristics = self
+            .store
+            .list_heuristics(&scope, &filter, page_size + 1, after)
+            .await?;
+        let next_page_token = next_token(
+            &mut heuristics,
+            page_size,
+            |h| vec![h.confidence.to_bits() as i64, h.seq],
+            fingerprint,
+        );
+        Ok(Response::new(pb::ListHeuristicsResponse {
+            heuristics: heuristics.into_iter().map(convert::heuristic).collect(),
+            next_page_token,
+        }))
+    }
+
+    async fn list_anti_patterns(
+        &self,
+        request: Request<pb::ListAntiPatternsRequest>,
+    ) -> Reply<pb::ListAntiPatternsResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        let filter = LearningFilter {
+            task_type: task_type_filter(&mut v, &req.task_type),
+            ..LearningFilter::default()
+        };
+        let page_size = v.page_size("page_size", req.page_size);
+        let fingerprint = page_token::fingerprint(&(&scope, &filter));
+        let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint)
+            .map(|[count, seq]| (count, seq));
+        v.finish(())?;
+        let mut patterns = self
+            .store
+            .list_anti_patterns(&scope, &filter, page_size + 1, after)
+            .await?;
+        let next_page_token = next_token(
+            &mut patterns,
+            page_size,
+            |p| vec![p.occurrence_count, p.seq],
+            fingerprint,
+        );
+        Ok(Response::new(pb::ListAntiPatternsResponse {
+            anti_patterns: patterns.into_iter().map(convert::anti_pattern).collect(),
+            next_page_token,
+        }))
+    }
+
+    async fn set_agent_scope(
+        &self,
+        request: Request<pb::SetAgentScopeRequest>,
+    ) -> Reply<pb::SetAgentScopeResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        if scope.agent_id.is_empty() {
+            v.add("scope.agent_id", "is required");
+        }
+        v.tags(
+            "can_learn",
+            &req.can_learn,
+            MAX_SCOPE_ENTRIES,
+            MAX_SCOPE_ENTRY_CHARS,
+        );
+        v.tags(
+            "cannot_learn",
+            &req.cannot_learn,
+            MAX_SCOPE_ENTRIES,
+            MAX_SCOPE_ENTRY_CHARS,
+        );
+        let min_occurrences = v.count_or_default(
+            "min_occurrences",
+            req.min_occurrences,
+            DEFAULT_MIN_OCCURRENCES as usize,
+            1,
+            MAX_MIN_OCCURRENCES,
+        );
+        let etag = v.etag("etag", &req.etag);
+        v.finish(())?;
+        let wanted = AgentScope {
+            namespace: scope.namespace,
+            agent_id: scope.agent_id,
+            can_learn: req.can_learn,
+            cannot_learn: req.cannot_learn,
+            min_occurrences: min_occurrences as i64,
+            set: None,
+        };
+        let stored = self
+            .store
+            .set_agent_scope(wanted, etag.as_deref(), now_micros())
+            .await?;
+        Ok(Response::new(pb::SetAgentScopeResponse {
+            agent_scope: Some(convert::agent_scope(stored)),
+        }))
+    }
+
+    async fn get_agent_scope(
+        &self,
+        request: Request<pb::GetAgentScopeRequest>,
+    ) -> Reply<pb::GetAgentScopeResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        if scope.agent_id.is_empty() {
+            v.add("scope.agent_id", "is required");
+        }
+        v.finish(())?;
+        let stored = self
+            .store
+            .get_agent_scope(&scope.namespace, &scope.agent_id)
+            .await?;
+        Ok(Response::new(pb::GetAgentScopeResponse {
+            agent_scope: Some(convert::agent_scope(stored)),
+        }))
+    }
+
+    async fn forget(&self, request: Request<pb::ForgetRequest>) -> Reply<pb::ForgetResponse> {
+        let req = begin(request);
+        let now = now_micros();
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        let older_than = match &req.older_than {
+            None => DEFAULT_FORGET_AFTER_MICROS,
+            Some(d) => {
+                let micros = d
+                    .seconds
+                    .checked_mul(1_000_000)
+                    .and_then(|s| s.checked_add(i64::from(d.nanos / 1_000)));
+                match micros {
+                    Some(micros) if micros > 0 && (0..1_000_000_000).contains(&d.nanos) => micros,
+                    _ => {
+                        v.add("older_than", "must be a valid duration longer than 0");
+                        DEFAULT_FORGET_AFTER_MICROS
+                    }
+                }
+            }
+        };
+        let below_confidence = req.below_confidence.unwrap_or(DEFAULT_WEAK_CONFIDENCE);
+        v.unit_interval("below_confidence", below_confidence);
+        let mut kinds = Vec::new();
+        for (i, &code) in req.kinds.iter().enumerate() {
+            let kind = match pb::ForgetKind::try_from(code) {
+                Ok(pb::ForgetKind::Outcomes) => ForgetKind::Outcomes,
+                Ok(pb::ForgetKind::Heuristics) => ForgetKind::Heuristics,
+                Ok(pb::ForgetKind::AntiPatterns) => ForgetKind::AntiPatterns,
+                Ok(pb::ForgetKind::Memories) => ForgetKind::Memories,
+                Ok(pb::ForgetKind::Unspecified) | Err(_) => {
+                    v.add(format!("kinds[{i}]"), format!("unknown kind {code}"));
+                    continue;
+                }
+            };
+            if kinds.contains(&kind) {
+                v.add(format!("kinds[{i}]"), "is repeated");
+            }
+            kinds.push(kind);
+        }
+        if kinds.is_empty() {
+            kinds = vec![
+                ForgetKind::Outcomes,
+                ForgetKind::Heuristics,
+                ForgetKind::AntiPatterns,
+                ForgetKind::Memories,
+            ];
+        }
+        v.finish(())?;
+        let request = ForgetRequest {
+            scope,
+            stale_before: now.saturating_sub(older_than),
+            below_confidence,
+            kinds,
+            dry_run: req.dry_run,
+        };
+        let forgotten = self.store.forget(request, now).await?;
+        Ok(Response::new(pb::ForgetResponse {
+            outcomes: forgotten.outcomes,
+            heuristics: forgotten.heuristics,
+            anti_patterns: forgotten.anti_patterns,
+            memories: forgotten.memories,
+            dry_run: req.dry_run,
+        }))
+    }
+
     async fn get_stats(
         &self,
         request: Request<pb::GetStatsRequest>,
@@ -183,6 +475,13 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let stats = self.store.stats(&scope, now_micros()).await?;
         Ok(Response::new(convert::stats(stats)))
     }
+}
+
+/// A task-type filter: `None` when empty, lower-cased otherwise.
+fn task_type_filter(v: &mut Violations, task_type: &str) -> Option<String> {
+    v.text("task_type", task_type, MAX_TASK_TYPE_CHARS, false);
+    let task_type = task_type.trim().to_lowercase();
+    (!task_type.is_empty()).then_some(task_type)
 }
 
 /// Trims a fetched page of `page_size + 1` items to `page_size` and returns

@@ -10,7 +10,7 @@ use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::learning::next_token;
 use super::validate::Violations;
 use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
-use crate::domain::{PageCursor, now_micros};
+use crate::domain::{PageCursor, Scope, now_micros};
 use crate::engine::{context, search};
 use crate::error::Error;
 use crate::store::Store;
@@ -30,75 +30,112 @@ impl MemoryApi {
     }
 
     /// Appends one streamed message's steps, recording each accepted or
-    /// rejected step in `response`. Only storage failures end the stream;
-    /// everything about the message itself becomes a rejection.
+    /// rejected step in `response`. Nothing about a message ends the stream:
+    /// bad input, an unknown or completed episode, and even a storage failure
+    /// (the message's steps are then not stored) become rejections, so the
+    /// caller always learns what was stored.
     async fn append_streamed(
         &self,
-        scope: Option<&pb::Scope>,
+        scope: &Scope,
         message: pb::StreamStepsRequest,
-        response: &mut pb::StreamStepsResponse,
-    ) -> Result<(), Status> {
+        response: &mut StreamTally,
+    ) {
         let now = now_micros();
-        let mut reject = |step_number: i32, reason: String| {
-            response.rejected += 1;
-            response.rejections.push(pb::RejectedStep {
-                episode_id: message.episode_id.clone(),
-                step_number,
-                reason,
-            });
-        };
+        let episode = message.episode_id.as_str();
         let mut v = Violations::default();
-        let scope = v.scope("scope", scope);
-        let id = v.uuid("episode_id", &message.episode_id);
+        let id = v.uuid("episode_id", episode);
         if let Err(err) = v.finish(()) {
-            for step in &message.steps {
-                reject(step.step_number, err.to_string());
-            }
-            return Ok(());
+            response.reject_all(episode, &message.steps, &describe(&err));
+            return;
+        }
+        if message.steps.len() > MAX_STEPS_PER_CALL {
+            let reason = format!(
+                "more than {MAX_STEPS_PER_CALL} steps in one message; none of them was stored"
+            );
+            response.reject_all(episode, &message.steps, &reason);
+            return;
         }
         let mut forwarded = Vec::with_capacity(message.steps.len());
         for (i, step) in message.steps.iter().enumerate() {
             let mut v = Violations::default();
             let checked = episode_requests::step(&mut v, &format!("steps[{i}]"), step, now);
-            let problems = v.into_violations();
-            if i >= MAX_STEPS_PER_CALL {
-                reject(
-                    step.step_number,
-                    format!("more than {MAX_STEPS_PER_CALL} steps in one message"),
-                );
-            } else if problems.is_empty() {
-                forwarded.push(checked);
-            } else {
-                let reasons: Vec<String> = problems
-                    .into_iter()
-                    .map(|p| format!("{}: {}", p.field, p.description))
-                    .collect();
-                reject(step.step_number, reasons.join("; "));
+            match v.finish(checked) {
+                Ok(checked) => forwarded.push(checked),
+                Err(err) => response.reject(episode, step.step_number, describe(&err)),
             }
         }
         if forwarded.is_empty() {
-            return Ok(());
+            return;
         }
         let numbers: Vec<i32> = forwarded.iter().map(|s| s.number).collect();
         match self
             .store
-            .append_steps(&scope, &id, forwarded, false, now)
+            .append_steps(scope, &id, forwarded, false, now)
             .await
         {
             Ok(appended) => {
-                response.accepted += i32::try_from(appended.accepted).unwrap_or(i32::MAX);
+                response.0.accepted = response
+                    .0
+                    .accepted
+                    .saturating_add(i32::try_from(appended.accepted).unwrap_or(i32::MAX));
                 for rejection in appended.rejections {
-                    reject(rejection.step_number, rejection.reason);
+                    response.reject(episode, rejection.step_number, rejection.reason);
                 }
             }
-            Err(Error::NotFound(reason) | Error::FailedPrecondition(reason)) => {
+            Err(err) => {
+                let reason = match &err {
+                    Error::NotFound(reason) | Error::FailedPrecondition(reason) => reason.clone(),
+                    Error::Internal(_) => {
+                        tracing::error!(error = %err, "storing streamed steps failed");
+                        "not stored: internal error; send these steps again".to_owned()
+                    }
+                    other => format!("not stored: {other}; send these steps again"),
+                };
                 for number in numbers {
-                    reject(number, reason.clone());
+                    response.reject(episode, number, reason.clone());
                 }
             }
-            Err(err) => return Err(err.into()),
         }
-        Ok(())
+    }
+}
+
+/// A validation error as one line: "field: problem; field: problem".
+fn describe(err: &Error) -> String {
+    match err {
+        Error::InvalidArgument(violations) => violations
+            .iter()
+            .map(|v| format!("{}: {}", v.field, v.description))
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    }
+}
+
+/// The most rejections a StreamSteps response lists one by one; beyond it
+/// they are only counted, so a stream of garbage cannot grow the response
+/// (or the server's memory) without bound.
+pub const MAX_REPORTED_REJECTIONS: usize = 1000;
+
+/// The StreamSteps response being built.
+#[derive(Default)]
+struct StreamTally(pb::StreamStepsResponse);
+
+impl StreamTally {
+    fn reject(&mut self, episode_id: &str, step_number: i32, reason: String) {
+        self.0.rejected = self.0.rejected.saturating_add(1);
+        if self.0.rejections.len() < MAX_REPORTED_REJECTIONS {
+            self.0.rejections.push(pb::RejectedStep {
+                episode_id: episode_id.to_owned(),
+                step_number,
+                reason,
+            });
+        }
+    }
+
+    fn reject_all(&mut self, episode_id: &str, steps: &[pb::Step], reason: &str) {
+        for step in steps {
+            self.reject(episode_id, step.step_number, reason.to_owned());
+        }
     }
 }
 
@@ -268,20 +305,30 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<Streaming<pb::StreamStepsRequest>>,
     ) -> Reply<pb::StreamStepsResponse> {
         let mut stream = request.into_inner();
-        let mut response = pb::StreamStepsResponse::default();
-        let mut stream_scope: Option<pb::Scope> = None;
+        let mut tally = StreamTally::default();
+        // The first message's scope is the stream's; later messages may leave
+        // it unset, and one naming another scope has its steps rejected.
+        let mut stream_scope: Option<(pb::Scope, Result<Scope, String>)> = None;
         while let Some(message) = stream.message().await? {
-            if stream_scope.is_none() {
+            let (first, scope) = stream_scope.get_or_insert_with(|| {
                 record_namespace(message.scope.as_ref());
+                let given = message.scope.clone().unwrap_or_default();
+                let mut v = Violations::default();
+                let scope = v.scope("scope", Some(&given));
+                (given, v.finish(scope).map_err(|err| describe(&err)))
+            });
+            let scope = match &message.scope {
+                Some(other) if other != first => {
+                    Err("a stream keeps the scope of its first message".to_owned())
+                }
+                _ => scope.clone(),
+            };
+            match scope {
+                Ok(scope) => self.append_streamed(&scope, message, &mut tally).await,
+                Err(reason) => tally.reject_all(&message.episode_id, &message.steps, &reason),
             }
-            // A message without a scope uses the one the stream started with.
-            if message.scope.is_some() {
-                stream_scope = message.scope.clone();
-            }
-            self.append_streamed(stream_scope.as_ref(), message, &mut response)
-                .await?;
         }
-        Ok(Response::new(response))
+        Ok(Response::new(tally.0))
     }
 
     async fn complete_episode(

@@ -30,6 +30,8 @@ pub const MIN_TOKEN_BUDGET: usize = 16;
 pub const MAX_TOKEN_BUDGET: usize = 32_768;
 /// The largest search weight accepted; weights only matter relative to each other.
 pub const MAX_WEIGHT: f64 = 1000.0;
+/// The most characters of a task type.
+pub const MAX_TASK_TYPE_CHARS: usize = 64;
 pub const DEFAULT_IMPORTANCE: f64 = 0.5;
 pub const DEFAULT_CONFIDENCE: f64 = 1.0;
 
@@ -527,9 +529,11 @@ pub fn build_context(req: &pb::BuildContextRequest) -> Result<ContextRequest> {
         MIN_TOKEN_BUDGET,
         MAX_TOKEN_BUDGET,
     );
+    v.text("task_type", &req.task_type, MAX_TASK_TYPE_CHARS, false);
     v.finish(ContextRequest {
         scope,
         task_id: req.task_id.clone(),
+        task_type: req.task_type.trim().to_lowercase(),
         query: req.query.clone(),
         token_budget,
     })

@@ -49,6 +49,13 @@ scoped!(
     ListMistakeCardsRequest,
     ConsolidateRequest,
     GetStatsRequest,
+    RecordOutcomeRequest,
+    ListOutcomesRequest,
+    ListHeuristicsRequest,
+    ListAntiPatternsRequest,
+    SetAgentScopeRequest,
+    GetAgentScopeRequest,
+    ForgetRequest,
 );
 
 /// The most characters of a namespace written to the log.

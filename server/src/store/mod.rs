@@ -9,13 +9,18 @@ use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
     NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
 };
+use crate::domain::outcome::{
+    AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
+    Recorded, TaskOutcome,
+};
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
 };
 use crate::error::Result;
 
-/// Where memories live. Every method takes the caller's scope and never reads
-/// or writes outside it (DESIGN §3); expired memories are invisible to all of them.
+/// Where everything lives: memories, episodes and what is learned. Every
+/// method takes the caller's scope (or namespace) and never reads or writes
+/// outside it (DESIGN §3); expired memories are invisible to all of them.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Stores `memories` in one transaction, merging each into an identical
@@ -155,8 +160,65 @@ pub trait Store: Send + Sync + 'static {
     /// The learning statistics of `scope`.
     async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats>;
 
-    /// What BuildContext shows about a task and its namespace.
-    async fn task_knowledge(&self, scope: &Scope, task_id: &str) -> Result<TaskKnowledge>;
+    /// What BuildContext shows about a task (and its task type: the given
+    /// one, else that of the task's latest episode) and its namespace.
+    async fn task_knowledge(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        task_type: &str,
+    ) -> Result<TaskKnowledge>;
+
+    /// Records an outcome and learns from it, in one transaction; refused
+    /// (FailedPrecondition, nothing stored) outside the agent's scope. With a
+    /// `request_id` already used for the same outcome, returns the first answer.
+    async fn record_outcome(
+        &self,
+        new: NewOutcome,
+        request_id: Option<&str>,
+        now: Micros,
+    ) -> Result<Recorded>;
+
+    /// An agent's learning scope, or the defaults.
+    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<AgentScope>;
+
+    /// Replaces an agent's learning scope; with an `etag`, only if current.
+    async fn set_agent_scope(
+        &self,
+        scope: AgentScope,
+        etag: Option<&str>,
+        now: Micros,
+    ) -> Result<AgentScope>;
+
+    /// Up to `limit` outcomes visible from `scope`, newest first, after a seq.
+    async fn list_outcomes(
+        &self,
+        scope: &Scope,
+        filter: &LearningFilter,
+        limit: usize,
+        after: Option<i64>,
+    ) -> Result<Vec<TaskOutcome>>;
+
+    /// Up to `limit` heuristics, most confident first, after (confidence, seq).
+    async fn list_heuristics(
+        &self,
+        scope: &Scope,
+        filter: &LearningFilter,
+        limit: usize,
+        after: Option<(f64, i64)>,
+    ) -> Result<Vec<Heuristic>>;
+
+    /// Up to `limit` anti-patterns, most frequent first, after (count, seq).
+    async fn list_anti_patterns(
+        &self,
+        scope: &Scope,
+        filter: &LearningFilter,
+        limit: usize,
+        after: Option<(i64, i64)>,
+    ) -> Result<Vec<AntiPattern>>;
+
+    /// Counts, and unless a dry run deletes, the stale records of a scope.
+    async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten>;
 
     /// Finishes queued writes and closes the database.
     async fn close(&self);

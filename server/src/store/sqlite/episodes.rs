@@ -3,13 +3,17 @@
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::db_error;
+use super::{db_error, requests};
 use crate::domain::episode::{
     Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Rejection, Step,
     StepProblem,
 };
 use crate::domain::{Micros, Scope};
 use crate::error::{Error, FieldViolation, Result};
+
+/// Steps inserted per statement: 9 parameters each stays far below SQLite's
+/// limit on bound parameters.
+const STEPS_PER_INSERT: usize = 500;
 
 /// The most steps one episode may have.
 pub const MAX_STEPS_PER_EPISODE: i32 = 1000;
@@ -77,30 +81,21 @@ pub(super) async fn start(
     request_id: Option<String>,
     now: Micros,
 ) -> Result<Episode> {
-    if let Some(request_id) = &request_id {
-        let first =
-            sqlx::query("SELECT e.* FROM episodes e WHERE e.namespace = ? AND e.request_id = ?")
-                .bind(&new.scope.namespace)
-                .bind(request_id)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(db_error)?;
-        if let Some(row) = first {
-            let first = episode_from_row(&row)?;
-            if (&first.scope, &first.task_id, &first.description)
-                != (&new.scope, &new.task_id, &new.description)
-            {
-                return Err(Error::AlreadyExists(format!(
-                    "request_id {request_id} was already used for a different episode; use a new request_id"
-                )));
-            }
-            return Ok(first);
-        }
+    let fingerprint = request_id.as_ref().map(|_| requests::fingerprint(&new));
+    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
+        && let Some(first) =
+            requests::replay(conn, &new.scope.namespace, request_id, fingerprint).await?
+    {
+        let id: String = serde_json::from_str(&first)
+            .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
+        return get(conn, &new.scope, &id).await?.ok_or_else(|| {
+            Error::Internal(format!("episode {id} of request {request_id} vanished"))
+        });
     }
     let row = sqlx::query(
         "INSERT INTO episodes (id, namespace, agent_id, user_id, project_id, session_id, task_id, description, \
-         task_type, context, status, request_id, create_time, update_time) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+         task_type, context, status, create_time, update_time) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(&new.scope.namespace)
@@ -113,13 +108,25 @@ pub(super) async fn start(
     .bind(&new.task_type)
     .bind(json(&new.context))
     .bind(EpisodeStatus::Running.code())
-    .bind(request_id)
     .bind(now)
     .bind(now)
     .fetch_one(&mut *conn)
     .await
     .map_err(db_error)?;
-    episode_from_row(&row)
+    let episode = episode_from_row(&row)?;
+    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
+        let id = serde_json::to_string(&episode.id).map_err(|e| Error::Internal(e.to_string()))?;
+        requests::remember(
+            conn,
+            &new.scope.namespace,
+            request_id,
+            fingerprint,
+            &id,
+            now,
+        )
+        .await?;
+    }
+    Ok(episode)
 }
 
 /// The episode `id` if it is visible from `scope`, without its steps.
@@ -259,8 +266,7 @@ pub(super) async fn append(
                 .collect(),
         ));
     }
-    // Insert in chunks that stay well under SQLite's bound-parameter limit.
-    for chunk in accepted.chunks(500) {
+    for chunk in accepted.chunks(STEPS_PER_INSERT) {
         let mut qb = QueryBuilder::<Sqlite>::new(
             "INSERT INTO episode_steps (episode_seq, step_number, tool, action, parameters, result, output, \
              latency_ms, time) ",

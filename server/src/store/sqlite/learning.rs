@@ -5,11 +5,12 @@
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::{db_error, episodes, memories, requests};
+use super::{db_error, episodes, memories, outcomes, requests};
 use crate::domain::episode::{
     Consolidation, Episode, EpisodeStatus, Learned, MistakeCard, MistakeReport, Outcome,
     ReportedMistake, RuleOrigin, Stats, TaskKnowledge, TaskRule, TaskStats,
 };
+use crate::domain::outcome::LearningFilter;
 use crate::domain::{Micros, Scope};
 use crate::engine::learning::{
     CARD_TEXT_CHARS, CARDS_KEPT, GLOBAL_RULES_KEPT, HIGH_SCORE, RULES_KEPT_PER_TASK,
@@ -28,6 +29,8 @@ const CONTEXT_GLOBAL_RULES: i64 = 5;
 const CONTEXT_MISTAKES: i64 = 3;
 const CONTEXT_CARDS: usize = 5;
 const CONTEXT_EPISODES: i64 = 3;
+const CONTEXT_HEURISTICS: usize = 5;
+const CONTEXT_ANTI_PATTERNS: usize = 5;
 /// How many cards GetStats shows.
 const TOP_CARDS: usize = 5;
 
@@ -173,6 +176,19 @@ async fn keep_newest_rules(
     Ok(())
 }
 
+/// The namespace's next tick: reports of mistakes and cards are ordered by
+/// it, in commit order, whatever the clocks say.
+async fn tick(conn: &mut SqliteConnection, namespace: &str) -> Result<i64> {
+    sqlx::query_scalar(
+        "INSERT INTO learning_state (namespace, tick) VALUES (?, 1) \
+         ON CONFLICT (namespace) DO UPDATE SET tick = tick + 1 RETURNING tick",
+    )
+    .bind(namespace)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)
+}
+
 async fn note_lesson(
     conn: &mut SqliteConnection,
     namespace: &str,
@@ -180,15 +196,17 @@ async fn note_lesson(
     text: &str,
     now: Micros,
 ) -> Result<()> {
+    let last_seen = tick(conn, namespace).await?;
     sqlx::query(
-        "INSERT INTO episode_lessons (id, namespace, kind, text, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (namespace, kind, text) DO UPDATE SET seen_count = seen_count + 1, \
-         update_time = excluded.update_time",
+        "INSERT INTO episode_lessons (id, namespace, kind, text, last_seen, create_time, update_time) \
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, kind, text) DO UPDATE SET \
+         seen_count = seen_count + 1, last_seen = excluded.last_seen, update_time = excluded.update_time",
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(namespace)
     .bind(kind)
     .bind(text)
+    .bind(last_seen)
     .bind(now)
     .bind(now)
     .execute(&mut *conn)
@@ -207,16 +225,7 @@ async fn merge_card(
     episode_id: &str,
     now: Micros,
 ) -> Result<MistakeCard> {
-    // Sightings are numbered per namespace, so "most recently seen" does not
-    // depend on clock resolution.
-    let sighting: i64 = sqlx::query_scalar(
-        "INSERT INTO learning_state (namespace, sightings) VALUES (?, 1) \
-         ON CONFLICT (namespace) DO UPDATE SET sightings = sightings + 1 RETURNING sightings",
-    )
-    .bind(namespace)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    let sighting = tick(conn, namespace).await?;
     let row = sqlx::query(
         "INSERT INTO mistake_cards (id, namespace, mistake_type, task_id, worker_id, correct_decision, evidence, \
          lesson, first_seen_episode_id, last_seen_episode_id, last_seen, create_time, update_time) \
@@ -225,8 +234,7 @@ async fn merge_card(
          seen_count = seen_count + 1, \
          evidence = CASE WHEN excluded.evidence <> '' THEN excluded.evidence ELSE evidence END, \
          lesson = CASE WHEN excluded.lesson <> '' THEN excluded.lesson ELSE lesson END, \
-         last_seen_episode_id = CASE WHEN excluded.last_seen_episode_id <> '' \
-             THEN excluded.last_seen_episode_id ELSE last_seen_episode_id END, \
+         last_seen_episode_id = excluded.last_seen_episode_id, \
          last_seen = excluded.last_seen, update_time = excluded.update_time, version = version + 1 \
          RETURNING *",
     )
@@ -524,7 +532,7 @@ pub(super) async fn stats(
         tasks: tasks.into_values().collect(),
         mistakes: count(
             conn,
-            "SELECT count(*) FROM episode_lessons WHERE namespace = ? AND kind = 1",
+            "SELECT count(*) FROM episode_lessons WHERE namespace = ? AND kind = 1 /* MISTAKE */",
             namespace,
         )
         .await?,
@@ -536,6 +544,7 @@ pub(super) async fn stats(
         .await?,
         top_mistake_cards: list_cards(conn, namespace, None, None, TOP_CARDS, None).await?,
         memories_per_type,
+        task_types: outcomes::task_type_stats(conn, scope).await?,
     })
 }
 
@@ -553,6 +562,7 @@ pub(super) async fn knowledge(
     conn: &mut SqliteConnection,
     scope: &Scope,
     task_id: &str,
+    task_type: &str,
 ) -> Result<TaskKnowledge> {
     let namespace = scope.namespace.as_str();
     let rules = |task: &str, limit: i64| {
@@ -576,7 +586,7 @@ pub(super) async fn knowledge(
     knowledge.global_rules = rows.iter().map(rule_from_row).collect::<Result<_>>()?;
 
     let rows = sqlx::query(
-        "SELECT id, text FROM episode_lessons WHERE namespace = ? AND kind = ? ORDER BY update_time DESC, seq DESC \
+        "SELECT id, text FROM episode_lessons WHERE namespace = ? AND kind = ? ORDER BY last_seen DESC \
          LIMIT ?",
     )
     .bind(namespace)
@@ -621,6 +631,20 @@ pub(super) async fn knowledge(
             .await
             .map_err(db_error)?;
         knowledge.mean_score = mean.filter(|_| n > 0).map(|mean| (mean, n));
+    }
+    let task_type = match (task_type, knowledge.recent_episodes.first()) {
+        ("", Some(latest)) => latest.task_type.clone(),
+        (task_type, _) => task_type.to_owned(),
+    };
+    if !task_type.is_empty() {
+        let filter = LearningFilter {
+            task_type: Some(task_type),
+            ..LearningFilter::default()
+        };
+        knowledge.heuristics =
+            outcomes::list_heuristics(conn, scope, &filter, CONTEXT_HEURISTICS, None).await?;
+        knowledge.anti_patterns =
+            outcomes::list_anti_patterns(conn, scope, &filter, CONTEXT_ANTI_PATTERNS, None).await?;
     }
     Ok(knowledge)
 }

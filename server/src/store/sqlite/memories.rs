@@ -23,6 +23,14 @@ fn select_from_memories() -> QueryBuilder<Sqlite> {
 
 /// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
 pub(super) fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Micros) {
+    push_in_scope(qb, scope);
+    qb.push(" AND (m.expire_time IS NULL OR m.expire_time > ")
+        .push_bind(now)
+        .push(")");
+}
+
+/// Appends the visibility rule of DESIGN §3 for `scope`, expired rows included.
+pub(super) fn push_in_scope(qb: &mut QueryBuilder<Sqlite>, scope: &Scope) {
     qb.push("m.namespace = ")
         .push_bind(scope.namespace.clone())
         .push(" AND (m.level = ")
@@ -46,9 +54,6 @@ pub(super) fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Mi
             .push_bind(scope.user_id.clone())
             .push(")");
     }
-    qb.push(" AND (m.expire_time IS NULL OR m.expire_time > ")
-        .push_bind(now)
-        .push(")");
 }
 
 fn push_filter(qb: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {

@@ -5,6 +5,7 @@
 mod episodes;
 mod learning;
 mod memories;
+mod outcomes;
 mod requests;
 mod writer;
 
@@ -26,6 +27,10 @@ use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
     NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
 };
+use crate::domain::outcome::{
+    AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
+    Recorded, TaskOutcome,
+};
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
 };
@@ -43,6 +48,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "episodes",
         include_str!("../../../migrations/sqlite/0002_episodes.sql"),
+    ),
+    (
+        3,
+        "outcomes",
+        include_str!("../../../migrations/sqlite/0003_outcomes.sql"),
     ),
 ];
 
@@ -384,9 +394,82 @@ impl Store for SqliteStore {
         learning::stats(&mut conn, scope, now).await
     }
 
-    async fn task_knowledge(&self, scope: &Scope, task_id: &str) -> Result<TaskKnowledge> {
+    async fn task_knowledge(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        task_type: &str,
+    ) -> Result<TaskKnowledge> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::knowledge(&mut conn, scope, task_id).await
+        learning::knowledge(&mut conn, scope, task_id, task_type).await
+    }
+
+    async fn record_outcome(
+        &self,
+        new: NewOutcome,
+        request_id: Option<&str>,
+        now: Micros,
+    ) -> Result<Recorded> {
+        let request_id = request_id.map(str::to_owned);
+        self.writer
+            .write(move |conn| Box::pin(outcomes::record(conn, new, request_id, now)))
+            .await
+    }
+
+    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<AgentScope> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        outcomes::agent_scope(&mut conn, namespace, agent_id).await
+    }
+
+    async fn set_agent_scope(
+        &self,
+        scope: AgentScope,
+        etag: Option<&str>,
+        now: Micros,
+    ) -> Result<AgentScope> {
+        let etag = etag.map(str::to_owned);
+        self.writer
+            .write(move |conn| Box::pin(outcomes::set_agent_scope(conn, scope, etag, now)))
+            .await
+    }
+
+    async fn list_outcomes(
+        &self,
+        scope: &Scope,
+        filter: &LearningFilter,
+        limit: usize,
+        after: Option<i64>,
+    ) -> Result<Vec<TaskOutcome>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        outcomes::list_outcomes(&mut conn, scope, filter, limit, after).await
+    }
+
+    async fn list_heuristics(
+        &self,
+        scope: &Scope,
+        filter: &LearningFilter,
+        limit: usize,
+        after: Option<(f64, i64)>,
+    ) -> Result<Vec<Heuristic>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        outcomes::list_heuristics(&mut conn, scope, filter, limit, after).await
+    }
+
+    async fn list_anti_patterns(
+        &self,
+        scope: &Scope,
+        filter: &LearningFilter,
+        limit: usize,
+        after: Option<(i64, i64)>,
+    ) -> Result<Vec<AntiPattern>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        outcomes::list_anti_patterns(&mut conn, scope, filter, limit, after).await
+    }
+
+    async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten> {
+        self.writer
+            .write(move |conn| Box::pin(outcomes::forget(conn, request, now)))
+            .await
     }
 
     async fn close(&self) {
