@@ -1,8 +1,10 @@
 //! The training-memory learning rules (DESIGN §4, §5): what a completed
 //! episode teaches, as plain functions over plain values.
 
-use crate::domain::episode::{Outcome, RuleOrigin};
+use crate::domain::episode::{Outcome, Rejection, RuleOrigin, Step, StepProblem};
 
+/// The most steps one episode may have.
+pub const MAX_STEPS_PER_EPISODE: i32 = 1000;
 /// A success becomes a `[WORKS]` rule from this score up.
 pub const WORKS_MIN_SCORE: f64 = 0.85;
 /// A mistake becomes an `[AVOID]` rule below this score.
@@ -62,6 +64,58 @@ pub fn cut(text: &str, max_chars: usize) -> String {
     text.chars().take(max_chars).collect()
 }
 
+/// Steps judged against an episode that has `count` steps, the last
+/// numbered `last`: each must number above the one before, and the episode
+/// may not pass its step limit.
+#[derive(Debug, Default, PartialEq)]
+pub struct JudgedSteps {
+    pub accepted: Vec<Step>,
+    pub rejections: Vec<Rejection>,
+    /// The episode's last step number and step count with the accepted ones.
+    pub last: i32,
+    pub count: i32,
+}
+
+pub fn judge_steps(last: i32, count: i32, steps: Vec<Step>) -> JudgedSteps {
+    let mut judged = JudgedSteps {
+        last,
+        count,
+        ..JudgedSteps::default()
+    };
+    for (index, step) in steps.into_iter().enumerate() {
+        let problem = if step.number <= judged.last {
+            Some((
+                StepProblem::Misnumbered,
+                format!(
+                    "step_number {} is not above the previous step {}",
+                    step.number, judged.last
+                ),
+            ))
+        } else if judged.count >= MAX_STEPS_PER_EPISODE {
+            Some((
+                StepProblem::TooMany,
+                format!("the episode already has the maximum of {MAX_STEPS_PER_EPISODE} steps"),
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some((problem, reason)) => judged.rejections.push(Rejection {
+                index,
+                step_number: step.number,
+                problem,
+                reason,
+            }),
+            None => {
+                judged.last = step.number;
+                judged.count += 1;
+                judged.accepted.push(step);
+            }
+        }
+    }
+    judged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +165,40 @@ mod tests {
             high_score_rule(1.0, &long).chars().count(),
             "[HIGH SCORE 1.00] ".len() + 120
         );
+    }
+
+    fn step(number: i32) -> Step {
+        Step {
+            number,
+            tool: "t".into(),
+            action: "a".into(),
+            parameters: String::new(),
+            result: 0,
+            output: String::new(),
+            latency_ms: 0,
+            time: 0,
+        }
+    }
+
+    #[test]
+    fn steps_must_number_upwards_and_stay_within_the_limit() {
+        let judged = judge_steps(2, 2, vec![step(3), step(3), step(1), step(7)]);
+        let numbers: Vec<i32> = judged.accepted.iter().map(|s| s.number).collect();
+        assert_eq!(numbers, [3, 7]);
+        let rejected: Vec<(usize, StepProblem)> = judged
+            .rejections
+            .iter()
+            .map(|r| (r.index, r.problem))
+            .collect();
+        assert_eq!(
+            rejected,
+            [(1, StepProblem::Misnumbered), (2, StepProblem::Misnumbered)]
+        );
+        assert_eq!((judged.last, judged.count), (7, 4));
+
+        let full = judge_steps(999, MAX_STEPS_PER_EPISODE - 1, vec![step(1000), step(1001)]);
+        assert_eq!(full.accepted.len(), 1);
+        assert_eq!(full.rejections[0].problem, StepProblem::TooMany);
     }
 
     #[test]

@@ -62,7 +62,8 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .store
             .list_task_rules(&scope.namespace, req.task_id.as_deref(), page_size, after)
             .await?;
-        let next_page_token = next_token(&mut rules, page_size, |r| vec![r.seq], fingerprint);
+        let next_page_token =
+            page_token::next_page(&mut rules, page_size, |r| vec![r.seq], fingerprint);
         Ok(Response::new(pb::ListTaskRulesResponse {
             task_rules: rules.into_iter().map(convert::task_rule).collect(),
             next_page_token,
@@ -138,7 +139,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
                 after,
             )
             .await?;
-        let next_page_token = next_token(
+        let next_page_token = page_token::next_page(
             &mut cards,
             page_size,
             |c| vec![c.seen_count, c.last_seen],
@@ -257,7 +258,8 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .store
             .list_outcomes(&scope, &filter, page_size + 1, after)
             .await?;
-        let next_page_token = next_token(&mut outcomes, page_size, |o| vec![o.seq], fingerprint);
+        let next_page_token =
+            page_token::next_page(&mut outcomes, page_size, |o| vec![o.seq], fingerprint);
         Ok(Response::new(pb::ListOutcomesResponse {
             outcomes: outcomes.into_iter().map(convert::task_outcome).collect(),
             next_page_token,
@@ -286,7 +288,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .store
             .list_heuristics(&scope, &filter, page_size + 1, after)
             .await?;
-        let next_page_token = next_token(
+        let next_page_token = page_token::next_page(
             &mut heuristics,
             page_size,
             |h| vec![h.confidence.to_bits() as i64, h.seq],
@@ -318,7 +320,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .store
             .list_anti_patterns(&scope, &filter, page_size + 1, after)
             .await?;
-        let next_page_token = next_token(
+        let next_page_token = page_token::next_page(
             &mut patterns,
             page_size,
             |p| vec![p.occurrence_count, p.seq],
@@ -482,22 +484,4 @@ fn task_type_filter(v: &mut Violations, task_type: &str) -> Option<String> {
     v.text("task_type", task_type, MAX_TASK_TYPE_CHARS, false);
     let task_type = task_type.trim().to_lowercase();
     (!task_type.is_empty()).then_some(task_type)
-}
-
-/// Trims a fetched page of `page_size + 1` items to `page_size` and returns
-/// the token for the next page (empty on the last).
-pub(super) fn next_token<T>(
-    items: &mut Vec<T>,
-    page_size: usize,
-    key: impl Fn(&T) -> Vec<i64>,
-    fingerprint: String,
-) -> String {
-    if items.len() <= page_size {
-        return String::new();
-    }
-    items.truncate(page_size);
-    items
-        .last()
-        .map(|last| page_token::encode(&key(last), fingerprint))
-        .unwrap_or_default()
 }

@@ -7,7 +7,6 @@ use prost::Message as _;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
-use super::learning::next_token;
 use super::validate::Violations;
 use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
 use crate::domain::{PageCursor, Scope, now_micros};
@@ -363,7 +362,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::ListEpisodesResponse> {
         let (query, fingerprint) = episode_requests::list(&begin(request))?;
         let mut episodes = self.store.list_episodes(&query).await?;
-        let next_page_token = next_token(
+        let next_page_token = page_token::next_page(
             &mut episodes,
             query.page_size,
             |e| vec![e.create_time, e.seq],

@@ -88,6 +88,24 @@ pub fn memory_cursor([importance, create_time, seq]: [i64; 3]) -> PageCursor {
     }
 }
 
+/// Trims a fetched page of `page_size + 1` items to `page_size` and returns
+/// the token for the next page (empty on the last).
+pub fn next_page<T>(
+    items: &mut Vec<T>,
+    page_size: usize,
+    key: impl Fn(&T) -> Vec<i64>,
+    fingerprint: String,
+) -> String {
+    if items.len() <= page_size {
+        return String::new();
+    }
+    items.truncate(page_size);
+    items
+        .last()
+        .map(|last| encode(&key(last), fingerprint))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,18 +5,15 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::{db_error, requests};
 use crate::domain::episode::{
-    Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Rejection, Step,
-    StepProblem,
+    Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Step, StepProblem,
 };
 use crate::domain::{Micros, Scope};
+use crate::engine::learning::{JudgedSteps, judge_steps};
 use crate::error::{Error, FieldViolation, Result};
 
 /// Steps inserted per statement: 9 parameters each stays far below SQLite's
 /// limit on bound parameters.
 const STEPS_PER_INSERT: usize = 500;
-
-/// The most steps one episode may have.
-pub const MAX_STEPS_PER_EPISODE: i32 = 1000;
 
 /// Appends the rule that an episode is visible from `scope`: same namespace,
 /// and where the scope names an agent, user or project, the episode's must
@@ -218,40 +215,12 @@ pub(super) async fn append(
     now: Micros,
 ) -> Result<Appended> {
     let episode = get_running(conn, &scope, &id).await?;
-    let (mut last, mut count) = (episode.last_step, episode.step_count);
-    let mut accepted = Vec::with_capacity(steps.len());
-    let mut rejections = Vec::new();
-    for (index, step) in steps.into_iter().enumerate() {
-        let problem = if step.number <= last {
-            Some((
-                StepProblem::Misnumbered,
-                format!(
-                    "step_number {} is not above the previous step {last}",
-                    step.number
-                ),
-            ))
-        } else if count >= MAX_STEPS_PER_EPISODE {
-            Some((
-                StepProblem::TooMany,
-                format!("the episode already has the maximum of {MAX_STEPS_PER_EPISODE} steps"),
-            ))
-        } else {
-            None
-        };
-        match problem {
-            Some((problem, reason)) => rejections.push(Rejection {
-                index,
-                step_number: step.number,
-                problem,
-                reason,
-            }),
-            None => {
-                last = step.number;
-                count += 1;
-                accepted.push(step);
-            }
-        }
-    }
+    let JudgedSteps {
+        accepted,
+        rejections,
+        last,
+        count,
+    } = judge_steps(episode.last_step, episode.step_count, steps);
     if all_or_nothing && !rejections.is_empty() {
         return Err(Error::InvalidArgument(
             rejections

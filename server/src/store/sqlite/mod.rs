@@ -325,7 +325,9 @@ impl Store for SqliteStore {
 
     async fn get_episode(&self, scope: &Scope, id: &str) -> Result<Option<Episode>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        episodes::get_with_steps(&mut conn, scope, id).await
+        // Several statements, one snapshot: they must agree with each other.
+        let mut snapshot = conn.begin().await.map_err(db_error)?;
+        episodes::get_with_steps(&mut snapshot, scope, id).await
     }
 
     async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
@@ -391,7 +393,9 @@ impl Store for SqliteStore {
 
     async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::stats(&mut conn, scope, now).await
+        // Several statements, one snapshot: they must agree with each other.
+        let mut snapshot = conn.begin().await.map_err(db_error)?;
+        learning::stats(&mut snapshot, scope, now).await
     }
 
     async fn task_knowledge(
@@ -401,7 +405,9 @@ impl Store for SqliteStore {
         task_type: &str,
     ) -> Result<TaskKnowledge> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::knowledge(&mut conn, scope, task_id, task_type).await
+        // Several statements, one snapshot: they must agree with each other.
+        let mut snapshot = conn.begin().await.map_err(db_error)?;
+        learning::knowledge(&mut snapshot, scope, task_id, task_type).await
     }
 
     async fn record_outcome(
