@@ -39,6 +39,8 @@ pub const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
 pub type MemoryClient = proto::memory_service_client::MemoryServiceClient<Channel>;
 /// The learning service's generated client over a shared connection.
 pub type LearningClient = proto::learning_service_client::LearningServiceClient<Channel>;
+/// The policy service's generated client over a shared connection.
+pub type PolicyClient = proto::policy_service_client::PolicyServiceClient<Channel>;
 
 /// What can go wrong talking to Engram.
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +121,11 @@ impl Engram {
     /// rules, mistake cards, consolidation, forgetting and statistics.
     pub fn learning(&self) -> LearningClient {
         LearningClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
+    }
+
+    /// The policy service: decide what is worth remembering, and remember it.
+    pub fn policy(&self) -> PolicyClient {
+        PolicyClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
     }
 
     /// The underlying channel, for services this client does not wrap (such

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use engram::v1::learning_service_server::LearningServiceServer;
 use engram::v1::memory_service_server::MemoryServiceServer;
+use engram::v1::policy_service_server::PolicyServiceServer;
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
 use tonic::transport::Server;
@@ -16,6 +17,7 @@ use tonic_health::ServingStatus;
 
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
+use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::store::Store;
 
@@ -31,6 +33,7 @@ const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
 const SERVED: &[&str] = &[
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
     <LearningServiceServer<LearningApi> as NamedService>::NAME,
+    <PolicyServiceServer<PolicyApi> as NamedService>::NAME,
     "grpc.health.v1.Health",
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
@@ -65,6 +68,7 @@ pub async fn serve(
     health
         .set_serving::<LearningServiceServer<LearningApi>>()
         .await;
+    health.set_serving::<PolicyServiceServer<PolicyApi>>().await;
     health.set_service_status("", ServingStatus::Serving).await;
 
     let reflection_v1 = reflection()
@@ -78,6 +82,8 @@ pub async fn serve(
     let memory = MemoryServiceServer::new(MemoryApi::new(store.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     let learning = LearningServiceServer::new(LearningApi::new(store.clone()))
+        .max_decoding_message_size(MAX_REQUEST_BYTES);
+    let policy = PolicyServiceServer::new(PolicyApi::new(store.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
@@ -95,6 +101,9 @@ pub async fn serve(
             health
                 .set_not_serving::<LearningServiceServer<LearningApi>>()
                 .await;
+            health
+                .set_not_serving::<PolicyServiceServer<PolicyApi>>()
+                .await;
             let _ = draining_tx.send(());
         }
     };
@@ -106,6 +115,7 @@ pub async fn serve(
         .add_service(reflection_v1alpha)
         .add_service(memory)
         .add_service(learning)
+        .add_service(policy)
         .serve_with_incoming_shutdown(
             // Small request/response messages must not wait for Nagle's algorithm.
             TcpIncoming::from(listener)

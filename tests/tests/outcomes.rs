@@ -1884,3 +1884,182 @@ async fn build_context_shows_heuristics_and_anti_patterns_for_the_task_type() {
         ]
     );
 }
+
+#[tokio::test]
+async fn forget_never_touches_another_agent_or_project() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = "forget-owners";
+    let in_project = proto::Scope {
+        project_id: "shop".into(),
+        ..agent(ns, "a")
+    };
+    let owners = [in_project.clone(), agent(ns, "a"), agent(ns, "b")];
+    for owner in &owners {
+        recorded(
+            &engram,
+            attempt(owner, "general", "read the manual first", true),
+        )
+        .await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let stale = |scope: &proto::Scope| proto::ForgetRequest {
+        scope: Some(scope.clone()),
+        older_than: Some(prost_types::Duration {
+            seconds: 1,
+            nanos: 0,
+        }),
+        kinds: vec![proto::ForgetKind::Outcomes.into()],
+        ..Default::default()
+    };
+    // A namespace-wide scope owns no agent's outcomes.
+    let wide = forget(
+        &engram,
+        stale(&proto::Scope {
+            namespace: ns.into(),
+            ..Default::default()
+        }),
+    )
+    .await
+    .expect("forget without an agent");
+    assert_eq!(wide.outcomes, 0);
+    // Agent a in project shop: only that outcome, not a's outcome without a project.
+    let narrow = forget(&engram, stale(&in_project))
+        .await
+        .expect("forget in a project");
+    assert_eq!(narrow.outcomes, 1);
+    assert!(
+        outcomes_in(&engram, &in_project).await.iter().all(|o| o
+            .scope
+            .as_ref()
+            .unwrap()
+            .project_id
+            .is_empty())
+    );
+    let a_left = forget(
+        &engram,
+        proto::ForgetRequest {
+            dry_run: true,
+            ..stale(&agent(ns, "a"))
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        a_left.outcomes, 1,
+        "a's outcome without a project is still there"
+    );
+    let b_left = forget(
+        &engram,
+        proto::ForgetRequest {
+            dry_run: true,
+            ..stale(&agent(ns, "b"))
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(b_left.outcomes, 1, "agent b is untouched");
+}
+
+#[tokio::test]
+async fn a_strategy_group_keeps_its_heuristic_however_its_wording_drifts() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let planner = agent("drift", "planner");
+    for _ in 0..3 {
+        recorded(
+            &engram,
+            attempt(
+                &planner,
+                "api_testing",
+                "retry with exponential backoff",
+                true,
+            ),
+        )
+        .await;
+    }
+    // Reworded: still the group, now shown in the new words.
+    let reworded = recorded(
+        &engram,
+        attempt(&planner, "api_testing", "exponential backoff on 429s", true),
+    )
+    .await;
+    let updated = heuristic(&reworded, LearningChange::Updated);
+    assert_eq!(updated.strategy, "exponential backoff on 429s");
+    assert_eq!(updated.occurrence_count, 4);
+    // Far from the group's first wording: not the group.
+    let unrelated = recorded(
+        &engram,
+        attempt(
+            &planner,
+            "api_testing",
+            "backoff on 429s then give up",
+            true,
+        ),
+    )
+    .await;
+    assert_no_heuristic(&unrelated);
+    // The first wording still finds the group: no second heuristic.
+    let back = recorded(
+        &engram,
+        attempt(
+            &planner,
+            "api_testing",
+            "retry with exponential backoff",
+            false,
+        ),
+    )
+    .await;
+    let back = heuristic(&back, LearningChange::Updated);
+    assert_eq!(back.id, updated.id);
+    assert_eq!((back.occurrence_count, back.success_count), (5, 4));
+    assert_close(back.confidence, 0.8, "4 of 5");
+    assert_eq!(heuristics_in(&engram, &planner).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_long_error_seen_first_still_makes_one_general_anti_pattern() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let uploader = agent("errors", "uploader");
+    let first = recorded(
+        &engram,
+        failure(
+            &uploader,
+            "general",
+            "stream the file",
+            "Connection reset by peer while uploading",
+        ),
+    )
+    .await;
+    assert_no_anti_pattern(&first);
+    let second = recorded(
+        &engram,
+        failure(
+            &uploader,
+            "general",
+            "stream the file",
+            "connection reset by peer",
+        ),
+    )
+    .await;
+    let created = anti_pattern(&second, LearningChange::Created);
+    assert_eq!(
+        created.error, "connection reset by peer",
+        "the most general wording"
+    );
+    let third = recorded(
+        &engram,
+        failure(
+            &uploader,
+            "general",
+            "stream the file",
+            "Connection reset by peer while downloading",
+        ),
+    )
+    .await;
+    let updated = anti_pattern(&third, LearningChange::Updated);
+    assert_eq!(updated.id, created.id);
+    assert_eq!(updated.occurrence_count, 3);
+    assert_eq!(anti_patterns_in(&engram, &uploader).await.len(), 1);
+}

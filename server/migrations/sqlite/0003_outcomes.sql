@@ -29,7 +29,8 @@ CREATE TABLE heuristics (
     agent_id            TEXT    NOT NULL,
     project_id          TEXT    NOT NULL DEFAULT '',
     task_type           TEXT    NOT NULL,
-    strategy            TEXT    NOT NULL,
+        strategy            TEXT    NOT NULL,              -- the latest wording
+    match_key           TEXT    NOT NULL,              -- the first wording: what outcomes are matched against
     confidence          REAL    NOT NULL,
     occurrence_count    INTEGER NOT NULL,
     success_count       INTEGER NOT NULL,

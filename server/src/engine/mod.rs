@@ -5,4 +5,5 @@ pub mod context;
 pub mod dedup;
 pub mod learning;
 pub mod outcomes;
+pub mod policy;
 pub mod search;

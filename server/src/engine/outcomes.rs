@@ -35,42 +35,84 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The task type of a task described as `task` (DESIGN §5). A word counts
-/// when it is a cue or, for "test" and "validat", starts with one ("tests",
-/// "validation").
+/// when it is a cue or its plural ("endpoints", "queries") or, for "test" and
+/// "validat", starts with one ("tests", "validation").
 pub fn infer_task_type(task: &str) -> &'static str {
     let words: Vec<String> = words(task).collect();
+    let is_cue = |word: &str, cue: &str| match cue {
+        "test" | "validat" => word.starts_with(cue),
+        _ => {
+            word == cue
+                || word.strip_suffix('s') == Some(cue)
+                || cue
+                    .strip_suffix('y')
+                    .is_some_and(|stem| word.strip_suffix("ies") == Some(stem))
+        }
+    };
     for (cues, task_type) in INFERENCE {
-        let hit = words.iter().any(|w| {
-            cues.iter().any(|cue| match *cue {
-                "test" | "validat" => w.starts_with(cue),
-                _ => w == cue,
-            })
-        });
-        if hit {
+        if words.iter().any(|w| cues.iter().any(|cue| is_cue(w, cue))) {
             return task_type;
         }
     }
     GENERAL
 }
 
-fn content_words(text: &str) -> HashSet<String> {
+/// Words that change a strategy's meaning although they are stop words.
+const NEGATIONS: &[&str] = &["no", "not", "nor", "never", "without", "don", "t"];
+
+/// A strategy's content words: stop words dropped, negations kept.
+pub fn strategy_words(text: &str) -> HashSet<String> {
     words(text)
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| NEGATIONS.contains(&w.as_str()) || !STOP_WORDS.contains(&w.as_str()))
         .collect()
 }
 
-/// Whether two strategies are worded alike: they share at least
-/// min(3, ⌈n/2⌉) content words, n being the shorter one's word count.
+/// How many content words two strategies share, if that makes them similar:
+/// at least min(3, ⌈n/2⌉) shared words, n being the shorter one's word count.
+/// A negation on one side only makes them different. Strategies of stop
+/// words only are similar when their words are the same.
 /// The one place strategy similarity is decided (an embedding option can
 /// replace it later).
-pub fn similar_strategies(a: &str, b: &str) -> bool {
-    let (a, b) = (content_words(a), content_words(b));
+pub fn strategy_overlap(a: &HashSet<String>, b: &HashSet<String>) -> Option<usize> {
     let n = a.len().min(b.len());
-    if n == 0 {
-        return false;
+    // "use the cache" and "do not use the cache" are opposite strategies.
+    let negated = |words: &HashSet<String>| NEGATIONS.iter().any(|n| words.contains(*n));
+    if n == 0 || negated(a) != negated(b) {
+        return None;
     }
-    let needed = MAX_SHARED_WORDS_NEEDED.min(n.div_ceil(2));
-    a.intersection(&b).count() >= needed
+    let shared = a.intersection(b).count();
+    (shared >= MAX_SHARED_WORDS_NEEDED.min(n.div_ceil(2))).then_some(shared)
+}
+
+/// Whether two strategies are worded alike (see [`strategy_overlap`]).
+pub fn similar_strategies(a: &str, b: &str) -> bool {
+    let (wa, wb) = (strategy_words(a), strategy_words(b));
+    if wa.is_empty() && wb.is_empty() {
+        let normalise = |s: &str| words(s).collect::<Vec<_>>();
+        return !normalise(a).is_empty() && normalise(a) == normalise(b);
+    }
+    strategy_overlap(&wa, &wb).is_some()
+}
+
+/// Of `candidates` (an id and the wording it is matched by), the one a
+/// strategy belongs to: the most shared words, then the lowest id.
+pub fn best_match<'a, Id: Ord + Copy>(
+    strategy: &str,
+    candidates: impl IntoIterator<Item = (Id, &'a str)>,
+) -> Option<Id> {
+    let words = strategy_words(strategy);
+    candidates
+        .into_iter()
+        .filter_map(|(id, key)| {
+            let shared = if similar_strategies(strategy, key) {
+                strategy_overlap(&words, &strategy_words(key)).unwrap_or(usize::MAX)
+            } else {
+                return None;
+            };
+            Some((shared, id))
+        })
+        .max_by(|(sa, ia), (sb, ib)| sa.cmp(sb).then(ib.cmp(ia)))
+        .map(|(_, id)| id)
 }
 
 /// Whether two errors are the same error: one contains the other, ignoring case.
@@ -140,6 +182,27 @@ mod tests {
         );
         assert!(similar_strategies("bisect", "Bisect!"));
         assert!(!similar_strategies("", "anything"));
+        assert!(
+            similar_strategies("do it again", "Do it again"),
+            "stop words only: the same words"
+        );
+        assert!(
+            !similar_strategies("use the cache", "do not use the cache"),
+            "negations count"
+        );
+    }
+
+    #[test]
+    fn a_strategy_belongs_to_the_closest_group() {
+        let groups = [
+            (1, "retry with backoff"),
+            (2, "retry with exponential backoff and jitter"),
+        ];
+        assert_eq!(
+            best_match("exponential backoff with jitter then retry", groups),
+            Some(2)
+        );
+        assert_eq!(best_match("cache responses in redis", groups), None);
     }
 
     #[test]

@@ -342,18 +342,8 @@ impl pb::learning_service_server::LearningService for LearningApi {
         if scope.agent_id.is_empty() {
             v.add("scope.agent_id", "is required");
         }
-        v.tags(
-            "can_learn",
-            &req.can_learn,
-            MAX_SCOPE_ENTRIES,
-            MAX_SCOPE_ENTRY_CHARS,
-        );
-        v.tags(
-            "cannot_learn",
-            &req.cannot_learn,
-            MAX_SCOPE_ENTRIES,
-            MAX_SCOPE_ENTRY_CHARS,
-        );
+        let can_learn = scope_entries(&mut v, "can_learn", &req.can_learn);
+        let cannot_learn = scope_entries(&mut v, "cannot_learn", &req.cannot_learn);
         let min_occurrences = v.count_or_default(
             "min_occurrences",
             req.min_occurrences,
@@ -366,8 +356,8 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let wanted = AgentScope {
             namespace: scope.namespace,
             agent_id: scope.agent_id,
-            can_learn: req.can_learn,
-            cannot_learn: req.cannot_learn,
+            can_learn,
+            cannot_learn,
             min_occurrences: min_occurrences as i64,
             set: None,
         };
@@ -477,6 +467,25 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let stats = self.store.stats(&scope, now_micros()).await?;
         Ok(Response::new(convert::stats(stats)))
     }
+}
+
+/// Checks an agent scope list: task types or single words (letters, digits,
+/// '_'), compared lower-cased; returns it lower-cased without repeats.
+fn scope_entries(v: &mut Violations, field: &str, entries: &[String]) -> Vec<String> {
+    v.tags(field, entries, MAX_SCOPE_ENTRIES, MAX_SCOPE_ENTRY_CHARS);
+    let mut normalised: Vec<String> = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let entry = entry.trim().to_lowercase();
+        if !entry.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            v.add(
+                format!("{field}[{i}]"),
+                "must be a task type or a single word (letters, digits and '_')",
+            );
+        } else if !normalised.contains(&entry) {
+            normalised.push(entry);
+        }
+    }
+    normalised
 }
 
 /// A task-type filter: `None` when empty, lower-cased otherwise.

@@ -8,6 +8,7 @@ pub mod learning;
 pub mod memory;
 mod memory_requests;
 mod page_token;
+pub mod policy;
 mod status;
 pub mod trace;
 mod validate;
@@ -56,6 +57,8 @@ scoped!(
     SetAgentScopeRequest,
     GetAgentScopeRequest,
     ForgetRequest,
+    ClassifyRequest,
+    RememberRequest,
 );
 
 /// The most characters of a namespace written to the log.

@@ -16,6 +16,7 @@ use crate::engine::learning::{
     CARD_TEXT_CHARS, CARDS_KEPT, GLOBAL_RULES_KEPT, HIGH_SCORE, RULES_KEPT_PER_TASK,
     consolidates_at, cut, high_score_rule, rules_from,
 };
+use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::error::{Error, Result};
 
 /// The task_id of global rules.
@@ -633,7 +634,7 @@ pub(super) async fn knowledge(
         knowledge.mean_score = mean.filter(|_| n > 0).map(|mean| (mean, n));
     }
     let task_type = match (task_type, knowledge.recent_episodes.first()) {
-        ("", Some(latest)) => latest.task_type.clone(),
+        ("", Some(latest)) => latest.task_type.trim().to_lowercase(),
         (task_type, _) => task_type.to_owned(),
     };
     if !task_type.is_empty() {
@@ -641,8 +642,13 @@ pub(super) async fn knowledge(
             task_type: Some(task_type),
             ..LearningFilter::default()
         };
+        // Only strategies that work more often than not are advice.
+        let advice = LearningFilter {
+            min_confidence: MIN_SUCCESS_RATE.next_up(),
+            ..filter.clone()
+        };
         knowledge.heuristics =
-            outcomes::list_heuristics(conn, scope, &filter, CONTEXT_HEURISTICS, None).await?;
+            outcomes::list_heuristics(conn, scope, &advice, CONTEXT_HEURISTICS, None).await?;
         knowledge.anti_patterns =
             outcomes::list_anti_patterns(conn, scope, &filter, CONTEXT_ANTI_PATTERNS, None).await?;
     }

@@ -5,15 +5,15 @@
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::{db_error, memories, requests};
+use super::{db_error, requests};
 use crate::domain::outcome::{
     AgentScope, AgentScopeSet, AntiPattern, Change, ForgetKind, ForgetRequest, Forgotten,
     Heuristic, LearningFilter, NewOutcome, Recorded, TaskOutcome, TaskTypeStats,
 };
 use crate::domain::{Micros, Scope};
 use crate::engine::outcomes::{
-    DEFAULT_MIN_OCCURRENCES, MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, may_learn,
-    similar_errors, similar_strategies,
+    DEFAULT_MIN_OCCURRENCES, MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, best_match,
+    may_learn, similar_errors, similar_strategies,
 };
 use crate::error::{Error, Result};
 
@@ -32,6 +32,19 @@ fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope) {
                 .push(")");
         }
     }
+}
+
+/// Appends the rule that a learning record (alias `t`) is owned by exactly
+/// this namespace, agent and project: what Forget may delete, and what an
+/// outcome learns into. An empty agent or project matches only records that
+/// leave it empty.
+fn push_owned(qb: &mut QueryBuilder<Sqlite>, namespace: &str, agent_id: &str, project_id: &str) {
+    qb.push("t.namespace = ")
+        .push_bind(namespace.to_owned())
+        .push(" AND t.agent_id = ")
+        .push_bind(agent_id.to_owned())
+        .push(" AND t.project_id = ")
+        .push_bind(project_id.to_owned());
 }
 
 impl FromRow<'_, SqliteRow> for TaskOutcome {
@@ -155,7 +168,9 @@ pub(super) async fn set_agent_scope(
             wanted.agent_id
         )));
     }
-    let json = |list: &Vec<String>| serde_json::to_string(list).unwrap_or_else(|_| "[]".into());
+    let json = |list: &Vec<String>| {
+        serde_json::to_string(list).map_err(|e| Error::Internal(format!("agent scope: {e}")))
+    };
     sqlx::query(
         "INSERT INTO agent_scopes (namespace, agent_id, can_learn, cannot_learn, min_occurrences, create_time, \
          update_time) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, agent_id) DO UPDATE SET \
@@ -164,8 +179,8 @@ pub(super) async fn set_agent_scope(
     )
     .bind(&wanted.namespace)
     .bind(&wanted.agent_id)
-    .bind(json(&wanted.can_learn))
-    .bind(json(&wanted.cannot_learn))
+    .bind(json(&wanted.can_learn)?)
+    .bind(json(&wanted.cannot_learn)?)
     .bind(wanted.min_occurrences)
     .bind(now)
     .bind(now)
@@ -257,31 +272,36 @@ pub(super) async fn record(
     Ok(recorded)
 }
 
-/// Records of `table` of the outcome's agent, project and task type.
+/// `columns` of the rows of `table` that belong to the outcome's agent,
+/// project and task type.
 async fn of_task_type<T>(
     conn: &mut SqliteConnection,
+    columns: &str,
     table: &str,
     outcome: &TaskOutcome,
 ) -> Result<Vec<T>>
 where
     T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
 {
-    let mut qb = QueryBuilder::<Sqlite>::new(format!("SELECT * FROM {table} WHERE namespace = "));
-    qb.push_bind(outcome.namespace.clone())
-        .push(" AND agent_id = ")
-        .push_bind(outcome.agent_id.clone())
-        .push(" AND project_id = ")
-        .push_bind(outcome.project_id.clone())
-        .push(" AND task_type = ")
+    let mut qb = QueryBuilder::<Sqlite>::new(format!("SELECT {columns} FROM {table} t WHERE "));
+    push_owned(
+        &mut qb,
+        &outcome.namespace,
+        &outcome.agent_id,
+        &outcome.project_id,
+    );
+    qb.push(" AND t.task_type = ")
         .push_bind(outcome.task_type.clone())
-        .push(" ORDER BY seq");
+        .push(" ORDER BY t.seq");
     qb.build_query_as()
         .fetch_all(&mut *conn)
         .await
         .map_err(db_error)
 }
 
-/// Creates or updates the heuristic of the outcome's strategy group.
+/// Creates or updates the heuristic of the outcome's strategy group. An
+/// existing group takes the outcome as one more piece of evidence; a new
+/// group needs enough similar outcomes among the agent's recent ones.
 async fn learn_heuristic(
     conn: &mut SqliteConnection,
     outcome: &TaskOutcome,
@@ -289,6 +309,27 @@ async fn learn_heuristic(
     min_occurrences: i64,
     now: Micros,
 ) -> Result<Option<(Heuristic, Change)>> {
+    let groups: Vec<(i64, String)> =
+        of_task_type(conn, "seq, match_key", "heuristics", outcome).await?;
+    if let Some(seq) = best_match(
+        &outcome.strategy,
+        groups.iter().map(|(seq, key)| (*seq, key.as_str())),
+    ) {
+        let updated: Heuristic = sqlx::query_as(
+            "UPDATE heuristics SET strategy = ?1, occurrence_count = occurrence_count + 1, \
+             success_count = success_count + ?2, \
+             confidence = CAST(success_count + ?2 AS REAL) / (occurrence_count + 1), \
+             last_validated_time = ?3, update_time = ?3, version = version + 1 WHERE seq = ?4 RETURNING *",
+        )
+        .bind(&outcome.strategy)
+        .bind(i64::from(outcome.success))
+        .bind(now)
+        .bind(seq)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db_error)?;
+        return Ok(Some((updated, Change::Updated)));
+    }
     let similar: Vec<bool> = recent
         .iter()
         .filter(|(_, strategy, _)| similar_strategies(&outcome.strategy, strategy))
@@ -297,40 +338,20 @@ async fn learn_heuristic(
     let occurrences = i64::try_from(similar.len()).unwrap_or(i64::MAX);
     let successes = i64::try_from(similar.iter().filter(|s| **s).count()).unwrap_or(i64::MAX);
     let confidence = successes as f64 / occurrences.max(1) as f64;
-    let existing: Vec<Heuristic> = of_task_type(conn, "heuristics", outcome).await?;
-    if let Some(heuristic) = existing
-        .iter()
-        .find(|h| similar_strategies(&outcome.strategy, &h.strategy))
-    {
-        let updated: Heuristic = sqlx::query_as(
-            "UPDATE heuristics SET strategy = ?, confidence = ?, occurrence_count = ?, success_count = ?, \
-             last_validated_time = ?, update_time = ?, version = version + 1 WHERE seq = ? RETURNING *",
-        )
-        .bind(&outcome.strategy)
-        .bind(confidence)
-        .bind(occurrences)
-        .bind(successes)
-        .bind(now)
-        .bind(now)
-        .bind(heuristic.seq)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_error)?;
-        return Ok(Some((updated, Change::Updated)));
-    }
     if occurrences < min_occurrences || confidence <= MIN_SUCCESS_RATE {
         return Ok(None);
     }
     let created: Heuristic = sqlx::query_as(
-        "INSERT INTO heuristics (id, namespace, agent_id, project_id, task_type, strategy, confidence, \
+        "INSERT INTO heuristics (id, namespace, agent_id, project_id, task_type, strategy, match_key, confidence, \
          occurrence_count, success_count, last_validated_time, create_time, update_time) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(&outcome.namespace)
     .bind(&outcome.agent_id)
     .bind(&outcome.project_id)
     .bind(&outcome.task_type)
+    .bind(&outcome.strategy)
     .bind(&outcome.strategy)
     .bind(confidence)
     .bind(occurrences)
@@ -344,57 +365,53 @@ async fn learn_heuristic(
     Ok(Some((created, Change::Created)))
 }
 
-/// Creates or updates the anti-pattern of the failed outcome's error.
+/// Creates or updates the anti-pattern of the failed outcome's error: an
+/// existing one counts one more failure (and keeps the most general
+/// wording); a new one needs repeated similar failures among recent outcomes.
 async fn learn_anti_pattern(
     conn: &mut SqliteConnection,
     outcome: &TaskOutcome,
     recent: &[(bool, String, String)],
     now: Micros,
 ) -> Result<Option<(AntiPattern, Change)>> {
-    let failures: Vec<&String> = recent
+    let (alternative, alternative_id) = better_alternative(conn, outcome).await?;
+    let patterns: Vec<(i64, String)> =
+        of_task_type(conn, "seq, error", "anti_patterns", outcome).await?;
+    if let Some((seq, _)) = patterns
         .iter()
-        .filter(|(success, _, error)| !success && similar_errors(&outcome.error, error))
-        .map(|(_, _, error)| error)
-        .collect();
-    let count = i64::try_from(failures.len()).unwrap_or(i64::MAX);
-    if count < MIN_FAILURES {
-        return Ok(None);
-    }
-    let heuristics: Vec<Heuristic> = of_task_type(conn, "heuristics", outcome).await?;
-    let best = heuristics.iter().max_by(|a, b| {
-        a.confidence
-            .total_cmp(&b.confidence)
-            .then(a.seq.cmp(&b.seq))
-    });
-    let (alternative, alternative_id) = best.map_or((String::new(), String::new()), |h| {
-        (h.strategy.clone(), h.id.clone())
-    });
-    let existing: Vec<AntiPattern> = of_task_type(conn, "anti_patterns", outcome).await?;
-    if let Some(pattern) = existing
-        .iter()
-        .find(|p| similar_errors(&outcome.error, &p.error))
+        .find(|(_, error)| similar_errors(&outcome.error, error))
     {
         let updated: AntiPattern = sqlx::query_as(
-            "UPDATE anti_patterns SET strategy = ?, occurrence_count = ?, better_alternative = ?, \
-             better_alternative_heuristic_id = ?, last_seen_time = ?, update_time = ?, version = version + 1 \
-             WHERE seq = ? RETURNING *",
+            "UPDATE anti_patterns SET strategy = ?1, occurrence_count = occurrence_count + 1, \
+             error = CASE WHEN length(?2) < length(error) THEN ?2 ELSE error END, \
+             better_alternative = ?3, better_alternative_heuristic_id = ?4, last_seen_time = ?5, \
+             update_time = ?5, version = version + 1 WHERE seq = ?6 RETURNING *",
         )
         .bind(&outcome.strategy)
-        .bind(count)
+        .bind(outcome.error.trim())
         .bind(&alternative)
         .bind(&alternative_id)
         .bind(now)
-        .bind(now)
-        .bind(pattern.seq)
+        .bind(*seq)
         .fetch_one(&mut *conn)
         .await
         .map_err(db_error)?;
         return Ok(Some((updated, Change::Updated)));
     }
-    // The error as the first of these failures worded it (`recent` is newest first).
-    let first_wording = failures
-        .last()
-        .map_or(outcome.error.as_str(), |e| e.as_str());
+    let failures: Vec<&str> = recent
+        .iter()
+        .filter(|(success, _, error)| !success && similar_errors(&outcome.error, error))
+        .map(|(_, _, error)| error.trim())
+        .collect();
+    if i64::try_from(failures.len()).unwrap_or(i64::MAX) < MIN_FAILURES {
+        return Ok(None);
+    }
+    // The most general wording: the shortest of the similar errors.
+    let error = failures
+        .iter()
+        .min_by_key(|e| e.chars().count())
+        .copied()
+        .unwrap_or(outcome.error.as_str());
     let created: AntiPattern = sqlx::query_as(
         "INSERT INTO anti_patterns (id, namespace, agent_id, project_id, task_type, strategy, error, \
          occurrence_count, better_alternative, better_alternative_heuristic_id, last_seen_time, create_time, \
@@ -406,8 +423,8 @@ async fn learn_anti_pattern(
     .bind(&outcome.project_id)
     .bind(&outcome.task_type)
     .bind(&outcome.strategy)
-    .bind(first_wording)
-    .bind(count)
+    .bind(error)
+    .bind(i64::try_from(failures.len()).unwrap_or(i64::MAX))
     .bind(&alternative)
     .bind(&alternative_id)
     .bind(now)
@@ -417,6 +434,25 @@ async fn learn_anti_pattern(
     .await
     .map_err(db_error)?;
     Ok(Some((created, Change::Created)))
+}
+
+/// The strategy (and heuristic id) to suggest instead of a failing one: the
+/// most confident heuristic of the task type that works more often than not
+/// and is not the failing strategy itself. Empty when there is none.
+async fn better_alternative(
+    conn: &mut SqliteConnection,
+    outcome: &TaskOutcome,
+) -> Result<(String, String)> {
+    let heuristics: Vec<(String, String, f64)> =
+        of_task_type(conn, "id, strategy, confidence", "heuristics", outcome).await?;
+    Ok(heuristics
+        .into_iter()
+        .filter(|(_, strategy, confidence)| {
+            *confidence > MIN_SUCCESS_RATE && !similar_strategies(&outcome.strategy, strategy)
+        })
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(id, strategy, _)| (strategy, id))
+        .unwrap_or_default())
 }
 
 /// Up to `limit` outcomes visible from `scope`, newest first, after `after` (a seq).
@@ -506,13 +542,15 @@ pub(super) async fn list_anti_patterns(
         .map_err(db_error)
 }
 
-/// Counts, and unless it is a dry run deletes, what is stale in the scope.
+/// Counts, and unless it is a dry run deletes, what is stale among the
+/// records owned by exactly the request's scope (never a wider one).
 pub(super) async fn forget(
     conn: &mut SqliteConnection,
     request: ForgetRequest,
     now: Micros,
 ) -> Result<Forgotten> {
     let mut forgotten = Forgotten::default();
+    let scope = &request.scope;
     for kind in &request.kinds {
         let verb = if request.dry_run {
             "SELECT count(*) FROM"
@@ -523,25 +561,48 @@ pub(super) async fn forget(
         match kind {
             ForgetKind::Outcomes => {
                 qb.push(" outcomes AS t WHERE ");
-                push_visible(&mut qb, &request.scope);
+                push_owned(
+                    &mut qb,
+                    &scope.namespace,
+                    &scope.agent_id,
+                    &scope.project_id,
+                );
                 qb.push(" AND t.create_time < ")
                     .push_bind(request.stale_before);
             }
             ForgetKind::Heuristics => {
                 qb.push(" heuristics AS t WHERE ");
-                push_visible(&mut qb, &request.scope);
+                push_owned(
+                    &mut qb,
+                    &scope.namespace,
+                    &scope.agent_id,
+                    &scope.project_id,
+                );
                 qb.push(" AND t.confidence < ")
                     .push_bind(request.below_confidence);
             }
             ForgetKind::AntiPatterns => {
                 qb.push(" anti_patterns AS t WHERE ");
-                push_visible(&mut qb, &request.scope);
+                push_owned(
+                    &mut qb,
+                    &scope.namespace,
+                    &scope.agent_id,
+                    &scope.project_id,
+                );
                 qb.push(" AND t.last_seen_time < ")
                     .push_bind(request.stale_before);
             }
             ForgetKind::Memories => {
-                qb.push(" memories AS m WHERE ");
-                memories::push_in_scope(&mut qb, &request.scope);
+                qb.push(" memories AS m WHERE m.namespace = ")
+                    .push_bind(scope.namespace.clone())
+                    .push(" AND m.agent_id = ")
+                    .push_bind(scope.agent_id.clone())
+                    .push(" AND m.user_id = ")
+                    .push_bind(scope.user_id.clone())
+                    .push(" AND m.project_id = ")
+                    .push_bind(scope.project_id.clone())
+                    .push(" AND m.session_id = ")
+                    .push_bind(scope.session_id.clone());
                 qb.push(" AND m.expire_time IS NOT NULL AND m.expire_time <= ")
                     .push_bind(now);
             }

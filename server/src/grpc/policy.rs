@@ -1,0 +1,172 @@
+//! `engram.v1.PolicyService`: decide what is worth remembering (the rules
+//! classifier; LLM mode needs a configured model) and, for Remember, store it.
+
+use std::sync::Arc;
+
+use engram::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
+use super::validate::{MAX_ID_CHARS, Violations};
+use super::{begin, convert};
+use crate::domain::{MemorySource, NewMemory, Scope, now_micros};
+use crate::engine::policy::{self, Decision, DecisionSource};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// The most bytes of a transcript (64 KiB).
+pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024;
+
+/// The PolicyService implementation.
+pub struct PolicyApi {
+    store: Arc<dyn Store>,
+}
+
+impl PolicyApi {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        PolicyApi { store }
+    }
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+/// A validated classification request.
+struct Classification {
+    scope: Scope,
+    task_id: String,
+    transcript: String,
+}
+
+fn classification(
+    v: &mut Violations,
+    scope: Option<&pb::Scope>,
+    task_id: &str,
+    transcript: &str,
+    mode: i32,
+) -> Result<Classification> {
+    let scope = v.scope("scope", scope);
+    v.identifier("task_id", task_id, MAX_ID_CHARS, false);
+    if transcript.len() > MAX_TRANSCRIPT_BYTES {
+        v.add(
+            "transcript",
+            format!(
+                "must be at most {MAX_TRANSCRIPT_BYTES} bytes (got {})",
+                transcript.len()
+            ),
+        );
+    } else {
+        v.text("transcript", transcript, usize::MAX, true);
+    }
+    let mode = v.enum_value("mode", mode, |code| pb::ClassifyMode::try_from(code).ok());
+    let classification = Classification {
+        scope,
+        task_id: task_id.to_owned(),
+        transcript: transcript.to_owned(),
+    };
+    // Bad input is reported first; a well-formed LLM request needs a model.
+    if mode == Some(pb::ClassifyMode::Llm) && v.is_clean() {
+        return Err(Error::FailedPrecondition(
+            "no LLM is configured on this server; use mode RULES or AUTO".into(),
+        ));
+    }
+    Ok(classification)
+}
+
+fn decide(request: &Classification) -> Decision {
+    policy::classify(&request.transcript, &request.scope, &request.task_id)
+}
+
+fn decision(decision: Decision) -> pb::MemoryDecision {
+    pb::MemoryDecision {
+        should_store: decision.should_store,
+        memory_type: decision.memory_type.code(),
+        summary: decision.summary,
+        importance: decision.importance,
+        level: decision.level.code(),
+        metadata: decision.metadata.into_iter().collect(),
+        source: match decision.source {
+            DecisionSource::Rules => pb::DecisionSource::Rules,
+            DecisionSource::Llm => pb::DecisionSource::Llm,
+            DecisionSource::Fallback => pb::DecisionSource::Fallback,
+        }
+        .into(),
+        reason: decision.reason,
+    }
+}
+
+#[tonic::async_trait]
+impl pb::policy_service_server::PolicyService for PolicyApi {
+    async fn classify(&self, request: Request<pb::ClassifyRequest>) -> Reply<pb::ClassifyResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let request = classification(
+            &mut v,
+            req.scope.as_ref(),
+            &req.task_id,
+            &req.transcript,
+            req.mode,
+        )?;
+        v.finish(())?;
+        Ok(Response::new(pb::ClassifyResponse {
+            decision: Some(decision(decide(&request))),
+        }))
+    }
+
+    async fn remember(&self, request: Request<pb::RememberRequest>) -> Reply<pb::RememberResponse> {
+        let req = begin(request);
+        let mut v = Violations::default();
+        let request = classification(
+            &mut v,
+            req.scope.as_ref(),
+            &req.task_id,
+            &req.transcript,
+            req.mode,
+        )?;
+        v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
+        v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
+        v.finish(())?;
+        let decided = decide(&request);
+        if !decided.should_store {
+            return Ok(Response::new(pb::RememberResponse {
+                decision: Some(decision(decided)),
+                memory: None,
+                result: pb::WriteResult::Unspecified.into(),
+            }));
+        }
+        let memory = NewMemory {
+            scope: request.scope.for_level(decided.level),
+            level: decided.level,
+            memory_type: decided.memory_type,
+            content: decided.summary.clone(),
+            summary: String::new(),
+            tags: req.tags,
+            metadata: decided.metadata.clone(),
+            importance: decided.importance,
+            confidence: 1.0,
+            source: match decided.source {
+                DecisionSource::Llm => MemorySource::PolicyLlm,
+                DecisionSource::Rules | DecisionSource::Fallback => MemorySource::PolicyRules,
+            },
+            expire_time: None,
+        };
+        let request_id = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        let created = self
+            .store
+            .create_memories(
+                &request.scope.namespace,
+                request_id,
+                vec![memory],
+                now_micros(),
+            )
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("create returned no memory".into()))?;
+        let stored = convert::created(created);
+        Ok(Response::new(pb::RememberResponse {
+            decision: Some(decision(decided)),
+            memory: stored.memory,
+            result: stored.result,
+        }))
+    }
+}
