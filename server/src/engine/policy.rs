@@ -31,11 +31,13 @@ pub struct Decision {
     pub reason: String,
 }
 
-/// A kind of durable knowledge, its cue phrases, and what a decision of that
-/// kind looks like. Earlier kinds win when a transcript has cues of several.
+/// A kind of durable knowledge: explicit markers (which outrank every
+/// other cue), ordinary cue phrases, and the importance of such a memory.
+/// Earlier kinds win among cues of equal strength.
 struct Kind {
     memory_type: MemoryType,
     importance: f64,
+    markers: &'static [&'static str],
     cues: &'static [&'static str],
 }
 
@@ -43,13 +45,15 @@ const KINDS: &[Kind] = &[
     Kind {
         memory_type: MemoryType::Preference,
         importance: 0.8,
-        cues: &[
+        markers: &[
             "i prefer",
             "i'd prefer",
             "i would prefer",
+            "my preference is",
             "i'd rather",
             "i would rather",
-            "my preference is",
+        ],
+        cues: &[
             "always use",
             "never use",
             "don't ever",
@@ -61,6 +65,7 @@ const KINDS: &[Kind] = &[
             "i like it when",
             "i like my",
             "i want you to",
+            "i want ",
             "from now on",
             "make sure to always",
             "i hate it when",
@@ -75,10 +80,12 @@ const KINDS: &[Kind] = &[
             "always run",
             "never run",
             "stop using",
+            "stop adding",
             "don't use",
             "do not use",
             "i love it when",
             "keep answers",
+            "keep your answers",
             "keep responses",
             "i like to",
             "always reply",
@@ -86,34 +93,48 @@ const KINDS: &[Kind] = &[
             "never reply",
             "always answer",
             "call me",
+            "never commit",
+            "don't commit",
+            "do not commit",
+            "dont ",
         ],
     },
     Kind {
         memory_type: MemoryType::Lesson,
         importance: 0.75,
-        cues: &[
+        markers: &[
             "lesson learned",
             "lessons learned",
             "the fix was",
+            "root cause",
+            "the hard way",
+            "mistake on my part",
+            "what finally worked",
+            "we wasted",
+            "post-mortem",
+            "postmortem",
+            "learned that",
+            "learnt that",
+        ],
+        cues: &[
             "fixed it by",
             "fixed by",
             "was fixed by",
             "the fix is",
-            "root cause",
             "turns out",
             "turned out",
             "the problem was",
             "the issue was",
             "the bug was",
             "next time",
-            "note to self",
-            "learned that",
-            "learnt that",
             "the trick is",
             "the trick was",
             "gotcha",
             "was caused by",
             "is caused by",
+            "was because",
+            "were because",
+            "came from",
             "caused the",
             "workaround",
             "the solution was",
@@ -121,20 +142,35 @@ const KINDS: &[Kind] = &[
             "what fixed it",
             "solved it by",
             "resolved by",
+            "resolves it",
+            "fixed the",
             "the culprit was",
             "in hindsight",
             "we should have",
-            "don't forget to",
-            "make sure you",
+            "don't trust",
+            "do not trust",
+            "because we were",
+            "ignored the",
         ],
     },
     Kind {
         memory_type: MemoryType::Decision,
         importance: 0.7,
-        cues: &[
+        markers: &[
             "we decided",
             "we've decided",
             "we have decided",
+            "decision:",
+            "the decision is",
+            "adr-",
+            "that's final",
+            "final answer",
+            "consensus reached",
+            "agreed in",
+            "agreed:",
+            "decided.",
+        ],
+        cues: &[
             "i decided",
             "i've decided",
             "decided to",
@@ -149,15 +185,13 @@ const KINDS: &[Kind] = &[
             "we'll use",
             "we will use",
             "we're using",
-            "agreed:",
             "agreed to",
             "we agreed",
-            "decision:",
-            "the decision is",
             "the plan is",
             "we chose",
             "we picked",
             "settled on",
+            "we settle on",
             "we settled",
             "we'll stick with",
             "we will stick with",
@@ -166,58 +200,76 @@ const KINDS: &[Kind] = &[
             "we are switching",
             "we'll switch",
             "we will switch",
+            "we're moving",
+            "we are moving",
+            "we will merge",
+            "we will adopt",
+            "adopt ",
             "approved:",
             "final call",
+            "lock that in",
+            "we're not going to",
+            "we are not going to",
+            "not offset",
         ],
     },
     Kind {
         memory_type: MemoryType::Event,
         importance: 0.3,
+        markers: &["incident", "outage"],
         cues: &[
             "we shipped",
             "shipped",
             "we released",
             "was released",
+            "release ",
             "we deployed",
             "was deployed",
             "we launched",
             "launched",
-            "outage",
-            "incident",
             "went down",
             "was down",
             "we migrated",
             "was migrated",
+            "migration to",
+            "completed at",
             "got promoted",
             "joined the team",
             "left the company",
             "happened",
-            "postmortem",
-            "post-mortem",
             "rolled back",
             "we rolled out",
             "was rolled out",
             "went live",
             "signed the contract",
             "closed the deal",
+            "rotated",
+            "yesterday",
+            "last night",
+            "this morning",
         ],
     },
     Kind {
         memory_type: MemoryType::Note,
         importance: 0.4,
-        cues: &[
-            "note:",
-            "note that",
-            "remember that",
-            "remember:",
-            "fyi",
+        markers: &[
+            "note to self",
+            "reminder for later",
+            "reminder:",
             "for future reference",
-            "keep in mind",
+            "parking lot",
+            "keep it in mind",
+            "bookmark",
+            "open question",
+            "come back to",
             "todo:",
             "to-do:",
-            "reminder:",
-            "for the record",
-            "heads up",
+        ],
+        cues: &[
+            "note:",
+            "remember that",
+            "remember:",
+            "useful link",
             "worth noting",
             "important:",
         ],
@@ -225,8 +277,8 @@ const KINDS: &[Kind] = &[
     Kind {
         memory_type: MemoryType::Fact,
         importance: 0.5,
+        markers: &["my name is"],
         cues: &[
-            "my name is",
             "i am a",
             "i'm a",
             "i work at",
@@ -235,6 +287,8 @@ const KINDS: &[Kind] = &[
             "i live in",
             "i'm based in",
             "i am based in",
+            "i'm on a",
+            "i'm colorblind",
             "our team",
             "our company",
             "our stack",
@@ -248,6 +302,8 @@ const KINDS: &[Kind] = &[
             "our office",
             "our customers",
             "our main",
+            "our staging",
+            "our fiscal",
             "we use",
             "we run",
             "we host",
@@ -262,35 +318,31 @@ const KINDS: &[Kind] = &[
             "is located",
             "listens on",
             "port ",
-            "is deployed",
             "depends on",
             "the endpoint",
             "the url",
-            "the api key is stored",
             "is stored in",
-            "the staging",
-            "the production",
             "is owned by",
+            "owned by",
             "owns the",
             "is responsible for",
             "my role",
             "my timezone",
-            "i'm in",
             "our timezone",
             "the deadline is",
             "the budget is",
-            "uses postgres",
             "is on version",
-            "is version",
-            "we're on",
-            "we are on",
             "is the source of truth",
             "is maintained by",
+            " uses ",
+            "needs a sign-off",
+            "is generated",
         ],
     },
 ];
 
-/// Sentences with these are not knowledge: hedges, negated cues, refusals to choose.
+/// Lines with these are not knowledge: hedges, retractions, negated cues,
+/// refusals to choose, speculation.
 const HEDGES: &[&str] = &[
     "not sure",
     "maybe",
@@ -336,9 +388,21 @@ const HEDGES: &[&str] = &[
     "no root cause",
     "unclear",
     "undetermined",
+    "never mind",
+    "nevermind",
+    "scratch that",
+    "actually, no",
+    "hm, wait",
+    "hmm, wait",
+    "i might be wrong",
+    "could work",
+    "it depends",
+    "do my best",
+    "depends on your",
 ];
 
-/// Sentences with these describe work in progress, not knowledge.
+/// Sentences with these describe work in progress, not knowledge; they veto
+/// only the weak kinds (events, notes, facts).
 const TRANSIENT: &[&str] = &[
     "i'm looking",
     "i am looking",
@@ -348,9 +412,8 @@ const TRANSIENT: &[&str] = &[
     "one moment",
     "give me a",
     "working on it",
-    "running the",
+    "running the tests",
     "running tests",
-    "checking",
     "i'll check",
     "i will check",
     "hold on",
@@ -365,16 +428,28 @@ const TRANSIENT: &[&str] = &[
     "still waiting",
     "waiting for",
     "loading",
-    "compiling",
-    "downloading",
-    "installing",
-    "building",
-    "retrying",
     "on it",
     "looking into",
     "digging into",
     "stand by",
     "please wait",
+    "now.",
+];
+
+/// A user's instruction phrased as an imperative is a preference.
+const IMPERATIVES: &[&str] = &[
+    "prefer ",
+    "always ",
+    "never ",
+    "don't ",
+    "dont ",
+    "do not ",
+    "keep ",
+    "avoid ",
+    "stop ",
+    "use ",
+    "only use ",
+    "when you ",
 ];
 
 /// Lines that are machine output rather than conversation.
@@ -417,6 +492,11 @@ fn is_tool_noise(line: &str) -> bool {
         "---",
         "===",
         "...",
+        "thread '",
+        "note: run with",
+        "step ",
+        "#",
+        "=>",
     ];
     PREFIXES.iter().any(|p| l.starts_with(p))
         || l.contains("%|")
@@ -425,24 +505,32 @@ fn is_tool_noise(line: &str) -> bool {
         || l.chars().filter(|c| c.is_ascii_digit()).count() * 2 > l.chars().count().max(1)
 }
 
-/// The speaker prefix of a conversation line, if any ("User: …").
-fn strip_speaker(line: &str) -> &str {
-    const SPEAKERS: &[&str] = &[
-        "user:",
-        "assistant:",
-        "ai:",
-        "agent:",
-        "human:",
-        "system:",
-        "bot:",
-        "me:",
-        "you:",
+/// Who said a line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Speaker {
+    User,
+    Assistant,
+    Unknown,
+}
+
+/// The speaker of a conversation line and its text ("User: …").
+fn split_speaker(line: &str) -> (Speaker, &str) {
+    const SPEAKERS: &[(&str, Speaker)] = &[
+        ("user:", Speaker::User),
+        ("human:", Speaker::User),
+        ("me:", Speaker::User),
+        ("assistant:", Speaker::Assistant),
+        ("ai:", Speaker::Assistant),
+        ("agent:", Speaker::Assistant),
+        ("bot:", Speaker::Assistant),
+        ("system:", Speaker::Assistant),
+        ("you:", Speaker::Assistant),
     ];
     let trimmed = line.trim_start();
     let lower = trimmed.to_lowercase();
-    for speaker in SPEAKERS {
-        if lower.starts_with(speaker) {
-            return trimmed[speaker.len()..].trim_start();
+    for (prefix, speaker) in SPEAKERS {
+        if lower.starts_with(prefix) {
+            return (*speaker, trimmed[prefix.len()..].trim_start());
         }
     }
     // "Name: text" with a short single-word name.
@@ -450,32 +538,50 @@ fn strip_speaker(line: &str) -> &str {
         Some((name, rest))
             if !name.is_empty() && name.len() <= 20 && !name.contains(' ') && !rest.is_empty() =>
         {
-            rest
+            (Speaker::Unknown, rest)
         }
-        _ => trimmed,
+        _ => (Speaker::Unknown, trimmed),
     }
 }
 
+/// One sentence, with what the whole line it came from says about it.
+struct Sentence {
+    text: String,
+    speaker: Speaker,
+    /// The line hedges, retracts or speculates.
+    hedged: bool,
+}
+
 /// The transcript's sentences, without tool noise and speaker prefixes.
-fn sentences(transcript: &str) -> Vec<String> {
+fn sentences(transcript: &str) -> Vec<Sentence> {
     let mut sentences = Vec::new();
     for line in transcript
         .lines()
         .filter(|l| !l.trim().is_empty() && !is_tool_noise(l))
     {
+        let (speaker, text) = split_speaker(line);
+        let lower = text.to_lowercase();
+        let hedged = HEDGES.iter().any(|h| lower.contains(h));
         let mut current = String::new();
-        let text = strip_speaker(line);
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
             current.push(c);
             let ends = matches!(c, '.' | '!' | '?' | ';')
                 && chars.peek().is_none_or(|n| n.is_whitespace());
-            if ends {
-                sentences.push(std::mem::take(&mut current).trim().to_owned());
+            if ends && !current.trim().trim_end_matches('.').is_empty() {
+                sentences.push(Sentence {
+                    text: std::mem::take(&mut current).trim().to_owned(),
+                    speaker,
+                    hedged,
+                });
             }
         }
         if !current.trim().is_empty() {
-            sentences.push(current.trim().to_owned());
+            sentences.push(Sentence {
+                text: current.trim().to_owned(),
+                speaker,
+                hedged,
+            });
         }
     }
     sentences
@@ -491,11 +597,72 @@ fn find_cue(sentence: &str, cues: &'static [&'static str]) -> Option<&'static st
     })
 }
 
-/// A sentence that cannot carry knowledge: a question, a hedge or work in progress.
-fn is_unreliable(lower: &str) -> bool {
-    lower.ends_with('?')
-        || HEDGES.iter().any(|h| lower.contains(h))
-        || TRANSIENT.iter().any(|t| lower.contains(t))
+/// The strongest cue of a sentence: (strength, kind index, cue). Markers are
+/// strength 3, cue phrases 2, a user's imperative 1 (preference) and a plain
+/// declarative statement 0 (fact).
+fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
+    let lower = sentence.text.to_lowercase();
+    if sentence.hedged || lower.ends_with('?') {
+        return None;
+    }
+    let transient = TRANSIENT.iter().any(|t| lower.contains(t));
+    let weak = |kind: &Kind| {
+        matches!(
+            kind.memory_type,
+            MemoryType::Event | MemoryType::Note | MemoryType::Fact
+        )
+    };
+    let mut best: Option<(u8, usize, &'static str)> = None;
+    for (rank, kind) in KINDS.iter().enumerate() {
+        if transient && weak(kind) {
+            continue;
+        }
+        for (strength, cues) in [(3, kind.markers), (2, kind.cues)] {
+            if let Some(cue) = find_cue(&lower, cues)
+                && best.is_none_or(|(s, _, _)| strength > s)
+            {
+                best = Some((strength, rank, cue));
+            }
+        }
+    }
+    if best.is_some() {
+        return best;
+    }
+    if sentence.speaker != Speaker::Assistant {
+        let starts = IMPERATIVES.iter().copied().find(|i| lower.starts_with(i));
+        let polite =
+            lower.contains(", please") || lower.ends_with("please") || lower.ends_with("please.");
+        if let Some(cue) = starts.or(polite.then_some("please")) {
+            return Some((1, 0, cue));
+        }
+        if !transient && is_statement(&lower) {
+            return Some((0, KINDS.len() - 1, "a statement"));
+        }
+    }
+    None
+}
+
+/// A declarative statement about something lasting: "X is/are/uses/… Y",
+/// not a pleasantry ("that is great") or a bare acknowledgement.
+fn is_statement(lower: &str) -> bool {
+    const VERBS: &[&str] = &[
+        " is ", " are ", " uses ", " runs ", " starts ", " needs ", " has ", " owns ", " pulls ",
+    ];
+    const VAGUE_SUBJECTS: &[&str] = &[
+        "this ",
+        "that ",
+        "it ",
+        "there ",
+        "here ",
+        "what ",
+        "which ",
+        "who ",
+        "everything ",
+    ];
+    let words = lower.split_whitespace().count();
+    words >= 5
+        && VERBS.iter().any(|v| lower.contains(v))
+        && !VAGUE_SUBJECTS.iter().any(|s| lower.starts_with(s))
 }
 
 /// Words that tie a statement to the project rather than to the user or the world.
@@ -529,19 +696,13 @@ const PROJECT_WORDS: &[&str] = &[
 /// The classifier's decision on `transcript` for a caller in `scope`.
 pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
     let sentences = sentences(transcript);
-    let mut best: Option<(usize, &'static str, &String)> = None;
-    for sentence in &sentences {
-        let lower = sentence.to_lowercase();
-        if is_unreliable(&lower) {
-            continue;
-        }
-        for (rank, kind) in KINDS.iter().enumerate() {
-            if best.is_some_and(|(b, _, _)| b <= rank) {
-                break;
-            }
-            if let Some(cue) = find_cue(&lower, kind.cues) {
-                best = Some((rank, cue, sentence));
-                break;
+    let mut best: Option<((u8, usize, &'static str), usize)> = None;
+    for (index, sentence) in sentences.iter().enumerate() {
+        if let Some(cue) = strongest_cue(sentence) {
+            // Stronger cues win; among equals, the earlier kind.
+            let better = best.is_none_or(|((s, r, _), _)| cue.0 > s || (cue.0 == s && cue.1 < r));
+            if better {
+                best = Some((cue, index));
             }
         }
     }
@@ -550,7 +711,7 @@ pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
         metadata.insert("task_id".to_owned(), task_id.to_owned());
     }
     metadata.insert("classifier".to_owned(), "rules".to_owned());
-    let Some((rank, cue, sentence)) = best else {
+    let Some(((_, rank, cue), index)) = best else {
         return Decision {
             should_store: false,
             memory_type: MemoryType::Event,
@@ -559,19 +720,19 @@ pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
             level: scope.narrowest_level(),
             metadata,
             source: DecisionSource::Rules,
-            reason:
-                "no cue of durable knowledge: chatter, tool output, a question or work in progress"
-                    .into(),
+            reason: "no cue of durable knowledge: chatter, tool output, a question, a hedge or work in progress"
+                .into(),
         };
     };
     let kind = &KINDS[rank];
     metadata.insert("cue".to_owned(), cue.trim().to_owned());
+    let deciding = &sentences[index].text;
     Decision {
         should_store: true,
         memory_type: kind.memory_type,
-        summary: summary(&sentences, sentence),
+        summary: summary(&sentences[index..]),
         importance: kind.importance,
-        level: level(kind.memory_type, &sentence.to_lowercase(), scope),
+        level: level(kind.memory_type, &deciding.to_lowercase(), scope),
         metadata,
         source: DecisionSource::Rules,
         reason: format!(
@@ -582,19 +743,15 @@ pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
     }
 }
 
-/// The deciding sentence, followed by the next ones while they fit in 300
-/// characters, cut at a word when one sentence alone is longer.
-fn summary(sentences: &[String], deciding: &String) -> String {
-    let start = sentences
-        .iter()
-        .position(|s| std::ptr::eq(s, deciding))
-        .unwrap_or(0);
+/// The deciding sentence (first of `sentences`), followed by the next ones
+/// while they fit in 300 characters; one sentence alone is cut at a word.
+fn summary(sentences: &[Sentence]) -> String {
     let mut summary = String::new();
-    for sentence in &sentences[start..] {
+    for sentence in sentences {
         let joined = if summary.is_empty() {
-            sentence.clone()
+            sentence.text.clone()
         } else {
-            format!("{summary} {sentence}")
+            format!("{summary} {}", sentence.text)
         };
         if joined.chars().count() > MAX_SUMMARY_CHARS {
             break;
@@ -602,7 +759,10 @@ fn summary(sentences: &[String], deciding: &String) -> String {
         summary = joined;
     }
     if summary.is_empty() {
-        summary = crate::engine::context::one_line(deciding, MAX_SUMMARY_CHARS);
+        summary = sentences
+            .first()
+            .map(|s| crate::engine::context::one_line(&s.text, MAX_SUMMARY_CHARS))
+            .unwrap_or_default();
     }
     summary
 }

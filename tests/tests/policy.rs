@@ -1,0 +1,233 @@
+//! PolicyService over the real server: the rules classifier's accuracy on a
+//! labelled set, Classify and Remember, and their errors.
+
+use engram_client::proto::{self, MemoryType};
+use engram_client::{Code, Engram, PolicyClient, field_violations};
+use engram_tests::{Server, list_all, scope};
+
+/// The labelled transcripts: human judgments of what is worth remembering.
+const LABELLED: &str = include_str!("../data/policy_transcripts.json");
+/// The should_store accuracy the rules classifier must keep on them.
+const MIN_STORE_ACCURACY: f64 = 0.90;
+
+fn policy(engram: &Engram) -> PolicyClient {
+    engram.policy()
+}
+
+fn classify_request(ns: &proto::Scope, transcript: &str) -> proto::ClassifyRequest {
+    proto::ClassifyRequest {
+        scope: Some(ns.clone()),
+        transcript: transcript.to_owned(),
+        mode: proto::ClassifyMode::Rules.into(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn the_rules_classifier_is_accurate_on_the_labelled_set() {
+    let labelled: Vec<serde_json::Value> =
+        serde_json::from_str(LABELLED).expect("labelled set is JSON");
+    assert!(labelled.len() >= 80, "at least 80 labelled transcripts");
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("labelled");
+    let (mut store_right, mut type_right, mut positives) = (0usize, 0usize, 0usize);
+    let mut misses = Vec::new();
+    let mut types_seen = std::collections::BTreeSet::new();
+    for case in &labelled {
+        let transcript = case["transcript"].as_str().expect("transcript");
+        let should_store = case["should_store"].as_bool().expect("should_store");
+        let expected_type = case["memory_type"].as_str();
+        if let Some(t) = expected_type {
+            types_seen.insert(t.to_owned());
+        }
+        let decision = policy(&engram)
+            .classify(classify_request(&ns, transcript))
+            .await
+            .expect("classify")
+            .into_inner()
+            .decision
+            .expect("decision");
+        assert_eq!(decision.source(), proto::DecisionSource::Rules);
+        assert!(decision.summary.chars().count() <= 300);
+        assert!((0.0..=1.0).contains(&decision.importance));
+        if decision.should_store == should_store {
+            store_right += 1;
+        } else {
+            misses.push(format!(
+                "  store {} (want {should_store}): {transcript:?} — {}",
+                decision.should_store, decision.reason
+            ));
+        }
+        if should_store {
+            positives += 1;
+            let got = decision
+                .memory_type()
+                .as_str_name()
+                .trim_start_matches("MEMORY_TYPE_")
+                .to_owned();
+            if decision.should_store && Some(got.as_str()) == expected_type {
+                type_right += 1;
+            } else if decision.should_store {
+                misses.push(format!(
+                    "  type {got} (want {expected_type:?}): {transcript:?}"
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        types_seen.into_iter().collect::<Vec<_>>(),
+        ["DECISION", "EVENT", "FACT", "LESSON", "NOTE", "PREFERENCE"],
+        "every memory type is labelled"
+    );
+    let store_accuracy = store_right as f64 / labelled.len() as f64;
+    let type_accuracy = type_right as f64 / positives.max(1) as f64;
+    println!(
+        "rules classifier on {} labelled transcripts: should_store accuracy {:.3}, memory_type accuracy on positives {:.3}\n{}",
+        labelled.len(),
+        store_accuracy,
+        type_accuracy,
+        misses.join("\n")
+    );
+    assert!(
+        store_accuracy >= MIN_STORE_ACCURACY,
+        "should_store accuracy {store_accuracy:.3} is below {MIN_STORE_ACCURACY}:\n{}",
+        misses.join("\n")
+    );
+    assert!(
+        list_all(&engram, &ns, 50).await.is_empty(),
+        "Classify stores nothing"
+    );
+}
+
+#[tokio::test]
+async fn remember_stores_once_and_merges_the_same_transcript() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = proto::Scope {
+        namespace: "remember".into(),
+        user_id: "alice".into(),
+        ..Default::default()
+    };
+    let remember = |transcript: &str| proto::RememberRequest {
+        scope: Some(ns.clone()),
+        task_id: "onboarding".into(),
+        transcript: transcript.to_owned(),
+        tags: vec!["style".into()],
+        ..Default::default()
+    };
+    let first = policy(&engram)
+        .remember(remember(
+            "User: I prefer concise answers with the code first.",
+        ))
+        .await
+        .expect("remember")
+        .into_inner();
+    let decision = first.decision.clone().unwrap();
+    assert!(decision.should_store);
+    assert_eq!(decision.memory_type(), MemoryType::Preference);
+    assert_eq!(decision.level(), proto::MemoryLevel::Global);
+    assert_eq!(
+        decision.metadata.get("task_id").map(String::as_str),
+        Some("onboarding")
+    );
+    assert_eq!(first.result(), proto::WriteResult::Created);
+    let memory = first.memory.unwrap();
+    assert_eq!(
+        memory.content,
+        "I prefer concise answers with the code first."
+    );
+    assert_eq!(memory.source(), proto::MemorySource::PolicyRules);
+    assert_eq!(memory.memory_type(), MemoryType::Preference);
+    assert_eq!(memory.tags, ["style"]);
+    assert_eq!(memory.scope.as_ref().unwrap().user_id, "alice");
+    assert!(memory.importance >= 0.7);
+
+    let again = policy(&engram)
+        .remember(remember(
+            "User: I prefer concise answers with the code first.",
+        ))
+        .await
+        .expect("remember again")
+        .into_inner();
+    assert_eq!(again.result(), proto::WriteResult::Merged);
+    let merged = again.memory.unwrap();
+    assert_eq!(merged.id, memory.id);
+    assert_eq!(merged.seen_count, 2);
+
+    let chatter = policy(&engram)
+        .remember(remember("Assistant: Sure, one sec, running the tests now."))
+        .await
+        .expect("remember chatter")
+        .into_inner();
+    assert!(!chatter.decision.as_ref().unwrap().should_store);
+    assert!(chatter.memory.is_none());
+    assert_eq!(chatter.result(), proto::WriteResult::Unspecified);
+    assert_eq!(
+        list_all(&engram, &ns, 50).await.len(),
+        1,
+        "one memory, merged, and no chatter"
+    );
+}
+
+#[tokio::test]
+async fn bad_policy_requests_are_refused_and_llm_mode_needs_a_model() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("policy-errors");
+    for (request, field) in [
+        (classify_request(&ns, ""), "transcript"),
+        (classify_request(&ns, " \n "), "transcript"),
+        (
+            classify_request(&ns, &"x".repeat(64 * 1024 + 1)),
+            "transcript",
+        ),
+        (
+            proto::ClassifyRequest {
+                mode: 9,
+                ..classify_request(&ns, "hello")
+            },
+            "mode",
+        ),
+        (
+            proto::ClassifyRequest {
+                task_id: "has space".into(),
+                ..classify_request(&ns, "hello")
+            },
+            "task_id",
+        ),
+    ] {
+        let status = policy(&engram).classify(request).await.expect_err(field);
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(
+            field_violations(&status).iter().any(|(f, _)| f == field),
+            "{field}: {status:?}"
+        );
+    }
+    let status = policy(&engram)
+        .classify(proto::ClassifyRequest {
+            mode: proto::ClassifyMode::Llm.into(),
+            ..classify_request(&ns, "I prefer tabs.")
+        })
+        .await
+        .expect_err("no model configured");
+    assert_eq!(status.code(), Code::FailedPrecondition);
+    let status = policy(&engram)
+        .remember(proto::RememberRequest {
+            scope: Some(ns.clone()),
+            transcript: "I prefer tabs.".into(),
+            tags: vec![String::new()],
+            ..Default::default()
+        })
+        .await
+        .expect_err("empty tag");
+    assert!(
+        field_violations(&status)
+            .iter()
+            .any(|(f, _)| f == "tags[0]")
+    );
+    assert!(
+        list_all(&engram, &ns, 50).await.is_empty(),
+        "nothing stored"
+    );
+}
