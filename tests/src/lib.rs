@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use engram_client::{Engram, proto};
+use engram_client::{Code, Engram, Status, field_violations, proto};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
@@ -210,4 +210,43 @@ pub async fn list_all(engram: &Engram, scope: &proto::Scope, page_size: i32) -> 
         }
         page_token = page.next_page_token;
     }
+}
+
+/// Asserts `status` is INVALID_ARGUMENT with a violation of `field`, named in
+/// the message too.
+pub fn assert_rejects(status: &Status, field: &str) {
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let violations = field_violations(status);
+    assert!(
+        violations.iter().any(|(f, _)| f == field),
+        "expected a violation of {field}, got {violations:?}"
+    );
+    assert!(
+        status.message().contains(field),
+        "the message names {field}: {}",
+        status.message()
+    );
+}
+
+/// Asserts two scores are equal but for rounding.
+pub fn assert_close(actual: f64, expected: f64, what: &str) {
+    assert!(
+        (actual - expected).abs() < 1e-9,
+        "{what}: {actual} is not {expected}"
+    );
+}
+
+/// Asserts `id` is a UUIDv7, the form of every server-assigned id.
+pub fn uuid_v7(id: &str) {
+    let parts: Vec<&str> = id.split('-').collect();
+    assert_eq!(
+        parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+        [8, 4, 4, 4, 12],
+        "{id} is not a UUID"
+    );
+    assert!(
+        id.chars().all(|c| c == '-' || c.is_ascii_hexdigit()),
+        "{id} is not a UUID"
+    );
+    assert!(parts[2].starts_with('7'), "{id} is not a UUIDv7");
 }

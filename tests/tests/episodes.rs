@@ -8,51 +8,15 @@ use std::collections::BTreeSet;
 use engram_client::proto::{
     self, ContextItemKind, EpisodeStatus, LearningChange, StepResult, TaskRuleOrigin,
 };
-use engram_client::{Code, Engram, Status, field_violations};
-use engram_tests::{Server, create, input, scope};
+use engram_client::{Code, Engram, Status};
+use engram_tests::{Server, assert_close, assert_rejects, create, input, scope, uuid_v7};
 use tonic::transport::Channel;
 
 type LearningClient = proto::learning_service_client::LearningServiceClient<Channel>;
 
 /// The learning service over the client's connection.
 fn learning(engram: &Engram) -> LearningClient {
-    LearningClient::new(engram.channel())
-}
-
-/// Asserts `status` is INVALID_ARGUMENT with a violation of `field`.
-fn assert_rejects(status: &Status, field: &str) {
-    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-    let violations = field_violations(status);
-    assert!(
-        violations.iter().any(|(f, _)| f == field),
-        "expected a violation of {field}, got {violations:?}"
-    );
-    assert!(
-        status.message().contains(field),
-        "the message names {field}: {}",
-        status.message()
-    );
-}
-
-fn assert_close(actual: f64, expected: f64, what: &str) {
-    assert!(
-        (actual - expected).abs() < 1e-9,
-        "{what}: {actual} is not {expected}"
-    );
-}
-
-fn uuid_v7(id: &str) {
-    let parts: Vec<&str> = id.split('-').collect();
-    assert_eq!(
-        parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
-        [8, 4, 4, 4, 12],
-        "{id} is not a UUID"
-    );
-    assert!(
-        id.chars().all(|c| c == '-' || c.is_ascii_hexdigit()),
-        "{id} is not a UUID"
-    );
-    assert!(parts[2].starts_with('7'), "{id} is not a UUIDv7");
+    engram.learning()
 }
 
 /// A well-formed UUID that no server ever issued.

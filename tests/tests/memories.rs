@@ -3,7 +3,7 @@
 
 use engram_client::Code;
 use engram_client::proto::{self, MemoryType, WriteResult};
-use engram_tests::{Server, create, input, list_all, scope};
+use engram_tests::{Server, create, input, list_all, scope, uuid_v7};
 
 #[tokio::test]
 async fn create_get_update_delete_round_trip() {
@@ -114,16 +114,6 @@ async fn create_get_update_delete_round_trip() {
         .await
         .expect_err("second delete");
     assert_eq!(again.code(), Code::NotFound);
-}
-
-fn uuid_v7(id: &str) {
-    let parts: Vec<&str> = id.split('-').collect();
-    assert_eq!(
-        parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
-        [8, 4, 4, 4, 12],
-        "{id} is not a UUID"
-    );
-    assert!(parts[2].starts_with('7'), "{id} is not a UUIDv7");
 }
 
 #[tokio::test]

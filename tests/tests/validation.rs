@@ -3,23 +3,7 @@
 use std::collections::HashMap;
 
 use engram_client::proto::{self, MemoryType};
-use engram_client::{Code, Status, field_violations};
-use engram_tests::{Server, create, input, list_all, scope};
-
-/// Asserts `status` is INVALID_ARGUMENT with a violation of `field`.
-fn assert_rejects(status: &Status, field: &str) {
-    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-    let violations = field_violations(status);
-    assert!(
-        violations.iter().any(|(f, _)| f == field),
-        "expected a violation of {field}, got {violations:?}"
-    );
-    assert!(
-        status.message().contains(field),
-        "the message names {field}: {}",
-        status.message()
-    );
-}
+use engram_tests::{Server, assert_rejects, create, input, list_all, scope};
 
 fn create_request(memory: proto::MemoryInput) -> proto::CreateMemoryRequest {
     proto::CreateMemoryRequest {

@@ -395,22 +395,9 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let now = now_micros();
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
-        let older_than = match &req.older_than {
-            None => DEFAULT_FORGET_AFTER_MICROS,
-            Some(d) => {
-                let micros = d
-                    .seconds
-                    .checked_mul(1_000_000)
-                    .and_then(|s| s.checked_add(i64::from(d.nanos / 1_000)));
-                match micros {
-                    Some(micros) if micros > 0 && (0..1_000_000_000).contains(&d.nanos) => micros,
-                    _ => {
-                        v.add("older_than", "must be a valid duration longer than 0");
-                        DEFAULT_FORGET_AFTER_MICROS
-                    }
-                }
-            }
-        };
+        let older_than = v
+            .positive_duration("older_than", req.older_than.as_ref())
+            .unwrap_or(DEFAULT_FORGET_AFTER_MICROS);
         let below_confidence = req.below_confidence.unwrap_or(DEFAULT_WEAK_CONFIDENCE);
         v.unit_interval("below_confidence", below_confidence);
         let mut kinds = Vec::new();

@@ -490,25 +490,9 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
     if relevance + recency + importance <= 0.0 {
         v.add("weights", "at least one weight must be above 0");
     }
-    let half_life = match &w.recency_half_life {
-        None => defaults.half_life,
-        Some(d) => {
-            let micros = d
-                .seconds
-                .checked_mul(1_000_000)
-                .and_then(|s| s.checked_add(i64::from(d.nanos / 1_000)));
-            match micros {
-                Some(micros) if micros > 0 && (0..1_000_000_000).contains(&d.nanos) => micros,
-                _ => {
-                    v.add(
-                        "weights.recency_half_life",
-                        "must be a valid duration longer than 1 microsecond",
-                    );
-                    defaults.half_life
-                }
-            }
-        }
-    };
+    let half_life = v
+        .positive_duration("weights.recency_half_life", w.recency_half_life.as_ref())
+        .unwrap_or(defaults.half_life);
     Weights {
         relevance,
         recency,

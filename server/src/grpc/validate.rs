@@ -186,6 +186,27 @@ impl Violations {
         micros
     }
 
+    /// Converts a duration that must be longer than zero: `None` when unset
+    /// (the caller's default applies) or invalid (with a violation).
+    pub fn positive_duration(
+        &mut self,
+        field: &str,
+        value: Option<&prost_types::Duration>,
+    ) -> Option<Micros> {
+        let d = value?;
+        let micros = d
+            .seconds
+            .checked_mul(1_000_000)
+            .and_then(|s| s.checked_add(i64::from(d.nanos / 1_000)));
+        match micros {
+            Some(micros) if micros > 0 && (0..1_000_000_000).contains(&d.nanos) => Some(micros),
+            _ => {
+                self.add(field, "must be a valid duration longer than 0");
+                None
+            }
+        }
+    }
+
     /// Checks a scope and returns it with the default namespace filled in.
     pub fn scope(&mut self, field: &str, scope: Option<&engram::v1::Scope>) -> Scope {
         let scope = scope.cloned().unwrap_or_default();
