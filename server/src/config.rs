@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::{Parser, ValueEnum};
 
+use crate::llm::LlmConfig;
+
 /// Engram: long-term memory for AI agents, over gRPC.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "engram-server", version, about, long_about = None)]
@@ -41,6 +43,20 @@ pub struct Config {
     /// the server exits anyway, e.g. "10s".
     #[arg(long, env = "ENGRAM_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
     pub shutdown_grace: Duration,
+
+    /// Base URL of an OpenAI-compatible API (e.g. https://api.example.com/v1)
+    /// for the LLM classifier; needs --llm-model. The API key is read from the
+    /// ENGRAM_LLM_API_KEY environment variable only, and never logged.
+    #[arg(long, env = "ENGRAM_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+
+    /// The model the LLM classifier asks; needs --llm-base-url.
+    #[arg(long, env = "ENGRAM_LLM_MODEL")]
+    pub llm_model: Option<String>,
+
+    /// How long one LLM call may take before the safe fallback is used, e.g. "20s".
+    #[arg(long, env = "ENGRAM_LLM_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
+    pub llm_timeout: Duration,
 
     /// Log format.
     #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -77,7 +93,31 @@ impl Config {
     pub fn database(&self) -> anyhow::Result<Database> {
         parse_database(&self.database)
     }
+
+    /// The LLM to use, if one is configured.
+    pub fn llm(&self) -> anyhow::Result<Option<LlmConfig>> {
+        match (&self.llm_base_url, &self.llm_model) {
+            (None, None) => Ok(None),
+            (Some(base_url), Some(model)) => {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    bail!("--llm-base-url {base_url:?}: expected an http:// or https:// URL");
+                }
+                Ok(Some(LlmConfig {
+                    base_url: base_url.clone(),
+                    model: model.clone(),
+                    api_key: std::env::var(LLM_API_KEY_ENV)
+                        .ok()
+                        .filter(|k| !k.is_empty()),
+                    timeout: self.llm_timeout,
+                }))
+            }
+            _ => bail!("--llm-base-url and --llm-model go together"),
+        }
+    }
 }
+
+/// The environment variable holding the LLM API key.
+pub const LLM_API_KEY_ENV: &str = "ENGRAM_LLM_API_KEY";
 
 fn parse_database(url: &str) -> anyhow::Result<Database> {
     if let Some(rest) = url.strip_prefix("sqlite:") {

@@ -8,5 +8,6 @@ pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod grpc;
+pub mod llm;
 pub mod server;
 pub mod store;

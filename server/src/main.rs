@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use engram_server::config::{Config, Database, LogFormat, Synchronous};
+use engram_server::llm::LlmClient;
 use engram_server::server;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
@@ -26,6 +27,14 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
+    let llm = match config.llm()? {
+        Some(llm) => {
+            tracing::info!(base_url = %llm.base_url, model = %llm.model, key = llm.api_key.is_some(), "LLM configured");
+            Some(Arc::new(LlmClient::new(llm)?))
+        }
+        None => None,
+    };
+
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -34,7 +43,14 @@ async fn main() -> anyhow::Result<()> {
     // On standard output, for scripts and tests that start the server on port 0.
     println!("engram-server listening on {address}");
 
-    server::serve(listener, store, shutdown_signal(), config.shutdown_grace).await
+    server::serve(
+        listener,
+        store,
+        llm,
+        shutdown_signal(),
+        config.shutdown_grace,
+    )
+    .await
 }
 
 fn init_logging(config: &Config) -> anyhow::Result<()> {

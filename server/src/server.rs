@@ -19,6 +19,7 @@ use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
+use crate::llm::LlmClient;
 use crate::store::Store;
 
 /// How often an idle connection is probed, so dead peers are noticed.
@@ -60,6 +61,7 @@ fn reflection() -> tonic_reflection::server::Builder<'static> {
 pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn Store>,
+    llm: Option<Arc<LlmClient>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
@@ -83,7 +85,7 @@ pub async fn serve(
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     let learning = LearningServiceServer::new(LearningApi::new(store.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
-    let policy = PolicyServiceServer::new(PolicyApi::new(store.clone()))
+    let policy = PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();

@@ -1,6 +1,8 @@
 //! The end-to-end test harness: starts the real `engram-server` binary on an
 //! ephemeral port with a temporary database and connects the client crate to it.
 
+pub mod fake_llm;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
@@ -56,21 +58,46 @@ pub struct Server {
     pub url: String,
     dir: Arc<TempDir>,
     extra_args: Vec<String>,
+    envs: Vec<(String, String)>,
 }
 
 impl Server {
     /// Starts a server on a fresh, empty database.
     pub async fn start() -> Server {
-        Server::start_with(Arc::new(TempDir::new().expect("temp dir")), Vec::new()).await
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            Vec::new(),
+            Vec::new(),
+        )
+        .await
+    }
+
+    /// Starts a server on a fresh database with extra flags and environment variables.
+    pub async fn start_with_env(args: &[&str], envs: &[(&str, &str)]) -> Server {
+        let args = args.iter().map(|a| (*a).to_owned()).collect();
+        let envs = envs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Server::start_with(Arc::new(TempDir::new().expect("temp dir")), args, envs).await
     }
 
     /// Starts a server on a fresh database with extra command-line flags.
     pub async fn start_with_args(args: &[&str]) -> Server {
         let args = args.iter().map(|a| (*a).to_owned()).collect();
-        Server::start_with(Arc::new(TempDir::new().expect("temp dir")), args).await
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            args,
+            Vec::new(),
+        )
+        .await
     }
 
-    async fn start_with(dir: Arc<TempDir>, extra_args: Vec<String>) -> Server {
+    async fn start_with(
+        dir: Arc<TempDir>,
+        extra_args: Vec<String>,
+        envs: Vec<(String, String)>,
+    ) -> Server {
         let database = format!("sqlite://{}", dir.path().join("engram.db").display());
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -78,15 +105,11 @@ impl Server {
             .open(dir.path().join("server.log"))
             .expect("server log");
         let mut child = Command::new(server_binary())
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--database",
-                &database,
-                "--log",
-                "info",
-            ])
+            .args(["--listen", "127.0.0.1:0", "--database", &database])
+            // Tests may raise it through their own environment.
+            .env("ENGRAM_LOG", "info")
             .args(&extra_args)
+            .envs(envs.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(log)
             .kill_on_drop(true)
@@ -110,6 +133,7 @@ impl Server {
             child,
             dir,
             extra_args,
+            envs,
         }
     }
 
@@ -149,7 +173,7 @@ impl Server {
             "engram-server exited uncleanly:\n{}",
             self.log()
         );
-        Server::start_with(self.dir.clone(), self.extra_args.clone()).await
+        Server::start_with(self.dir.clone(), self.extra_args.clone(), self.envs.clone()).await
     }
 }
 

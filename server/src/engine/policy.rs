@@ -778,7 +778,144 @@ fn level(memory_type: MemoryType, sentence: &str, scope: &Scope) -> MemoryLevel 
         MemoryType::Fact | MemoryType::Decision | MemoryType::Lesson => MemoryLevel::Workspace,
         MemoryType::Event | MemoryType::Note => MemoryLevel::Conversation,
     };
-    match wanted {
+    allowed_level(wanted, scope)
+}
+
+/// What the LLM classifier is told.
+pub const LLM_INSTRUCTIONS: &str = "You decide what an AI agent should remember long-term from a transcript. \
+Store only durable knowledge: preferences (how the user wants things done), decisions (choices to keep), \
+lessons (learned the hard way), facts (stable statements about the user, project or world), notable events, \
+notes. Do not store greetings, chatter, acknowledgements, tool output, questions, hedges or work in progress. \
+importance: at least 0.7 for preferences and lessons, at least 0.4 for facts, below 0.4 for events. \
+level: GLOBAL for user preferences and system-wide facts, WORKSPACE for project knowledge, CONVERSATION for \
+chat-local context. summary: the memory itself in one or two sentences (at most 300 characters).";
+
+/// The name of the decision schema in the request.
+pub const LLM_SCHEMA_NAME: &str = "memory_decision";
+
+const LLM_TYPES: &[(&str, MemoryType)] = &[
+    ("FACT", MemoryType::Fact),
+    ("PREFERENCE", MemoryType::Preference),
+    ("LESSON", MemoryType::Lesson),
+    ("DECISION", MemoryType::Decision),
+    ("EVENT", MemoryType::Event),
+    ("NOTE", MemoryType::Note),
+];
+const LLM_LEVELS: &[(&str, MemoryLevel)] = &[
+    ("GLOBAL", MemoryLevel::Global),
+    ("WORKSPACE", MemoryLevel::Workspace),
+    ("CONVERSATION", MemoryLevel::Conversation),
+];
+const LLM_KEYS: &[&str] = &[
+    "should_store",
+    "memory_type",
+    "summary",
+    "importance",
+    "level",
+    "reason",
+];
+
+/// The JSON schema the model's reply must match (strict: every key required,
+/// no others).
+pub fn llm_schema() -> serde_json::Value {
+    let types: Vec<&str> = LLM_TYPES.iter().map(|(n, _)| *n).collect();
+    let levels: Vec<&str> = LLM_LEVELS.iter().map(|(n, _)| *n).collect();
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": LLM_KEYS,
+        "properties": {
+            "should_store": {"type": "boolean"},
+            "memory_type": {"type": "string", "enum": types},
+            "summary": {"type": "string"},
+            "importance": {"type": "number"},
+            "level": {"type": "string", "enum": levels},
+            "reason": {"type": "string"},
+        },
+    })
+}
+
+/// The model's reply as a decision, if it matches the schema exactly:
+/// every key, no other, enums and types as declared. Importance is clamped
+/// to 0..1, the summary cut to 300 characters, and the level never narrower
+/// than the scope allows.
+pub fn llm_decision(
+    reply: &serde_json::Value,
+    scope: &Scope,
+    task_id: &str,
+    model: &str,
+) -> Result<Decision, String> {
+    let object = reply.as_object().ok_or("the reply is not a JSON object")?;
+    if let Some(extra) = object.keys().find(|k| !LLM_KEYS.contains(&k.as_str())) {
+        return Err(format!("unexpected key {extra:?}"));
+    }
+    if let Some(missing) = LLM_KEYS.iter().find(|k| !object.contains_key(**k)) {
+        return Err(format!("missing key {missing:?}"));
+    }
+    let text = |key: &str| {
+        object[key]
+            .as_str()
+            .ok_or_else(|| format!("{key} is not a string"))
+    };
+    let should_store = object["should_store"]
+        .as_bool()
+        .ok_or("should_store is not a boolean")?;
+    let memory_type = text("memory_type")?;
+    let memory_type = LLM_TYPES
+        .iter()
+        .find(|(name, _)| *name == memory_type)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| format!("memory_type {memory_type:?} is not one of the allowed values"))?;
+    let level = text("level")?;
+    let level = LLM_LEVELS
+        .iter()
+        .find(|(name, _)| *name == level)
+        .map(|(_, l)| *l)
+        .ok_or_else(|| format!("level {level:?} is not one of the allowed values"))?;
+    let importance = object["importance"]
+        .as_f64()
+        .ok_or("importance is not a number")?;
+    let summary = crate::engine::context::one_line(text("summary")?, MAX_SUMMARY_CHARS);
+    let reason = text("reason")?.to_owned();
+    let mut metadata = BTreeMap::new();
+    if !task_id.is_empty() {
+        metadata.insert("task_id".to_owned(), task_id.to_owned());
+    }
+    metadata.insert("classifier".to_owned(), "llm".to_owned());
+    metadata.insert("model".to_owned(), model.to_owned());
+    Ok(Decision {
+        should_store,
+        memory_type,
+        summary,
+        importance: importance.clamp(0.0, 1.0),
+        level: allowed_level(level, scope),
+        metadata,
+        source: DecisionSource::Llm,
+        reason,
+    })
+}
+
+/// The safe decision when the LLM failed: store nothing, and say why.
+pub fn fallback(scope: &Scope, task_id: &str, error: &str) -> Decision {
+    let mut metadata = BTreeMap::new();
+    metadata.insert("task_id".to_owned(), task_id.to_owned());
+    metadata.insert("source".to_owned(), "llm".to_owned());
+    metadata.insert("error".to_owned(), error.to_owned());
+    Decision {
+        should_store: false,
+        memory_type: MemoryType::Event,
+        summary: String::new(),
+        importance: 0.0,
+        level: scope.narrowest_level(),
+        metadata,
+        source: DecisionSource::Fallback,
+        reason: format!("the LLM classifier failed ({error}); nothing is stored"),
+    }
+}
+
+/// `level`, widened until the scope can address it.
+fn allowed_level(level: MemoryLevel, scope: &Scope) -> MemoryLevel {
+    match level {
         MemoryLevel::Conversation if !scope.session_id.is_empty() => MemoryLevel::Conversation,
         MemoryLevel::Conversation | MemoryLevel::Workspace if !scope.project_id.is_empty() => {
             MemoryLevel::Workspace
@@ -868,6 +1005,32 @@ mod tests {
         assert_eq!(
             classify("FYI the demo moved to 3pm.", &chat, "").level,
             MemoryLevel::Conversation
+        );
+    }
+
+    #[test]
+    fn an_llm_reply_must_match_the_schema_exactly() {
+        let good = serde_json::json!({
+            "should_store": true, "memory_type": "FACT", "summary": "x", "importance": 3.5,
+            "level": "WORKSPACE", "reason": "r"
+        });
+        let d = llm_decision(&good, &Scope::default(), "t", "m").unwrap();
+        assert_eq!(d.importance, 1.0, "clamped");
+        assert_eq!(d.level, MemoryLevel::Global, "no project: widened");
+        let mut extra = good.clone();
+        extra["confidence"] = serde_json::json!(1);
+        assert_eq!(
+            llm_decision(&extra, &Scope::default(), "", "m").unwrap_err(),
+            "unexpected key \"confidence\""
+        );
+        let mut wrong = good.clone();
+        wrong["memory_type"] = serde_json::json!("OPINION");
+        assert!(llm_decision(&wrong, &Scope::default(), "", "m").is_err());
+        let mut missing = good;
+        missing.as_object_mut().unwrap().remove("reason");
+        assert_eq!(
+            llm_decision(&missing, &Scope::default(), "", "m").unwrap_err(),
+            "missing key \"reason\""
         );
     }
 

@@ -1,5 +1,6 @@
 //! `engram.v1.PolicyService`: decide what is worth remembering (the rules
-//! classifier; LLM mode needs a configured model) and, for Remember, store it.
+//! classifier, or the configured LLM with a safe fallback) and, for
+//! Remember, store it.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use super::{begin, convert};
 use crate::domain::{MemorySource, NewMemory, Scope, now_micros};
 use crate::engine::policy::{self, Decision, DecisionSource};
 use crate::error::{Error, Result};
+use crate::llm::LlmClient;
 use crate::store::Store;
 
 /// The most bytes of a transcript (64 KiB).
@@ -20,11 +22,41 @@ pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024;
 /// The PolicyService implementation.
 pub struct PolicyApi {
     store: Arc<dyn Store>,
+    llm: Option<Arc<LlmClient>>,
 }
 
 impl PolicyApi {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        PolicyApi { store }
+    /// Classifies with the rules, and with `llm` when one is configured.
+    pub fn new(store: Arc<dyn Store>, llm: Option<Arc<LlmClient>>) -> Self {
+        PolicyApi { store, llm }
+    }
+
+    /// The decision on `request`: by the LLM when asked (or AUTO) and one is
+    /// configured — falling back to the safe default on any failure — else
+    /// by the rules.
+    async fn decide(&self, request: &Classification) -> Decision {
+        let Some(llm) = self.llm.as_ref().filter(|_| request.use_llm) else {
+            return policy::classify(&request.transcript, &request.scope, &request.task_id);
+        };
+        let user = format!(
+            "Task: {}\nTranscript:\n{}",
+            request.task_id, request.transcript
+        );
+        let reply = llm
+            .chat_json(
+                policy::LLM_INSTRUCTIONS,
+                &user,
+                policy::LLM_SCHEMA_NAME,
+                policy::llm_schema(),
+            )
+            .await;
+        let decided = reply.map_err(|e| e.to_string()).and_then(|reply| {
+            policy::llm_decision(&reply, &request.scope, &request.task_id, llm.model())
+        });
+        decided.unwrap_or_else(|error| {
+            tracing::warn!(%error, "the LLM classifier failed; using the safe fallback");
+            policy::fallback(&request.scope, &request.task_id, &error)
+        })
     }
 }
 
@@ -35,10 +67,13 @@ struct Classification {
     scope: Scope,
     task_id: String,
     transcript: String,
+    /// LLM or AUTO mode with a model configured.
+    use_llm: bool,
 }
 
 fn classification(
     v: &mut Violations,
+    has_llm: bool,
     scope: Option<&pb::Scope>,
     task_id: &str,
     transcript: &str,
@@ -58,22 +93,24 @@ fn classification(
         v.text("transcript", transcript, usize::MAX, true);
     }
     let mode = v.enum_value("mode", mode, |code| pb::ClassifyMode::try_from(code).ok());
+    let use_llm = match mode {
+        Some(pb::ClassifyMode::Rules) => false,
+        Some(pb::ClassifyMode::Llm | pb::ClassifyMode::Auto | pb::ClassifyMode::Unspecified)
+        | None => has_llm,
+    };
     let classification = Classification {
         scope,
         task_id: task_id.to_owned(),
         transcript: transcript.to_owned(),
+        use_llm,
     };
     // Bad input is reported first; a well-formed LLM request needs a model.
-    if mode == Some(pb::ClassifyMode::Llm) && v.is_clean() {
+    if mode == Some(pb::ClassifyMode::Llm) && !has_llm && v.is_clean() {
         return Err(Error::FailedPrecondition(
             "no LLM is configured on this server; use mode RULES or AUTO".into(),
         ));
     }
     Ok(classification)
-}
-
-fn decide(request: &Classification) -> Decision {
-    policy::classify(&request.transcript, &request.scope, &request.task_id)
 }
 
 fn decision(decision: Decision) -> pb::MemoryDecision {
@@ -101,6 +138,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         let mut v = Violations::default();
         let request = classification(
             &mut v,
+            self.llm.is_some(),
             req.scope.as_ref(),
             &req.task_id,
             &req.transcript,
@@ -108,7 +146,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         )?;
         v.finish(())?;
         Ok(Response::new(pb::ClassifyResponse {
-            decision: Some(decision(decide(&request))),
+            decision: Some(decision(self.decide(&request).await)),
         }))
     }
 
@@ -117,6 +155,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         let mut v = Violations::default();
         let request = classification(
             &mut v,
+            self.llm.is_some(),
             req.scope.as_ref(),
             &req.task_id,
             &req.transcript,
@@ -125,7 +164,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
         v.finish(())?;
-        let decided = decide(&request);
+        let decided = self.decide(&request).await;
         if !decided.should_store {
             return Ok(Response::new(pb::RememberResponse {
                 decision: Some(decision(decided)),

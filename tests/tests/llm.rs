@@ -1,0 +1,239 @@
+//! The LLM classifier against a local OpenAI-compatible server that checks
+//! what it is sent and misbehaves on purpose: every failure is the safe
+//! FALLBACK decision, the RPC still succeeds, nothing is stored, and the API
+//! key never reaches a log.
+
+use std::time::Duration;
+
+use engram_client::proto::{self, MemoryType};
+use engram_client::{Code, Engram};
+use engram_tests::fake_llm::{FakeLlm, Reply};
+use engram_tests::{Server, list_all, scope};
+
+const KEY: &str = "sk-test-7f3a9c1e5b2d";
+const MODEL: &str = "test-model";
+
+fn preference(importance: f64) -> serde_json::Value {
+    serde_json::json!({
+        "should_store": true,
+        "memory_type": "PREFERENCE",
+        "summary": "The user wants answers in British English.",
+        "importance": importance,
+        "level": "GLOBAL",
+        "reason": "explicit preference",
+    })
+}
+
+async fn start(fake: &FakeLlm) -> Server {
+    Server::start_with_env(
+        &[
+            "--llm-base-url",
+            &fake.base_url,
+            "--llm-model",
+            MODEL,
+            "--llm-timeout",
+            "1s",
+            "--log",
+            "debug",
+        ],
+        &[("ENGRAM_LLM_API_KEY", KEY)],
+    )
+    .await
+}
+
+fn remember(ns: &proto::Scope, mode: proto::ClassifyMode) -> proto::RememberRequest {
+    proto::RememberRequest {
+        scope: Some(ns.clone()),
+        task_id: "style".into(),
+        transcript: "User: please always answer in British English.".into(),
+        mode: mode.into(),
+        ..Default::default()
+    }
+}
+
+async fn remember_with(
+    engram: &Engram,
+    request: proto::RememberRequest,
+) -> proto::RememberResponse {
+    engram
+        .policy()
+        .remember(request)
+        .await
+        .expect("remember succeeds")
+        .into_inner()
+}
+
+#[tokio::test]
+async fn a_valid_reply_is_the_decision_and_the_request_is_strict_json_schema() {
+    let fake = FakeLlm::start(Reply::Content(preference(0.9))).await;
+    let server = start(&fake).await;
+    let engram = server.client().await;
+    let ns = scope("llm-valid");
+
+    let first = remember_with(&engram, remember(&ns, proto::ClassifyMode::Llm)).await;
+    let decision = first.decision.clone().unwrap();
+    assert_eq!(decision.source(), proto::DecisionSource::Llm);
+    assert!(decision.should_store);
+    assert_eq!(decision.memory_type(), MemoryType::Preference);
+    assert_eq!(
+        decision.summary,
+        "The user wants answers in British English."
+    );
+    assert_eq!(decision.importance, 0.9);
+    assert_eq!(
+        decision.metadata.get("model").map(String::as_str),
+        Some(MODEL)
+    );
+    let memory = first.memory.clone().unwrap();
+    assert_eq!(memory.source(), proto::MemorySource::PolicyLlm);
+    assert_eq!(first.result(), proto::WriteResult::Created);
+    // The same transcript again merges instead of duplicating.
+    let again = remember_with(&engram, remember(&ns, proto::ClassifyMode::Auto)).await;
+    assert_eq!(again.result(), proto::WriteResult::Merged);
+    assert_eq!(again.memory.unwrap().id, memory.id);
+    assert_eq!(list_all(&engram, &ns, 50).await.len(), 1);
+
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "AUTO used the configured model too");
+    let request = &seen[0];
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    assert_eq!(
+        request.authorization.as_deref(),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(request.body["model"], MODEL);
+    assert_eq!(request.body["response_format"]["type"], "json_schema");
+    assert_eq!(
+        request.body["response_format"]["json_schema"]["strict"],
+        true
+    );
+    let schema = &request.body["response_format"]["json_schema"]["schema"];
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"].as_array().map(Vec::len), Some(6));
+    assert!(
+        request.body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("British English")
+    );
+
+    // RULES mode does not call the model.
+    let rules = engram
+        .policy()
+        .classify(proto::ClassifyRequest {
+            scope: Some(ns.clone()),
+            transcript: "User: I prefer tabs.".into(),
+            mode: proto::ClassifyMode::Rules.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .decision
+        .unwrap();
+    assert_eq!(rules.source(), proto::DecisionSource::Rules);
+    assert_eq!(fake.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn importance_out_of_range_is_clamped() {
+    let fake = FakeLlm::start(Reply::Content(preference(7.5))).await;
+    let server = start(&fake).await;
+    let engram = server.client().await;
+    let decision = remember_with(
+        &engram,
+        remember(&scope("llm-clamp"), proto::ClassifyMode::Llm),
+    )
+    .await
+    .decision
+    .unwrap();
+    assert_eq!(decision.source(), proto::DecisionSource::Llm);
+    assert_eq!(decision.importance, 1.0);
+}
+
+#[tokio::test]
+async fn every_misbehaviour_is_the_safe_fallback_and_stores_nothing() {
+    let fake = FakeLlm::start(Reply::Status(500)).await;
+    let server = start(&fake).await;
+    let engram = server.client().await;
+    let ns = scope("llm-fallback");
+    let mut extra = preference(0.9);
+    extra["confidence"] = serde_json::json!(0.5);
+    let mut wrong_enum = preference(0.9);
+    wrong_enum["memory_type"] = serde_json::json!("OPINION");
+    let mut missing = preference(0.9);
+    missing.as_object_mut().unwrap().remove("level");
+    let cases = [
+        (Reply::Content(extra), "unexpected key"),
+        (Reply::Content(wrong_enum), "memory_type"),
+        (Reply::Content(missing), "missing key"),
+        (
+            Reply::RawContent("sure! here you go: {not json".into()),
+            "JSON",
+        ),
+        (Reply::NotJsonBody, "JSON"),
+        (Reply::Status(500), "HTTP status 500"),
+        (
+            Reply::Slow(Duration::from_millis(2500), preference(0.9)),
+            "timeout",
+        ),
+    ];
+    for (reply, error) in cases {
+        fake.reply(reply.clone());
+        let response = remember_with(&engram, remember(&ns, proto::ClassifyMode::Llm)).await;
+        let decision = response.decision.clone().unwrap();
+        assert_eq!(
+            decision.source(),
+            proto::DecisionSource::Fallback,
+            "{reply:?}"
+        );
+        assert!(!decision.should_store);
+        assert_eq!(decision.memory_type(), MemoryType::Event);
+        assert_eq!(decision.importance, 0.0);
+        assert_eq!(
+            decision.metadata.get("task_id").map(String::as_str),
+            Some("style")
+        );
+        assert_eq!(
+            decision.metadata.get("source").map(String::as_str),
+            Some("llm")
+        );
+        let recorded = decision.metadata.get("error").cloned().unwrap_or_default();
+        assert!(
+            recorded.contains(error),
+            "{reply:?}: error {recorded:?} should mention {error:?}"
+        );
+        assert!(response.memory.is_none());
+        assert_eq!(response.result(), proto::WriteResult::Unspecified);
+    }
+    assert!(
+        list_all(&engram, &ns, 50).await.is_empty(),
+        "nothing stored"
+    );
+    let log = server.log();
+    assert!(
+        log.contains("the LLM classifier failed"),
+        "failures are logged"
+    );
+    assert!(!log.contains(KEY), "the API key appears in no log line");
+}
+
+#[tokio::test]
+async fn llm_mode_without_a_model_is_failed_precondition() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let status = engram
+        .policy()
+        .classify(proto::ClassifyRequest {
+            scope: Some(scope("no-llm")),
+            transcript: "User: I prefer tabs.".into(),
+            mode: proto::ClassifyMode::Llm.into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("no model configured");
+    assert_eq!(status.code(), Code::FailedPrecondition);
+}
