@@ -83,7 +83,7 @@ pub async fn serve(
 
     let memory = MemoryServiceServer::new(MemoryApi::new(store.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
-    let learning = LearningServiceServer::new(LearningApi::new(store.clone()))
+    let learning = LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     let policy = PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
         .max_decoding_message_size(MAX_REQUEST_BYTES);

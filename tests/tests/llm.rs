@@ -237,3 +237,104 @@ async fn llm_mode_without_a_model_is_failed_precondition() {
         .expect_err("no model configured");
     assert_eq!(status.code(), Code::FailedPrecondition);
 }
+
+#[tokio::test]
+async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
+    let rules = [
+        "Diff heap dumps before guessing at a leak.",
+        "Reproduce the failure before changing code.",
+        "Read the service logs around the first error.",
+        "Check recent deploys first.",
+        "Write the timeline as you go.",
+    ];
+    let fake = FakeLlm::start(Reply::Content(serde_json::json!({ "rules": rules }))).await;
+    let server = start(&fake).await;
+    let engram = server.client().await;
+    let ns = scope("llm-consolidate");
+    for (score, summary) in [
+        (0.95, "Found the leak by diffing heap dumps"),
+        (0.4, "Guessed at the cause"),
+    ] {
+        let episode = engram
+            .memory()
+            .start_episode(proto::StartEpisodeRequest {
+                scope: Some(ns.clone()),
+                task_id: "rca".into(),
+                description: "Investigate the memory growth".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("start")
+            .into_inner();
+        engram
+            .memory()
+            .complete_episode(proto::CompleteEpisodeRequest {
+                scope: Some(ns.clone()),
+                episode_id: episode.id,
+                outcome: Some(proto::EpisodeOutcome {
+                    score,
+                    summary: summary.into(),
+                    ..Default::default()
+                }),
+            })
+            .await
+            .expect("complete");
+    }
+    let consolidate = |mode: proto::ConsolidateMode| proto::ConsolidateRequest {
+        scope: Some(ns.clone()),
+        mode: mode.into(),
+        force: true,
+    };
+
+    let by_llm = engram
+        .learning()
+        .consolidate(consolidate(proto::ConsolidateMode::Llm))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(by_llm.mode(), proto::ConsolidateMode::Llm);
+    assert!(!by_llm.fell_back);
+    assert_eq!(by_llm.episodes_considered, 2);
+    let texts: Vec<String> = by_llm.rules.iter().map(|r| r.text.clone()).collect();
+    let expected: Vec<String> = rules
+        .iter()
+        .map(|r| format!("[CONSOLIDATED] {r}"))
+        .collect();
+    assert_eq!(texts, expected, "the most useful first");
+    assert!(
+        by_llm
+            .rules
+            .iter()
+            .all(|r| r.origin() == proto::TaskRuleOrigin::Consolidated && r.task_id.is_empty())
+    );
+    let sent = fake.seen().last().unwrap().body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        sent.contains("Found the leak by diffing heap dumps") && sent.contains("score 0.40"),
+        "{sent}"
+    );
+
+    // A failing model: the rules consolidate instead, and the response says why.
+    fake.reply(Reply::Status(503));
+    let fallback = engram
+        .learning()
+        .consolidate(consolidate(proto::ConsolidateMode::Auto))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(fallback.mode(), proto::ConsolidateMode::Rules);
+    assert!(fallback.fell_back);
+    assert!(
+        fallback.fallback_reason.contains("HTTP status 503"),
+        "{}",
+        fallback.fallback_reason
+    );
+    let texts: Vec<String> = fallback.rules.iter().map(|r| r.text.clone()).collect();
+    assert_eq!(
+        texts,
+        ["[HIGH SCORE 0.95] Found the leak by diffing heap dumps"]
+    );
+    assert!(!server.log().contains(KEY));
+}

@@ -116,6 +116,78 @@ pub fn judge_steps(last: i32, count: i32, steps: Vec<Step>) -> JudgedSteps {
     judged
 }
 
+/// How many recent completed episodes an LLM consolidation reads.
+pub const LLM_CONSOLIDATION_EPISODES: usize = 30;
+/// How many rules it asks for.
+pub const LLM_CONSOLIDATION_RULES: usize = 5;
+/// A consolidated rule is cut to this many characters.
+pub const CONSOLIDATED_RULE_CHARS: usize = 200;
+/// The name of the consolidation schema in the request.
+pub const LLM_CONSOLIDATION_SCHEMA_NAME: &str = "consolidated_rules";
+/// What the model is told.
+pub const LLM_CONSOLIDATION_INSTRUCTIONS: &str = "You distil an AI agent's recent task runs into rules it should follow \
+next time. Read the episodes (task, score from 0 to 1, summary, what worked, what went wrong) and answer with \
+exactly 5 rules, each one short imperative sentence, most useful first.";
+
+/// The episodes as the model reads them, one per line.
+pub fn consolidation_prompt(episodes: &[crate::domain::episode::Episode]) -> String {
+    episodes
+        .iter()
+        .map(|e| {
+            let outcome = e.outcome.clone().unwrap_or_default();
+            format!(
+                "- task {}: score {:.2}; {}; worked: {}; went wrong: {}",
+                e.task_id,
+                outcome.score,
+                cut(outcome.summary.trim(), HIGH_SCORE_SUMMARY_CHARS),
+                outcome.successes.join(" / "),
+                outcome.mistakes.join(" / ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The JSON schema of the model's reply.
+pub fn consolidation_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["rules"],
+        "properties": {"rules": {"type": "array", "items": {"type": "string"}}},
+    })
+}
+
+/// The `[CONSOLIDATED]` rules in the model's reply, if it matches the
+/// schema: only a `rules` key, 1 to 5 non-blank strings.
+pub fn consolidated_rules(reply: &serde_json::Value) -> Result<Vec<String>, String> {
+    let object = reply.as_object().ok_or("the reply is not a JSON object")?;
+    if let Some(extra) = object.keys().find(|k| k.as_str() != "rules") {
+        return Err(format!("unexpected key {extra:?}"));
+    }
+    let rules = object
+        .get("rules")
+        .ok_or("missing key \"rules\"")?
+        .as_array()
+        .ok_or("rules is not an array")?;
+    if rules.is_empty() || rules.len() > LLM_CONSOLIDATION_RULES {
+        return Err(format!(
+            "expected 1 to {LLM_CONSOLIDATION_RULES} rules, got {}",
+            rules.len()
+        ));
+    }
+    rules
+        .iter()
+        .map(|rule| match rule.as_str().map(str::trim) {
+            Some(text) if !text.is_empty() => Ok(format!(
+                "[CONSOLIDATED] {}",
+                cut(text, CONSOLIDATED_RULE_CHARS)
+            )),
+            _ => Err("every rule must be a non-blank string".to_owned()),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +271,24 @@ mod tests {
         let full = judge_steps(999, MAX_STEPS_PER_EPISODE - 1, vec![step(1000), step(1001)]);
         assert_eq!(full.accepted.len(), 1);
         assert_eq!(full.rejections[0].problem, StepProblem::TooMany);
+    }
+
+    #[test]
+    fn consolidated_rules_must_match_the_schema() {
+        let ok = serde_json::json!({"rules": ["Read the logs first.", "Pin versions."]});
+        assert_eq!(
+            consolidated_rules(&ok).unwrap(),
+            [
+                "[CONSOLIDATED] Read the logs first.",
+                "[CONSOLIDATED] Pin versions."
+            ]
+        );
+        assert!(consolidated_rules(&serde_json::json!({"rules": [], "x": 1})).is_err());
+        assert!(
+            consolidated_rules(&serde_json::json!({"rules": ["a", "b", "c", "d", "e", "f"]}))
+                .is_err()
+        );
+        assert!(consolidated_rules(&serde_json::json!({"rules": [" "]})).is_err());
     }
 
     #[test]

@@ -11,10 +11,16 @@ use super::episode_requests::{self as requests, MAX_LABEL_CHARS};
 use super::memory_requests::MAX_TASK_TYPE_CHARS;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, convert, page_token};
+use crate::domain::episode::Consolidation;
 use crate::domain::now_micros;
 use crate::domain::outcome::{AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome};
+use crate::engine::learning::{
+    LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
+    consolidated_rules, consolidation_prompt, consolidation_schema,
+};
 use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, infer_task_type};
 use crate::error::Error;
+use crate::llm::LlmClient;
 use crate::store::Store;
 
 pub const MAX_TASK_CHARS: usize = 1000;
@@ -32,11 +38,65 @@ pub const DEFAULT_WEAK_CONFIDENCE: f64 = 0.3;
 /// The LearningService implementation.
 pub struct LearningApi {
     store: Arc<dyn Store>,
+    llm: Option<Arc<LlmClient>>,
 }
 
 impl LearningApi {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        LearningApi { store }
+    /// Consolidates with the rules, and with `llm` when one is configured.
+    pub fn new(store: Arc<dyn Store>, llm: Option<Arc<LlmClient>>) -> Self {
+        LearningApi { store, llm }
+    }
+
+    /// An LLM consolidation: the latest episodes to the model, its rules
+    /// back as `[CONSOLIDATED]` global rules. `Err` says why it failed.
+    async fn consolidate_with_llm(
+        &self,
+        llm: &LlmClient,
+        namespace: &str,
+    ) -> Result<Consolidation, String> {
+        let episodes = self
+            .store
+            .recent_completed_episodes(namespace, LLM_CONSOLIDATION_EPISODES)
+            .await
+            .map_err(|e| e.to_string())?;
+        if episodes.is_empty() {
+            return Err("no completed episode to consolidate".into());
+        }
+        let reply = llm
+            .chat_json(
+                LLM_CONSOLIDATION_INSTRUCTIONS,
+                &consolidation_prompt(&episodes),
+                LLM_CONSOLIDATION_SCHEMA_NAME,
+                consolidation_schema(),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        let rules = consolidated_rules(&reply)?;
+        self.store
+            .add_consolidated_rules(namespace, rules, episodes.len(), now_micros())
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A consolidation's response.
+fn consolidated(
+    mode: pb::ConsolidateMode,
+    consolidation: Consolidation,
+    fallback: Option<String>,
+) -> pb::ConsolidateResponse {
+    pb::ConsolidateResponse {
+        mode: mode.into(),
+        fell_back: fallback.is_some(),
+        fallback_reason: fallback.unwrap_or_default(),
+        // Newest first.
+        rules: consolidation
+            .rules
+            .into_iter()
+            .rev()
+            .map(convert::task_rule)
+            .collect(),
+        episodes_considered: i32::try_from(consolidation.episodes_considered).unwrap_or(i32::MAX),
     }
 }
 
@@ -162,32 +222,56 @@ impl pb::learning_service_server::LearningService for LearningApi {
             pb::ConsolidateMode::try_from(code).ok()
         });
         v.finish(())?;
-        if mode == Some(pb::ConsolidateMode::Llm) {
-            return Err(Error::FailedPrecondition(
-                "no LLM is configured on this server; use mode RULES or AUTO".into(),
-            )
-            .into());
+        let use_llm = match mode {
+            Some(pb::ConsolidateMode::Rules) => false,
+            Some(pb::ConsolidateMode::Llm) if self.llm.is_none() => {
+                return Err(Error::FailedPrecondition(
+                    "no LLM is configured on this server; use mode RULES or AUTO".into(),
+                )
+                .into());
+            }
+            _ => self.llm.is_some(),
+        };
+        let now = now_micros();
+        if let Some(llm) = self.llm.as_ref().filter(|_| use_llm) {
+            if !req.force && !self.store.consolidation_pending(&scope.namespace).await? {
+                return Ok(Response::new(pb::ConsolidateResponse::default()));
+            }
+            match self.consolidate_with_llm(llm, &scope.namespace).await {
+                Ok(consolidation) => {
+                    return Ok(Response::new(consolidated(
+                        pb::ConsolidateMode::Llm,
+                        consolidation,
+                        None,
+                    )));
+                }
+                Err(why) => {
+                    tracing::warn!(error = %why, "LLM consolidation failed; consolidating with the rules");
+                    let consolidation = self
+                        .store
+                        .consolidate(&scope.namespace, true, now)
+                        .await?
+                        .unwrap_or_default();
+                    return Ok(Response::new(consolidated(
+                        pb::ConsolidateMode::Rules,
+                        consolidation,
+                        Some(why),
+                    )));
+                }
+            }
         }
         let ran = self
             .store
-            .consolidate(&scope.namespace, req.force, now_micros())
+            .consolidate(&scope.namespace, req.force, now)
             .await?;
         let Some(consolidation) = ran else {
             return Ok(Response::new(pb::ConsolidateResponse::default()));
         };
-        Ok(Response::new(pb::ConsolidateResponse {
-            mode: pb::ConsolidateMode::Rules.into(),
-            fell_back: false,
-            fallback_reason: String::new(),
-            rules: consolidation
-                .rules
-                .into_iter()
-                .rev()
-                .map(convert::task_rule)
-                .collect(),
-            episodes_considered: i32::try_from(consolidation.episodes_considered)
-                .unwrap_or(i32::MAX),
-        }))
+        Ok(Response::new(consolidated(
+            pb::ConsolidateMode::Rules,
+            consolidation,
+            None,
+        )))
     }
 
     async fn record_outcome(

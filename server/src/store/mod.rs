@@ -157,6 +157,26 @@ pub trait Store: Send + Sync + 'static {
         now: Micros,
     ) -> Result<Option<Consolidation>>;
 
+    /// Whether an episode of the namespace completed since its last consolidation.
+    async fn consolidation_pending(&self, namespace: &str) -> Result<bool>;
+
+    /// The namespace's latest completed episodes, newest first.
+    async fn recent_completed_episodes(
+        &self,
+        namespace: &str,
+        limit: usize,
+    ) -> Result<Vec<Episode>>;
+
+    /// Writes consolidated global rules (de-duplicated, the newest 20 kept)
+    /// and marks the namespace consolidated.
+    async fn add_consolidated_rules(
+        &self,
+        namespace: &str,
+        rules: Vec<String>,
+        episodes_considered: usize,
+        now: Micros,
+    ) -> Result<Consolidation>;
+
     /// The learning statistics of `scope`.
     async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats>;
 

@@ -369,6 +369,73 @@ pub(super) async fn consolidate_rules(
         }
     }
     keep_newest_rules(conn, namespace, GLOBAL, GLOBAL_RULES_KEPT).await?;
+    mark_consolidated(conn, namespace).await?;
+    Ok(consolidation)
+}
+
+/// Whether an episode of the namespace completed since its last consolidation.
+pub(super) async fn pending(conn: &mut SqliteConnection, namespace: &str) -> Result<bool> {
+    sqlx::query_scalar(
+        "SELECT coalesce((SELECT completed_episodes > coalesce(last_consolidation, 0) \
+         FROM learning_state WHERE namespace = ?), 0)",
+    )
+    .bind(namespace)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)
+}
+
+/// The namespace's latest completed episodes, newest first.
+pub(super) async fn recent_completed(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    limit: usize,
+) -> Result<Vec<Episode>> {
+    let rows = sqlx::query(
+        "SELECT * FROM episodes WHERE namespace = ? AND status = ? ORDER BY complete_time DESC, seq DESC LIMIT ?",
+    )
+    .bind(namespace)
+    .bind(EpisodeStatus::Completed.code())
+    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(episodes::episode_from_row).collect()
+}
+
+/// Writes rules from an LLM consolidation as global rules.
+pub(super) async fn add_consolidated(
+    conn: &mut SqliteConnection,
+    namespace: String,
+    rules: Vec<String>,
+    episodes_considered: usize,
+    now: Micros,
+) -> Result<Consolidation> {
+    let mut consolidation = Consolidation {
+        episodes_considered,
+        ..Consolidation::default()
+    };
+    // The model lists the most useful first: insert it last, so it is the newest.
+    for text in rules.iter().rev() {
+        if let Some(rule) = add_rule(
+            conn,
+            &namespace,
+            GLOBAL,
+            text,
+            RuleOrigin::Consolidated,
+            now,
+        )
+        .await?
+        {
+            consolidation.rules.push(rule);
+        }
+    }
+    keep_newest_rules(conn, &namespace, GLOBAL, GLOBAL_RULES_KEPT).await?;
+    mark_consolidated(conn, &namespace).await?;
+    Ok(consolidation)
+}
+
+async fn mark_consolidated(conn: &mut SqliteConnection, namespace: &str) -> Result<()> {
     sqlx::query(
         "INSERT INTO learning_state (namespace, last_consolidation) VALUES (?, 0) \
          ON CONFLICT (namespace) DO UPDATE SET last_consolidation = completed_episodes",
@@ -377,7 +444,7 @@ pub(super) async fn consolidate_rules(
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    Ok(consolidation)
+    Ok(())
 }
 
 /// A consolidation asked for: without `force`, only when an episode was
@@ -388,15 +455,7 @@ pub(super) async fn consolidate(
     force: bool,
     now: Micros,
 ) -> Result<Option<Consolidation>> {
-    let pending: bool = sqlx::query_scalar(
-        "SELECT coalesce((SELECT completed_episodes > coalesce(last_consolidation, 0) \
-         FROM learning_state WHERE namespace = ?), 0)",
-    )
-    .bind(&namespace)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    if !force && !pending {
+    if !force && !pending(conn, &namespace).await? {
         return Ok(None);
     }
     consolidate_rules(conn, &namespace, now).await.map(Some)

@@ -391,6 +391,41 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn consolidation_pending(&self, namespace: &str) -> Result<bool> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::pending(&mut conn, namespace).await
+    }
+
+    async fn recent_completed_episodes(
+        &self,
+        namespace: &str,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::recent_completed(&mut conn, namespace, limit).await
+    }
+
+    async fn add_consolidated_rules(
+        &self,
+        namespace: &str,
+        rules: Vec<String>,
+        episodes_considered: usize,
+        now: Micros,
+    ) -> Result<Consolidation> {
+        let namespace = namespace.to_owned();
+        self.writer
+            .write(move |conn| {
+                Box::pin(learning::add_consolidated(
+                    conn,
+                    namespace,
+                    rules,
+                    episodes_considered,
+                    now,
+                ))
+            })
+            .await
+    }
+
     async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
