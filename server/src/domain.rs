@@ -61,7 +61,9 @@ impl Scope {
 
 /// How widely a memory is visible inside its namespace. The discriminants are
 /// the `engram.v1.MemoryLevel` numbers, which are also what the database stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum MemoryLevel {
     Global = 1,
     Workspace = 2,
@@ -69,7 +71,9 @@ pub enum MemoryLevel {
 }
 
 /// What kind of knowledge a memory holds (`engram.v1.MemoryType` numbers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum MemoryType {
     Fact = 1,
     Preference = 2,

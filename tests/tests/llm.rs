@@ -338,3 +338,40 @@ async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
     );
     assert!(!server.log().contains(KEY));
 }
+
+#[tokio::test]
+async fn a_retried_remember_returns_the_first_answer_without_asking_again() {
+    let fake = FakeLlm::start(Reply::Content(preference(0.9))).await;
+    let server = start(&fake).await;
+    let engram = server.client().await;
+    let ns = scope("llm-retry");
+    let request = proto::RememberRequest {
+        request_id: "remember-1".into(),
+        ..remember(&ns, proto::ClassifyMode::Llm)
+    };
+    let first = remember_with(&engram, request.clone()).await;
+    assert_eq!(first.result(), proto::WriteResult::Created);
+    // The model would now answer differently; the retry must not ask it.
+    let mut other = preference(0.2);
+    other["memory_type"] = serde_json::json!("FACT");
+    fake.reply(Reply::Content(other));
+    let retry = remember_with(&engram, request.clone()).await;
+    assert_eq!(retry, first, "the first answer, memory and result");
+    assert_eq!(fake.seen().len(), 1, "the model was asked once");
+    assert_eq!(list_all(&engram, &ns, 50).await.len(), 1);
+    assert_eq!(
+        list_all(&engram, &ns, 50).await[0].seen_count,
+        1,
+        "stored once"
+    );
+
+    let reused = engram
+        .policy()
+        .remember(proto::RememberRequest {
+            transcript: "User: a different transcript entirely.".into(),
+            ..request
+        })
+        .await
+        .expect_err("request id reused for another request");
+    assert_eq!(reused.code(), Code::AlreadyExists);
+}

@@ -11,7 +11,7 @@ use crate::domain::{MemoryLevel, MemoryType, Scope};
 pub const MAX_SUMMARY_CHARS: usize = 300;
 
 /// Who made a decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DecisionSource {
     Rules,
     Llm,
@@ -19,7 +19,7 @@ pub enum DecisionSource {
 }
 
 /// Whether and how to remember a transcript.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decision {
     pub should_store: bool,
     pub memory_type: MemoryType,

@@ -11,10 +11,11 @@ use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, convert};
 use crate::domain::{MemorySource, NewMemory, Scope, now_micros};
+use crate::engine::dedup;
 use crate::engine::policy::{self, Decision, DecisionSource};
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
-use crate::store::Store;
+use crate::store::{Remembered, Store};
 
 /// The most bytes of a transcript (64 KiB).
 pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024;
@@ -113,6 +114,22 @@ fn classification(
     Ok(classification)
 }
 
+/// A Remember's response.
+fn remembered(answer: Remembered) -> pb::RememberResponse {
+    let (memory, result) = match answer.created {
+        Some(created) => {
+            let created = convert::created(created);
+            (created.memory, created.result)
+        }
+        None => (None, pb::WriteResult::Unspecified.into()),
+    };
+    pb::RememberResponse {
+        decision: Some(decision(answer.decision)),
+        memory,
+        result,
+    }
+}
+
 fn decision(decision: Decision) -> pb::MemoryDecision {
     pb::MemoryDecision {
         should_store: decision.should_store,
@@ -164,21 +181,33 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
         v.finish(())?;
-        let decided = self.decide(&request).await;
-        if !decided.should_store {
-            return Ok(Response::new(pb::RememberResponse {
-                decision: Some(decision(decided)),
-                memory: None,
-                result: pb::WriteResult::Unspecified.into(),
-            }));
+        // A retry with the same request id gets the first answer, without
+        // classifying (or asking the model) again.
+        let fingerprint = dedup::fingerprint(&(
+            &request.scope,
+            &request.task_id,
+            &request.transcript,
+            req.mode,
+            &req.tags,
+        ));
+        let request_key =
+            (!req.request_id.is_empty()).then_some((req.request_id.as_str(), fingerprint.as_str()));
+        if let Some((id, fingerprint)) = request_key
+            && let Some(first) = self
+                .store
+                .replay_remember(&request.scope.namespace, id, fingerprint)
+                .await?
+        {
+            return Ok(Response::new(remembered(first)));
         }
-        let memory = NewMemory {
+        let decided = self.decide(&request).await;
+        let memory = decided.should_store.then(|| NewMemory {
             scope: request.scope.for_level(decided.level),
             level: decided.level,
             memory_type: decided.memory_type,
             content: decided.summary.clone(),
             summary: String::new(),
-            tags: req.tags,
+            tags: req.tags.clone(),
             metadata: decided.metadata.clone(),
             importance: decided.importance,
             confidence: 1.0,
@@ -187,25 +216,17 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
                 DecisionSource::Rules | DecisionSource::Fallback => MemorySource::PolicyRules,
             },
             expire_time: None,
-        };
-        let request_id = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        let created = self
+        });
+        let stored = self
             .store
-            .create_memories(
+            .remember(
                 &request.scope.namespace,
-                request_id,
-                vec![memory],
+                request_key,
+                decided,
+                memory,
                 now_micros(),
             )
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Internal("create returned no memory".into()))?;
-        let stored = convert::created(created);
-        Ok(Response::new(pb::RememberResponse {
-            decision: Some(decision(decided)),
-            memory: stored.memory,
-            result: stored.result,
-        }))
+            .await?;
+        Ok(Response::new(remembered(stored)))
     }
 }

@@ -16,7 +16,15 @@ use crate::domain::outcome::{
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
 };
+use crate::engine::policy::Decision;
 use crate::error::Result;
+
+/// A Remember's answer: the decision and the memory it stored or reinforced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remembered {
+    pub decision: Decision,
+    pub created: Option<Created>,
+}
 
 /// Where everything lives: memories, episodes and what is learned. Every
 /// method takes the caller's scope (or namespace) and never reads or writes
@@ -239,6 +247,28 @@ pub trait Store: Send + Sync + 'static {
 
     /// Counts, and unless a dry run deletes, the stale records of a scope.
     async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten>;
+
+    /// What a Remember with this request id answered first, if it ran before
+    /// (a read: lets a retry skip classifying again). A request id used for
+    /// a different request is `AlreadyExists`.
+    async fn replay_remember(
+        &self,
+        namespace: &str,
+        request_id: &str,
+        fingerprint: &str,
+    ) -> Result<Option<Remembered>>;
+
+    /// Stores a Remember's memory (when it has one) and, with a request id,
+    /// remembers the answer, in one transaction; a request id that ran
+    /// meanwhile returns its first answer instead.
+    async fn remember(
+        &self,
+        namespace: &str,
+        request: Option<(&str, &str)>,
+        decision: Decision,
+        memory: Option<NewMemory>,
+        now: Micros,
+    ) -> Result<Remembered>;
 
     /// Finishes queued writes and closes the database.
     async fn close(&self);

@@ -11,7 +11,9 @@ use crate::domain::{
     MemoryType, Micros, NewMemory, Scope, TextMatch, WriteResult,
 };
 use crate::engine::dedup::content_hash;
+use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
+use crate::store::Remembered;
 
 /// Rows are decoded by column name, so every memory column can be selected
 /// as `m.*` (the content hash comes along and is ignored).
@@ -242,6 +244,72 @@ async fn reload(
         first.push(Created { memory, result });
     }
     Ok(first)
+}
+
+/// What a Remember remembers under its request id.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RememberAnswer {
+    decision: Decision,
+    /// The stored memory's id and write result number.
+    memory: Option<(String, i32)>,
+}
+
+/// The first answer of a Remember with this request id, if it ran.
+pub(super) async fn replay_remember(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    request_id: &str,
+    fingerprint: &str,
+    now: Micros,
+) -> Result<Option<Remembered>> {
+    let Some(first) = requests::replay(conn, namespace, request_id, fingerprint).await? else {
+        return Ok(None);
+    };
+    let answer: RememberAnswer = serde_json::from_str(&first)
+        .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
+    let created = match answer.memory {
+        Some((id, result)) => reload(conn, request_id, &json(&[(id, result)]), now)
+            .await?
+            .into_iter()
+            .next(),
+        None => None,
+    };
+    Ok(Some(Remembered {
+        decision: answer.decision,
+        created,
+    }))
+}
+
+/// Stores a Remember's memory and remembers its answer, in one transaction.
+pub(super) async fn remember(
+    conn: &mut SqliteConnection,
+    namespace: String,
+    request: Option<(String, String)>,
+    decision: Decision,
+    memory: Option<NewMemory>,
+    now: Micros,
+) -> Result<Remembered> {
+    if let Some((request_id, fingerprint)) = &request
+        && let Some(first) = replay_remember(conn, &namespace, request_id, fingerprint, now).await?
+    {
+        return Ok(first);
+    }
+    let created = match memory {
+        Some(memory) => Some(create_one(conn, memory, now).await?),
+        None => None,
+    };
+    if let Some((request_id, fingerprint)) = &request {
+        let answer = RememberAnswer {
+            decision: decision.clone(),
+            memory: created
+                .as_ref()
+                .map(|c| (c.memory.id.clone(), c.result as i32)),
+        };
+        let answer = serde_json::to_string(&answer)
+            .map_err(|e| Error::Internal(format!("remember: {e}")))?;
+        requests::remember(conn, &namespace, request_id, fingerprint, &answer, now).await?;
+    }
+    Ok(Remembered { decision, created })
 }
 
 /// Inserts `new`, or reinforces the identical memory, in one statement.

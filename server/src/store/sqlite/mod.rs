@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
 use self::writer::Writer;
-use super::Store;
+use super::{Remembered, Store};
 use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
     NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
@@ -34,6 +34,7 @@ use crate::domain::outcome::{
 use crate::domain::{
     Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
 };
+use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
 
 /// The schema, in order. A migration is never edited once released; a change
@@ -510,6 +511,42 @@ impl Store for SqliteStore {
     async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten> {
         self.writer
             .write(move |conn| Box::pin(outcomes::forget(conn, request, now)))
+            .await
+    }
+
+    async fn replay_remember(
+        &self,
+        namespace: &str,
+        request_id: &str,
+        fingerprint: &str,
+    ) -> Result<Option<Remembered>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::replay_remember(
+            &mut conn,
+            namespace,
+            request_id,
+            fingerprint,
+            crate::domain::now_micros(),
+        )
+        .await
+    }
+
+    async fn remember(
+        &self,
+        namespace: &str,
+        request: Option<(&str, &str)>,
+        decision: Decision,
+        memory: Option<NewMemory>,
+        now: Micros,
+    ) -> Result<Remembered> {
+        let namespace = namespace.to_owned();
+        let request = request.map(|(id, fingerprint)| (id.to_owned(), fingerprint.to_owned()));
+        self.writer
+            .write(move |conn| {
+                Box::pin(memories::remember(
+                    conn, namespace, request, decision, memory, now,
+                ))
+            })
             .await
     }
 
