@@ -375,3 +375,38 @@ async fn a_retried_remember_returns_the_first_answer_without_asking_again() {
         .expect_err("request id reused for another request");
     assert_eq!(reused.code(), Code::AlreadyExists);
 }
+
+#[tokio::test]
+async fn an_unreachable_model_is_the_safe_fallback() {
+    // A port that was free a moment ago: nothing listens there.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let base_url = format!("http://{closed}/v1");
+    let server = Server::start_with_env(
+        &[
+            "--llm-base-url",
+            &base_url,
+            "--llm-model",
+            MODEL,
+            "--llm-timeout",
+            "2s",
+        ],
+        &[("ENGRAM_LLM_API_KEY", KEY)],
+    )
+    .await;
+    let engram = server.client().await;
+    let response = remember_with(
+        &engram,
+        remember(&scope("llm-unreachable"), proto::ClassifyMode::Auto),
+    )
+    .await;
+    let decision = response.decision.clone().unwrap();
+    assert_eq!(decision.source(), proto::DecisionSource::Fallback);
+    assert!(!decision.should_store);
+    let error = decision.metadata.get("error").cloned().unwrap_or_default();
+    assert!(error.contains("transport error"), "{error}");
+    assert!(response.memory.is_none());
+    assert!(!server.log().contains(KEY));
+}
