@@ -99,8 +99,18 @@ impl Config {
         match (&self.llm_base_url, &self.llm_model) {
             (None, None) => Ok(None),
             (Some(base_url), Some(model)) => {
-                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                    bail!("--llm-base-url {base_url:?}: expected an http:// or https:// URL");
+                let Some(rest) = base_url
+                    .strip_prefix("http://")
+                    .or_else(|| base_url.strip_prefix("https://"))
+                else {
+                    bail!("--llm-base-url: expected an http:// or https:// URL");
+                };
+                // Credentials belong in ENGRAM_LLM_API_KEY, never in a URL that gets logged.
+                let authority = rest.split('/').next().unwrap_or(rest);
+                if authority.contains('@') || rest.contains('?') || rest.contains('#') {
+                    bail!(
+                        "--llm-base-url: no user, password, query or fragment; put the key in {LLM_API_KEY_ENV}"
+                    );
                 }
                 Ok(Some(LlmConfig {
                     base_url: base_url.clone(),

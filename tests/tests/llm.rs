@@ -166,6 +166,10 @@ async fn every_misbehaviour_is_the_safe_fallback_and_stores_nothing() {
     wrong_enum["memory_type"] = serde_json::json!("OPINION");
     let mut missing = preference(0.9);
     missing.as_object_mut().unwrap().remove("level");
+    let mut blank_summary = preference(0.9);
+    blank_summary["summary"] = serde_json::json!("   ");
+    let mut wrong_type = preference(0.9);
+    wrong_type["importance"] = serde_json::json!("high");
     let cases = [
         (Reply::Content(extra), "unexpected key"),
         (Reply::Content(wrong_enum), "memory_type"),
@@ -176,6 +180,12 @@ async fn every_misbehaviour_is_the_safe_fallback_and_stores_nothing() {
         ),
         (Reply::NotJsonBody, "JSON"),
         (Reply::Status(500), "HTTP status 500"),
+        (Reply::Content(blank_summary), "summary is blank"),
+        (Reply::Content(wrong_type), "importance"),
+        (
+            Reply::Content(serde_json::json!(["not", "an", "object"])),
+            "not a JSON object",
+        ),
         (
             Reply::Slow(Duration::from_millis(2500), preference(0.9)),
             "timeout",
@@ -218,6 +228,7 @@ async fn every_misbehaviour_is_the_safe_fallback_and_stores_nothing() {
         log.contains("the LLM classifier failed"),
         "failures are logged"
     );
+    assert!(log.contains("LLM configured"), "the log is captured");
     assert!(!log.contains(KEY), "the API key appears in no log line");
 }
 
@@ -336,7 +347,9 @@ async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
         texts,
         ["[HIGH SCORE 0.95] Found the leak by diffing heap dumps"]
     );
-    assert!(!server.log().contains(KEY));
+    let log = server.log();
+    assert!(log.contains("LLM configured"), "the log is captured");
+    assert!(!log.contains(KEY));
 }
 
 #[tokio::test]
@@ -408,5 +421,35 @@ async fn an_unreachable_model_is_the_safe_fallback() {
     let error = decision.metadata.get("error").cloned().unwrap_or_default();
     assert!(error.contains("transport error"), "{error}");
     assert!(response.memory.is_none());
-    assert!(!server.log().contains(KEY));
+    let log = server.log();
+    assert!(log.contains("LLM configured"), "the log is captured");
+    assert!(!log.contains(KEY));
+}
+
+#[tokio::test]
+async fn a_fallback_is_not_pinned_to_the_request_id() {
+    let fake = FakeLlm::start(Reply::Status(503)).await;
+    let server = start(&fake).await;
+    let engram = server.client().await;
+    let ns = scope("llm-recover");
+    let request = proto::RememberRequest {
+        request_id: "remember-after-outage".into(),
+        ..remember(&ns, proto::ClassifyMode::Llm)
+    };
+    let during = remember_with(&engram, request.clone()).await;
+    assert_eq!(
+        during.decision.unwrap().source(),
+        proto::DecisionSource::Fallback
+    );
+    fake.reply(Reply::Content(preference(0.9)));
+    let after = remember_with(&engram, request).await;
+    assert_eq!(
+        after.decision.clone().unwrap().source(),
+        proto::DecisionSource::Llm
+    );
+    assert_eq!(
+        after.result(),
+        proto::WriteResult::Created,
+        "the retry is classified again and stored"
+    );
 }

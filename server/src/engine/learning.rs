@@ -179,11 +179,13 @@ pub fn consolidated_rules(reply: &serde_json::Value) -> Result<Vec<String>, Stri
     rules
         .iter()
         .map(|rule| match rule.as_str().map(str::trim) {
-            Some(text) if !text.is_empty() => Ok(format!(
-                "[CONSOLIDATED] {}",
-                cut(text, CONSOLIDATED_RULE_CHARS)
-            )),
-            _ => Err("every rule must be a non-blank string".to_owned()),
+            Some(text) if !text.is_empty() && !crate::engine::policy::has_control(text) => {
+                Ok(format!(
+                    "[CONSOLIDATED] {}",
+                    crate::engine::context::one_line(text, CONSOLIDATED_RULE_CHARS)
+                ))
+            }
+            _ => Err("every rule must be a non-blank string without control characters".to_owned()),
         })
         .collect()
 }

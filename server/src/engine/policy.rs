@@ -527,9 +527,10 @@ fn split_speaker(line: &str) -> (Speaker, &str) {
         ("you:", Speaker::Assistant),
     ];
     let trimmed = line.trim_start();
-    let lower = trimmed.to_lowercase();
     for (prefix, speaker) in SPEAKERS {
-        if lower.starts_with(prefix) {
+        if let Some(head) = trimmed.get(..prefix.len())
+            && head.eq_ignore_ascii_case(prefix)
+        {
             return (*speaker, trimmed[prefix.len()..].trim_start());
         }
     }
@@ -847,7 +848,7 @@ pub fn llm_decision(
 ) -> Result<Decision, String> {
     let object = reply.as_object().ok_or("the reply is not a JSON object")?;
     if let Some(extra) = object.keys().find(|k| !LLM_KEYS.contains(&k.as_str())) {
-        return Err(format!("unexpected key {extra:?}"));
+        return Err(format!("unexpected key {:?}", quoted(extra)));
     }
     if let Some(missing) = LLM_KEYS.iter().find(|k| !object.contains_key(**k)) {
         return Err(format!("missing key {missing:?}"));
@@ -865,18 +866,29 @@ pub fn llm_decision(
         .iter()
         .find(|(name, _)| *name == memory_type)
         .map(|(_, t)| *t)
-        .ok_or_else(|| format!("memory_type {memory_type:?} is not one of the allowed values"))?;
+        .ok_or_else(|| {
+            format!(
+                "memory_type {:?} is not one of the allowed values",
+                quoted(memory_type)
+            )
+        })?;
     let level = text("level")?;
     let level = LLM_LEVELS
         .iter()
         .find(|(name, _)| *name == level)
         .map(|(_, l)| *l)
-        .ok_or_else(|| format!("level {level:?} is not one of the allowed values"))?;
+        .ok_or_else(|| format!("level {:?} is not one of the allowed values", quoted(level)))?;
     let importance = object["importance"]
         .as_f64()
         .ok_or("importance is not a number")?;
     let summary = crate::engine::context::one_line(text("summary")?, MAX_SUMMARY_CHARS);
-    let reason = text("reason")?.to_owned();
+    let reason = crate::engine::context::one_line(text("reason")?, MAX_SUMMARY_CHARS);
+    if should_store && summary.is_empty() {
+        return Err("summary is blank although should_store is true".into());
+    }
+    if has_control(&summary) || has_control(&reason) {
+        return Err("summary or reason contains control characters".into());
+    }
     let mut metadata = BTreeMap::new();
     if !task_id.is_empty() {
         metadata.insert("task_id".to_owned(), task_id.to_owned());
@@ -893,6 +905,16 @@ pub fn llm_decision(
         source: DecisionSource::Llm,
         reason,
     })
+}
+
+/// At most 40 characters of a value the model sent, for an error message.
+fn quoted(value: &str) -> String {
+    value.chars().take(40).collect()
+}
+
+/// Whether text has control characters other than white space.
+pub fn has_control(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() && !c.is_whitespace())
 }
 
 /// The safe decision when the LLM failed: store nothing, and say why.

@@ -58,7 +58,7 @@ impl LearningApi {
             .store
             .recent_completed_episodes(namespace, LLM_CONSOLIDATION_EPISODES)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| "could not read the episodes".to_owned())?;
         if episodes.is_empty() {
             return Err("no completed episode to consolidate".into());
         }
@@ -75,7 +75,7 @@ impl LearningApi {
         self.store
             .add_consolidated_rules(namespace, rules, episodes.len(), now_micros())
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|_| "could not store the rules".to_owned())
     }
 }
 
@@ -249,7 +249,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
                     tracing::warn!(error = %why, "LLM consolidation failed; consolidating with the rules");
                     let consolidation = self
                         .store
-                        .consolidate(&scope.namespace, true, now)
+                        .consolidate(&scope.namespace, true, now_micros())
                         .await?
                         .unwrap_or_default();
                     return Ok(Response::new(consolidated(

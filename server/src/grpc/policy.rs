@@ -70,6 +70,9 @@ struct Classification {
     transcript: String,
     /// LLM or AUTO mode with a model configured.
     use_llm: bool,
+    /// LLM mode asked for without a model: FAILED_PRECONDITION, once the
+    /// input has been found valid.
+    needs_model: bool,
 }
 
 fn classification(
@@ -99,19 +102,13 @@ fn classification(
         Some(pb::ClassifyMode::Llm | pb::ClassifyMode::Auto | pb::ClassifyMode::Unspecified)
         | None => has_llm,
     };
-    let classification = Classification {
+    Ok(Classification {
         scope,
         task_id: task_id.to_owned(),
         transcript: transcript.to_owned(),
         use_llm,
-    };
-    // Bad input is reported first; a well-formed LLM request needs a model.
-    if mode == Some(pb::ClassifyMode::Llm) && !has_llm && v.is_clean() {
-        return Err(Error::FailedPrecondition(
-            "no LLM is configured on this server; use mode RULES or AUTO".into(),
-        ));
-    }
-    Ok(classification)
+        needs_model: mode == Some(pb::ClassifyMode::Llm) && !has_llm,
+    })
 }
 
 /// A Remember's response.
@@ -162,6 +159,12 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
             req.mode,
         )?;
         v.finish(())?;
+        if request.needs_model {
+            return Err(Error::FailedPrecondition(
+                "no LLM is configured on this server; use mode RULES or AUTO".into(),
+            )
+            .into());
+        }
         Ok(Response::new(pb::ClassifyResponse {
             decision: Some(decision(self.decide(&request).await)),
         }))
@@ -181,13 +184,19 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
         v.finish(())?;
+        if request.needs_model {
+            return Err(Error::FailedPrecondition(
+                "no LLM is configured on this server; use mode RULES or AUTO".into(),
+            )
+            .into());
+        }
         // A retry with the same request id gets the first answer, without
         // classifying (or asking the model) again.
         let fingerprint = dedup::fingerprint(&(
             &request.scope,
             &request.task_id,
             &request.transcript,
-            req.mode,
+            request.use_llm,
             &req.tags,
         ));
         let request_key =
@@ -217,11 +226,14 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
             },
             expire_time: None,
         });
+        // A fallback is not an answer worth pinning to the request id: a
+        // retry after the model recovers should be classified again.
+        let pinned = request_key.filter(|_| decided.source != DecisionSource::Fallback);
         let stored = self
             .store
             .remember(
                 &request.scope.namespace,
-                request_key,
+                pinned,
                 decided,
                 memory,
                 now_micros(),

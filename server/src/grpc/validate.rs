@@ -47,11 +47,6 @@ impl Violations {
         }
     }
 
-    /// Whether no violation was found so far.
-    pub fn is_clean(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The violations found, for a caller that reports only some of them.
     pub fn into_violations(self) -> Vec<FieldViolation> {
         self.0

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+/// The largest reply body read from the model.
+const MAX_REPLY_BYTES: usize = 1024 * 1024;
+
 /// Where the model is and how to reach it.
 #[derive(Clone)]
 pub struct LlmConfig {
@@ -55,7 +58,11 @@ impl LlmClient {
     pub fn new(config: LlmConfig) -> anyhow::Result<LlmClient> {
         // rustls needs a process-wide crypto provider; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder().timeout(config.timeout).build()?;
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            // A redirect would send the transcript somewhere else.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
         Ok(LlmClient { http, config })
     }
 
@@ -100,10 +107,18 @@ impl LlmClient {
         if !status.is_success() {
             return Err(LlmError::Status(status.as_u16()));
         }
-        let reply: Value = response.json().await.map_err(|e| match self.transport(e) {
-            LlmError::Transport(why) => LlmError::BadJson(why),
-            other => other,
-        })?;
+        let mut response = response;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport(e))? {
+            if body.len() + chunk.len() > MAX_REPLY_BYTES {
+                return Err(LlmError::BadJson(format!(
+                    "the reply is larger than {MAX_REPLY_BYTES} bytes"
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let reply: Value =
+            serde_json::from_slice(&body).map_err(|e| LlmError::BadJson(e.to_string()))?;
         let content = reply
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
