@@ -794,14 +794,10 @@ chat-local context. summary: the memory itself in one or two sentences (at most 
 /// The name of the decision schema in the request.
 pub const LLM_SCHEMA_NAME: &str = "memory_decision";
 
-const LLM_TYPES: &[(&str, MemoryType)] = &[
-    ("FACT", MemoryType::Fact),
-    ("PREFERENCE", MemoryType::Preference),
-    ("LESSON", MemoryType::Lesson),
-    ("DECISION", MemoryType::Decision),
-    ("EVENT", MemoryType::Event),
-    ("NOTE", MemoryType::Note),
-];
+/// Every memory type, as the model names it (its label).
+fn llm_types() -> impl Iterator<Item = MemoryType> {
+    (1..).map_while(MemoryType::from_code)
+}
 const LLM_LEVELS: &[(&str, MemoryLevel)] = &[
     ("GLOBAL", MemoryLevel::Global),
     ("WORKSPACE", MemoryLevel::Workspace),
@@ -819,7 +815,7 @@ const LLM_KEYS: &[&str] = &[
 /// The JSON schema the model's reply must match (strict: every key required,
 /// no others).
 pub fn llm_schema() -> serde_json::Value {
-    let types: Vec<&str> = LLM_TYPES.iter().map(|(n, _)| *n).collect();
+    let types: Vec<&str> = llm_types().map(MemoryType::label).collect();
     let levels: Vec<&str> = LLM_LEVELS.iter().map(|(n, _)| *n).collect();
     serde_json::json!({
         "type": "object",
@@ -862,10 +858,8 @@ pub fn llm_decision(
         .as_bool()
         .ok_or("should_store is not a boolean")?;
     let memory_type = text("memory_type")?;
-    let memory_type = LLM_TYPES
-        .iter()
-        .find(|(name, _)| *name == memory_type)
-        .map(|(_, t)| *t)
+    let memory_type = llm_types()
+        .find(|t| t.label() == memory_type)
         .ok_or_else(|| {
             format!(
                 "memory_type {:?} is not one of the allowed values",
