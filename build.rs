@@ -26,6 +26,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Services implemented in a later step answer UNIMPLEMENTED by default
         // instead of failing to compile.
         .generate_default_stubs(true)
-        .compile_fds(descriptors)?;
+        // `prost::Name` on every message, so tools (the `engram` command's
+        // JSON output, `google.protobuf.Any` packing) can look a message up
+        // by its full name.
+        .compile_fds_with_config(descriptors, {
+            let mut config = tonic_prost_build::Config::new();
+            config.enable_type_names();
+            config
+        })?;
     Ok(())
 }

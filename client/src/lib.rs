@@ -1,136 +1,229 @@
-//! A typed Rust client for Engram, the long-term memory service for AI agents.
+//! A typed Rust client for Engram, the long-term memory service for AI
+//! agents.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), engram_client::Error> {
-//! use engram_client::{Engram, proto};
+//! Connect once with [`Engram::connect`] (or [`Engram::builder`] for an API
+//! key, timeouts, retries and TLS), then call the three services through
+//! [`Engram::memory`], [`Engram::learning`] and [`Engram::policy`]. Every RPC
+//! takes its request message from [`proto`] or a builder such as
+//! [`CreateMemory`], returns the response message, and fails with an
+//! [`Error`] that tells transport failures from the server's answers and
+//! carries `google.rpc.BadRequest` field violations. Reads, and creates that
+//! carry a `request_id`, are retried with backoff when the server is
+//! unavailable.
 //!
-//! let engram = Engram::connect("http://127.0.0.1:50051").await?;
-//! let created = engram
-//!     .memory()
-//!     .create_memory(proto::CreateMemoryRequest {
-//!         scope: Some(proto::Scope { namespace: "demo".into(), ..Default::default() }),
-//!         memory: Some(proto::MemoryInput {
-//!             content: "The user prefers tabs over spaces".into(),
-//!             memory_type: proto::MemoryType::Preference.into(),
-//!             ..Default::default()
-//!         }),
-//!         ..Default::default()
-//!     })
-//!     .await?
-//!     .into_inner();
-//! println!("stored {}", created.memory.unwrap().id);
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), engram_client::Error> {
+//! use engram_client::{BuildContext, CreateMemory, Engram, SearchMemories};
+//! use engram_client::proto::{MemoryType, Scope};
+//!
+//! let url = "http://127.0.0.1:50051";
+//! # let url = &std::env::var("ENGRAM_SERVER").unwrap_or(url.into());
+//! let engram = Engram::connect(url).await?;
+//! let scope = Scope::new("demo").with_user("alice").with_project("shop");
+//!
+//! let preference = CreateMemory::new(scope.clone(), MemoryType::Preference, "Alice prefers concise answers")
+//!     .importance(0.9);
+//! engram.memory().create_memory(preference).await?;
+//!
+//! let hits = engram.memory().search_memories(SearchMemories::new(scope.clone(), "concise answers")).await?.hits;
+//! assert_eq!(hits.len(), 1);
+//!
+//! let context = engram.memory().build_context(BuildContext::new(scope).token_budget(200)).await?;
+//! assert!(context.text.contains("Alice prefers concise answers"));
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! The examples in this documentation run against a live server: the test
+//! command starts one and sets `ENGRAM_SERVER` to its address.
 
-use tonic::transport::{Channel, Endpoint};
-use tonic_types::StatusExt as _;
+mod builder;
+mod connection;
+mod error;
+mod learning;
+mod memory;
+mod policy;
+mod requests;
+mod retry;
 
-/// The generated `engram.v1` messages and enums, re-exported so callers need
-/// no other crate (and no `protoc`).
+pub use builder::EngramBuilder;
+pub use error::{Error, field_violations};
+pub use learning::LearningClient;
+pub use memory::MemoryClient;
+pub use policy::PolicyClient;
+pub use requests::{
+    BuildContext, Classify, CreateMemory, ListMemories, RecordOutcome, Remember, SearchMemories,
+    StartEpisode,
+};
+pub use retry::RetryPolicy;
+
+/// The generated `engram.v1` messages, enums and service stubs, re-exported
+/// so callers need no other crate (and no `protoc`).
 pub use engram::v1 as proto;
 pub use tonic::{Code, Status};
+
+use connection::Connection;
 
 /// The largest response accepted. A batch create echoes every memory it
 /// stored, which can be far above gRPC's default of 4 MiB.
 pub const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
 
-/// The memory service's generated client over a shared connection.
-pub type MemoryClient = proto::memory_service_client::MemoryServiceClient<Channel>;
-/// The learning service's generated client over a shared connection.
-pub type LearningClient = proto::learning_service_client::LearningServiceClient<Channel>;
-/// The policy service's generated client over a shared connection.
-pub type PolicyClient = proto::policy_service_client::PolicyServiceClient<Channel>;
-
-/// What can go wrong talking to Engram.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The URL is not a valid endpoint.
-    #[error("invalid server URL {url:?}: {source}")]
-    InvalidUrl {
-        url: String,
-        #[source]
-        source: tonic::transport::Error,
-    },
-    /// The connection could not be made. (A connection lost during a call
-    /// surfaces as a `Status` with code UNAVAILABLE.)
-    #[error("cannot reach the Engram server: {0}")]
-    Transport(#[from] tonic::transport::Error),
-    /// The server answered with an error status.
-    #[error("{}: {}", .0.code(), .0.message())]
-    Status(#[from] Status),
-}
-
-impl Error {
-    /// The gRPC status code, when the server answered.
-    pub fn code(&self) -> Option<Code> {
-        match self {
-            Error::Status(status) => Some(status.code()),
-            _ => None,
-        }
-    }
-
-    /// The `(field, description)` pairs of an INVALID_ARGUMENT answer.
-    pub fn field_violations(&self) -> Vec<(String, String)> {
-        match self {
-            Error::Status(status) => field_violations(status),
-            _ => Vec::new(),
-        }
-    }
-}
-
-/// The `(field, description)` pairs of the `google.rpc.BadRequest` carried by
-/// `status`, if any.
-pub fn field_violations(status: &Status) -> Vec<(String, String)> {
-    status
-        .get_error_details()
-        .bad_request()
-        .map(|bad| {
-            bad.field_violations
-                .iter()
-                .map(|v| (v.field.clone(), v.description.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+/// The server [`Engram::from_env`] connects to when `ENGRAM_SERVER` is unset.
+pub const DEFAULT_SERVER: &str = "http://127.0.0.1:50051";
 
 /// A connection to an Engram server. Cheap to clone; clones share the
-/// connection.
+/// connection (HTTP/2 multiplexes concurrent calls over it) and reconnect
+/// by themselves after the server restarts.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), engram_client::Error> {
+/// use engram_client::{Engram, proto::{GetStatsRequest, Scope}};
+///
+/// let engram = Engram::from_env().await?;
+/// let stats = engram.learning().get_stats(GetStatsRequest { scope: Some(Scope::new("docs-engram")) }).await?;
+/// assert_eq!(stats.total_episodes, 0);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Engram {
-    channel: Channel,
+    connection: Connection,
 }
 
 impl Engram {
-    /// Connects to the server at `url`, e.g. `http://127.0.0.1:50051`.
+    /// Connects to the server at `url` (`http://host:port`, or `https://`
+    /// for TLS) with the default settings: no API key, 30 s per call, 5 s
+    /// to connect, [`RetryPolicy::default`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// use engram_client::Engram;
+    ///
+    /// let url = "http://127.0.0.1:50051";
+    /// # let url = &std::env::var("ENGRAM_SERVER").unwrap_or(url.into());
+    /// let engram = Engram::connect(url).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(url: impl Into<String>) -> Result<Engram, Error> {
-        let url = url.into();
-        let endpoint = Endpoint::from_shared(url.clone())
-            .map_err(|source| Error::InvalidUrl { url, source })?;
-        Ok(Engram {
-            channel: endpoint.connect().await?,
-        })
+        Engram::builder(url).connect().await
     }
 
-    /// The memory service: memories, search and context.
+    /// Connects to `$ENGRAM_SERVER` (default [`DEFAULT_SERVER`]) with the
+    /// API key in `$ENGRAM_API_KEY`, if set — the variables the `engram`
+    /// command reads too.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// let engram = engram_client::Engram::from_env().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn from_env() -> Result<Engram, Error> {
+        let url = std::env::var("ENGRAM_SERVER").unwrap_or_else(|_| DEFAULT_SERVER.to_owned());
+        let mut builder = Engram::builder(url);
+        if let Ok(api_key) = std::env::var("ENGRAM_API_KEY") {
+            builder = builder.api_key(api_key);
+        }
+        builder.connect().await
+    }
+
+    /// Starts configuring a connection to `url`; finish with
+    /// [`EngramBuilder::connect`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// use std::time::Duration;
+    /// use engram_client::{Engram, RetryPolicy};
+    ///
+    /// let url = "http://127.0.0.1:50051";
+    /// # let url = &std::env::var("ENGRAM_SERVER").unwrap_or(url.into());
+    /// let engram = Engram::builder(url)
+    ///     .api_key("secret-key")
+    ///     .timeout(Duration::from_secs(10))
+    ///     .connect_timeout(Duration::from_secs(2))
+    ///     .retry(RetryPolicy { max_attempts: 6, ..RetryPolicy::default() })
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(url: impl Into<String>) -> EngramBuilder {
+        EngramBuilder::new(url.into())
+    }
+
+    /// The memory service: memories, search, context and episodes.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// use engram_client::{Engram, ListMemories, proto::Scope};
+    ///
+    /// let engram = Engram::from_env().await?;
+    /// let page = engram.memory().list_memories(ListMemories::new(Scope::new("docs-nothing"))).await?;
+    /// assert!(page.memories.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn memory(&self) -> MemoryClient {
-        MemoryClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
+        MemoryClient::new(self.connection.clone())
     }
 
     /// The learning service: outcomes, heuristics, anti-patterns, task
     /// rules, mistake cards, consolidation, forgetting and statistics.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// use engram_client::{Engram, proto::{GetStatsRequest, Scope}};
+    ///
+    /// let engram = Engram::from_env().await?;
+    /// let stats = engram.learning().get_stats(GetStatsRequest { scope: Some(Scope::new("docs-nothing")) }).await?;
+    /// assert_eq!(stats.outcomes, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn learning(&self) -> LearningClient {
-        LearningClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
+        LearningClient::new(self.connection.clone())
     }
 
     /// The policy service: decide what is worth remembering, and remember it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// use engram_client::{Classify, Engram, proto::Scope};
+    ///
+    /// let engram = Engram::from_env().await?;
+    /// let answer = engram.policy().classify(Classify::new(Scope::new("docs-nothing"), "User: hi!")).await?;
+    /// assert!(!answer.decision.unwrap().should_store);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn policy(&self) -> PolicyClient {
-        PolicyClient::new(self.channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES)
+        PolicyClient::new(self.connection.clone())
     }
 
     /// The underlying channel, for services this client does not wrap (such
-    /// as `grpc.health.v1.Health`).
-    pub fn channel(&self) -> Channel {
-        self.channel.clone()
+    /// as `grpc.health.v1.Health`). Calls made on it carry no API key.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// use engram_client::proto::memory_service_client::MemoryServiceClient;
+    ///
+    /// let engram = engram_client::Engram::from_env().await?;
+    /// let raw = MemoryServiceClient::new(engram.channel());
+    /// # drop(raw);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn channel(&self) -> tonic::transport::Channel {
+        self.connection.channel.clone()
     }
 }

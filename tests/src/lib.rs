@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use engram_client::{Code, Engram, Status, field_violations, proto};
+use engram_client::{Code, Engram, Error, proto};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
@@ -21,34 +21,52 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// never run.
 fn server_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        // Tests run from target/<profile>/deps/, binaries from target/<profile>/.
-        let exe = std::env::current_exe().expect("current_exe");
-        let mut profile_dir = exe.parent().expect("target/<profile>");
-        if profile_dir.ends_with("deps") {
-            profile_dir = profile_dir.parent().expect("target/<profile>");
-        }
-        let mut build = vec![
-            "build",
-            "--quiet",
-            "-p",
-            "engram-server",
-            "--bin",
-            "engram-server",
-        ];
-        if profile_dir.ends_with("release") {
-            build.push("--release");
-        }
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(&build)
-            .status()
-            .expect("run cargo build for engram-server");
-        assert!(status.success(), "building engram-server failed");
-        let binary = profile_dir.join(format!("engram-server{}", std::env::consts::EXE_SUFFIX));
-        assert!(binary.exists(), "{} not found", binary.display());
-        binary
-    })
+    BINARY.get_or_init(|| build_binary("engram-server", "engram-server"))
+}
+
+/// The `engram` command, built once per process like the server.
+pub fn cli_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| build_binary("engram-client", "engram"))
+}
+
+fn build_binary(package: &str, bin: &str) -> PathBuf {
+    // Tests run from target/<profile>/deps/, binaries from target/<profile>/.
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut profile_dir = exe.parent().expect("target/<profile>");
+    if profile_dir.ends_with("deps") {
+        profile_dir = profile_dir.parent().expect("target/<profile>");
+    }
+    let mut build = vec!["build", "--quiet", "-p", package, "--bin", bin];
+    if profile_dir.ends_with("release") {
+        build.push("--release");
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(&build)
+        .status()
+        .unwrap_or_else(|error| panic!("run cargo build for {bin}: {error}"));
+    assert!(status.success(), "building {bin} failed");
+    let binary = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.exists(), "{} not found", binary.display());
+    binary
+}
+
+/// A tool that `tests/interop/setup.sh` installs (the test command runs it
+/// first), by its path under `tests/interop/`.
+pub fn interop_tool(relative: &str) -> PathBuf {
+    let path = interop_dir().join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: run tests/interop/setup.sh first (./scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// `tests/interop/`.
+pub fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("interop")
 }
 
 /// A running `engram-server` process with its own database.
@@ -68,6 +86,7 @@ impl Server {
             Arc::new(TempDir::new().expect("temp dir")),
             Vec::new(),
             Vec::new(),
+            ANY_PORT,
         )
         .await
     }
@@ -79,7 +98,13 @@ impl Server {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        Server::start_with(Arc::new(TempDir::new().expect("temp dir")), args, envs).await
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            args,
+            envs,
+            ANY_PORT,
+        )
+        .await
     }
 
     /// Starts a server on a fresh database with extra command-line flags.
@@ -89,6 +114,7 @@ impl Server {
             Arc::new(TempDir::new().expect("temp dir")),
             args,
             Vec::new(),
+            ANY_PORT,
         )
         .await
     }
@@ -97,6 +123,7 @@ impl Server {
         dir: Arc<TempDir>,
         extra_args: Vec<String>,
         envs: Vec<(String, String)>,
+        listen: &str,
     ) -> Server {
         let database = format!("sqlite://{}", dir.path().join("engram.db").display());
         let log = std::fs::OpenOptions::new()
@@ -105,7 +132,7 @@ impl Server {
             .open(dir.path().join("server.log"))
             .expect("server log");
         let mut child = Command::new(server_binary())
-            .args(["--listen", "127.0.0.1:0", "--database", &database])
+            .args(["--listen", listen, "--database", &database])
             // Tests may raise it through their own environment.
             .env("ENGRAM_LOG", "info")
             .args(&extra_args)
@@ -173,9 +200,47 @@ impl Server {
             "engram-server exited uncleanly:\n{}",
             self.log()
         );
-        Server::start_with(self.dir.clone(), self.extra_args.clone(), self.envs.clone()).await
+        Server::start_with(
+            self.dir.clone(),
+            self.extra_args.clone(),
+            self.envs.clone(),
+            ANY_PORT,
+        )
+        .await
+    }
+
+    /// `127.0.0.1:PORT`, the address the server listens on.
+    pub fn address(&self) -> &str {
+        self.url.strip_prefix("http://").unwrap_or(&self.url)
+    }
+
+    /// Stops the server cleanly; [`Server::start_again`] brings it back.
+    pub async fn stop(&mut self) {
+        let code = self.terminate().await;
+        assert_eq!(
+            code,
+            Some(0),
+            "engram-server exited uncleanly:\n{}",
+            self.log()
+        );
+    }
+
+    /// Starts a stopped server again on the same database and address, as a
+    /// restarted service comes back for its clients.
+    pub async fn start_again(self) -> Server {
+        let address = self.address().to_owned();
+        Server::start_with(
+            self.dir.clone(),
+            self.extra_args.clone(),
+            self.envs.clone(),
+            &address,
+        )
+        .await
     }
 }
+
+/// `--listen` for a server on any free port.
+const ANY_PORT: &str = "127.0.0.1:0";
 
 /// A scope in `namespace` with nothing else set.
 pub fn scope(namespace: &str) -> proto::Scope {
@@ -209,7 +274,6 @@ pub async fn create(
         })
         .await
         .expect("create memory")
-        .into_inner()
 }
 
 /// Every memory visible from `scope`, through all pages.
@@ -226,8 +290,7 @@ pub async fn list_all(engram: &Engram, scope: &proto::Scope, page_size: i32) -> 
                 ..Default::default()
             })
             .await
-            .expect("list memories")
-            .into_inner();
+            .expect("list memories");
         memories.extend(page.memories);
         if page.next_page_token.is_empty() {
             return memories;
@@ -238,9 +301,13 @@ pub async fn list_all(engram: &Engram, scope: &proto::Scope, page_size: i32) -> 
 
 /// Asserts `status` is INVALID_ARGUMENT with a violation of `field`, named in
 /// the message too.
-pub fn assert_rejects(status: &Status, field: &str) {
+pub fn assert_rejects(status: &Error, field: &str) {
+    assert!(
+        matches!(status, Error::Status(_)),
+        "the server's answer, not a transport failure: {status:?}"
+    );
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-    let violations = field_violations(status);
+    let violations = status.field_violations();
     assert!(
         violations.iter().any(|(f, _)| f == field),
         "expected a violation of {field}, got {violations:?}"

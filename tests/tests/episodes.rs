@@ -8,11 +8,8 @@ use std::collections::BTreeSet;
 use engram_client::proto::{
     self, ContextItemKind, EpisodeStatus, LearningChange, StepResult, TaskRuleOrigin,
 };
-use engram_client::{Code, Engram, Status};
+use engram_client::{Code, Engram, Error, LearningClient};
 use engram_tests::{Server, assert_close, assert_rejects, create, input, scope, uuid_v7};
-use tonic::transport::Channel;
-
-type LearningClient = proto::learning_service_client::LearningServiceClient<Channel>;
 
 /// The learning service over the client's connection.
 fn learning(engram: &Engram) -> LearningClient {
@@ -44,7 +41,6 @@ async fn start_episode(
         })
         .await
         .expect("start episode")
-        .into_inner()
 }
 
 /// A well-formed step numbered `number`.
@@ -71,7 +67,7 @@ async fn append(
     scope: &proto::Scope,
     episode_id: &str,
     steps: Vec<proto::Step>,
-) -> Result<i32, Status> {
+) -> Result<i32, Error> {
     engram
         .memory()
         .append_steps(proto::AppendStepsRequest {
@@ -80,7 +76,7 @@ async fn append(
             steps,
         })
         .await
-        .map(|response| response.into_inner().step_count)
+        .map(|response| response.step_count)
 }
 
 async fn complete(
@@ -88,7 +84,7 @@ async fn complete(
     scope: &proto::Scope,
     episode_id: &str,
     outcome: proto::EpisodeOutcome,
-) -> Result<proto::CompleteEpisodeResponse, Status> {
+) -> Result<proto::CompleteEpisodeResponse, Error> {
     engram
         .memory()
         .complete_episode(proto::CompleteEpisodeRequest {
@@ -97,14 +93,13 @@ async fn complete(
             outcome: Some(outcome),
         })
         .await
-        .map(tonic::Response::into_inner)
 }
 
 async fn get_episode(
     engram: &Engram,
     scope: &proto::Scope,
     id: &str,
-) -> Result<proto::Episode, Status> {
+) -> Result<proto::Episode, Error> {
     engram
         .memory()
         .get_episode(proto::GetEpisodeRequest {
@@ -112,7 +107,6 @@ async fn get_episode(
             id: id.to_owned(),
         })
         .await
-        .map(tonic::Response::into_inner)
 }
 
 /// An outcome with a score and a summary, nothing else.
@@ -173,7 +167,6 @@ async fn stream_steps(
         .stream_steps(tonic::codegen::tokio_stream::iter(messages))
         .await
         .expect("stream steps")
-        .into_inner()
 }
 
 /// `steps` for one episode cut into messages of `per_message` steps; only the
@@ -216,8 +209,7 @@ async fn task_rules(
                 page_token,
             })
             .await
-            .expect("list task rules")
-            .into_inner();
+            .expect("list task rules");
         rules.extend(page.task_rules);
         if page.next_page_token.is_empty() {
             return rules;
@@ -243,8 +235,7 @@ async fn mistake_cards(
     let page = learning(engram)
         .list_mistake_cards(request)
         .await
-        .expect("list mistake cards")
-        .into_inner();
+        .expect("list mistake cards");
     assert!(page.next_page_token.is_empty(), "one page holds them all");
     page.mistake_cards
 }
@@ -262,7 +253,6 @@ async fn consolidate(
         })
         .await
         .expect("consolidate")
-        .into_inner()
 }
 
 fn works(success: &str) -> String {
@@ -785,8 +775,7 @@ async fn learning_from_25_episodes_keeps_exact_rules_cards_and_stats() {
             request_id: String::new(),
         })
         .await
-        .expect("record a known mistake")
-        .into_inner();
+        .expect("record a known mistake");
     assert_eq!(dashboards.change(), LearningChange::Updated);
     assert!(dashboards.kept);
     let dashboards = dashboards.card.expect("card");
@@ -819,8 +808,7 @@ async fn learning_from_25_episodes_keeps_exact_rules_cards_and_stats() {
             request_id: String::new(),
         })
         .await
-        .expect("record a new mistake")
-        .into_inner();
+        .expect("record a new mistake");
     assert_eq!(severity.change(), LearningChange::Created);
     assert!(severity.kept);
     let severity = severity.card.expect("card");
@@ -977,8 +965,7 @@ async fn learning_from_25_episodes_keeps_exact_rules_cards_and_stats() {
             scope: Some(ns.clone()),
         })
         .await
-        .expect("get stats")
-        .into_inner();
+        .expect("get stats");
     assert_eq!(stats.total_episodes, 26, "every status counts");
     assert_eq!(stats.global_rules, 7);
     let mean = |task: &str| {
@@ -1199,8 +1186,7 @@ async fn an_episode_and_its_steps_survive_a_restart() {
             request_id: String::new(),
         })
         .await
-        .expect("start")
-        .into_inner();
+        .expect("start");
     uuid_v7(&started.id);
     assert_eq!(started.scope, Some(ns.clone()));
     assert_eq!(started.task_id, "deploy_check");
@@ -1341,8 +1327,7 @@ async fn bad_episode_input_is_rejected_with_the_field_named_and_stores_nothing()
         .memory()
         .start_episode(start("t".repeat(128), "é".repeat(10_000)))
         .await
-        .expect("128-character task id, 10,000-character description")
-        .into_inner();
+        .expect("128-character task id, 10,000-character description");
     let listed = engram
         .memory()
         .list_episodes(proto::ListEpisodesRequest {
@@ -1351,7 +1336,6 @@ async fn bad_episode_input_is_rejected_with_the_field_named_and_stores_nothing()
         })
         .await
         .expect("list")
-        .into_inner()
         .episodes;
     assert_eq!(
         listed.iter().map(|e| &e.id).collect::<Vec<_>>(),
@@ -1733,8 +1717,7 @@ async fn build_context_shows_what_was_learned_about_the_task_in_order() {
             ..Default::default()
         })
         .await
-        .expect("build context")
-        .into_inner();
+        .expect("build context");
     let expected = [
         "## Task rules",
         "- [WORKS] Write the timeline as you go",
@@ -1865,8 +1848,7 @@ async fn build_context_for_an_unknown_task_in_an_empty_namespace_is_empty() {
             ..Default::default()
         })
         .await
-        .expect("build context")
-        .into_inner();
+        .expect("build context");
     assert_eq!(context.text, "");
     assert!(context.items.is_empty());
     assert!(!context.truncated);
@@ -1883,8 +1865,7 @@ async fn list_pages(
             .memory()
             .list_episodes(request.clone())
             .await
-            .expect("list episodes")
-            .into_inner();
+            .expect("list episodes");
         pages.push(page.episodes);
         if page.next_page_token.is_empty() {
             return pages;
@@ -2060,14 +2041,8 @@ async fn a_retried_start_with_the_same_request_id_starts_one_episode() {
         .memory()
         .start_episode(request.clone())
         .await
-        .expect("start")
-        .into_inner();
-    let retry = engram
-        .memory()
-        .start_episode(request)
-        .await
-        .expect("retry")
-        .into_inner();
+        .expect("start");
+    let retry = engram.memory().start_episode(request).await.expect("retry");
     assert_eq!(retry, first);
     let pages = list_pages(
         &engram,
@@ -2086,7 +2061,7 @@ async fn only_the_30_strongest_mistake_cards_are_kept() {
     let engram = server.client().await;
     let ns = scope("card-cap");
     let record = |n: usize| {
-        let mut learning = learning(&engram);
+        let learning = learning(&engram);
         let ns = ns.clone();
         async move {
             learning
@@ -2102,7 +2077,6 @@ async fn only_the_30_strongest_mistake_cards_are_kept() {
                 })
                 .await
                 .expect("record mistake")
-                .into_inner()
         }
     };
     // Thirty cards seen twice each.
@@ -2124,7 +2098,6 @@ async fn only_the_30_strongest_mistake_cards_are_kept() {
         })
         .await
         .unwrap()
-        .into_inner()
         .mistake_cards;
     assert_eq!(cards.len(), 30);
     assert!(cards.iter().all(|c| c.seen_count == 2));
@@ -2139,8 +2112,7 @@ async fn only_the_30_strongest_mistake_cards_are_kept() {
             ..Default::default()
         })
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert_eq!(top.mistake_cards[0].mistake_type, "mistake_00");
     assert!(!top.next_page_token.is_empty());
 }

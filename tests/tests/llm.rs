@@ -60,7 +60,6 @@ async fn remember_with(
         .remember(request)
         .await
         .expect("remember succeeds")
-        .into_inner()
 }
 
 #[tokio::test]
@@ -131,7 +130,6 @@ async fn a_valid_reply_is_the_decision_and_the_request_is_strict_json_schema() {
         })
         .await
         .unwrap()
-        .into_inner()
         .decision
         .unwrap();
     assert_eq!(rules.source(), proto::DecisionSource::Rules);
@@ -275,8 +273,7 @@ async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
                 ..Default::default()
             })
             .await
-            .expect("start")
-            .into_inner();
+            .expect("start");
         engram
             .memory()
             .complete_episode(proto::CompleteEpisodeRequest {
@@ -301,8 +298,7 @@ async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
         .learning()
         .consolidate(consolidate(proto::ConsolidateMode::Llm))
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert_eq!(by_llm.mode(), proto::ConsolidateMode::Llm);
     assert!(!by_llm.fell_back);
     assert_eq!(by_llm.episodes_considered, 2);
@@ -333,8 +329,7 @@ async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
         .learning()
         .consolidate(consolidate(proto::ConsolidateMode::Auto))
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert_eq!(fallback.mode(), proto::ConsolidateMode::Rules);
     assert!(fallback.fell_back);
     assert!(

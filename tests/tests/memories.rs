@@ -42,8 +42,7 @@ async fn create_get_update_delete_round_trip() {
             id: stored.id.clone(),
         })
         .await
-        .expect("get")
-        .into_inner();
+        .expect("get");
     assert_eq!(got, stored);
 
     let updated = engram
@@ -63,8 +62,7 @@ async fn create_get_update_delete_round_trip() {
             etag: stored.etag.clone(),
         })
         .await
-        .expect("update")
-        .into_inner();
+        .expect("update");
     assert_eq!(updated.content, "The staging database runs on port 6543");
     assert_eq!(updated.importance, 0.9);
     assert_eq!(
@@ -82,8 +80,7 @@ async fn create_get_update_delete_round_trip() {
             id: stored.id.clone(),
         })
         .await
-        .expect("get after update")
-        .into_inner();
+        .expect("get after update");
     assert_eq!(reread, updated);
 
     engram
@@ -137,8 +134,7 @@ async fn an_empty_update_mask_updates_the_fields_that_are_set() {
             ..Default::default()
         })
         .await
-        .expect("update")
-        .into_inner();
+        .expect("update");
     assert_eq!(updated.tags, ["later"]);
     assert_eq!(updated.content, "draft note");
     assert_eq!(updated.memory_type(), MemoryType::Note);
@@ -169,8 +165,7 @@ async fn a_stale_etag_is_aborted_and_changes_nothing() {
         .memory()
         .update_memory(update(first.etag.clone(), "We use Postgres 16"))
         .await
-        .expect("update with the current etag")
-        .into_inner();
+        .expect("update with the current etag");
 
     let stale = engram
         .memory()
@@ -196,8 +191,7 @@ async fn a_stale_etag_is_aborted_and_changes_nothing() {
             id: first.id.clone(),
         })
         .await
-        .expect("get")
-        .into_inner();
+        .expect("get");
     assert_eq!(current, second, "failed conditional writes change nothing");
     engram
         .memory()
@@ -284,14 +278,8 @@ async fn a_retried_create_with_the_same_request_id_stores_once() {
         .memory()
         .create_memory(request.clone())
         .await
-        .expect("first")
-        .into_inner();
-    let retry = engram
-        .memory()
-        .create_memory(request)
-        .await
-        .expect("retry")
-        .into_inner();
+        .expect("first");
+    let retry = engram.memory().create_memory(request).await.expect("retry");
     assert_eq!(first.result(), WriteResult::Created);
     assert_eq!(
         retry, first,
@@ -332,14 +320,12 @@ async fn a_retried_create_with_the_same_request_id_stores_once() {
         .memory()
         .batch_create_memories(batch.clone())
         .await
-        .expect("batch")
-        .into_inner();
+        .expect("batch");
     let retry = engram
         .memory()
         .batch_create_memories(batch)
         .await
-        .expect("batch retry")
-        .into_inner();
+        .expect("batch retry");
     assert_eq!(retry, first);
     assert_eq!(list_all(&engram, &ns, 50).await.len(), 3);
 }
@@ -362,7 +348,6 @@ async fn a_batch_reports_each_item_in_order_and_merges_within_itself() {
         })
         .await
         .expect("batch")
-        .into_inner()
         .results;
     let summary: Vec<(WriteResult, String)> = results
         .iter()
@@ -417,7 +402,6 @@ async fn expired_memories_are_never_returned() {
         })
         .await
         .expect("search")
-        .into_inner()
         .hits;
     assert_eq!(hits.len(), 1);
     assert_eq!(
@@ -480,8 +464,7 @@ async fn ids_are_found_whatever_their_spelling() {
                 id: spelling.clone(),
             })
             .await
-            .unwrap_or_else(|e| panic!("{spelling}: {e:?}"))
-            .into_inner();
+            .unwrap_or_else(|e| panic!("{spelling}: {e:?}"));
         assert_eq!(got.id, stored.id);
     }
 }
@@ -502,8 +485,7 @@ async fn large_memories_page_within_the_default_message_size() {
             request_id: String::new(),
         })
         .await
-        .expect("a 6 MB batch and its echo")
-        .into_inner();
+        .expect("a 6 MB batch and its echo");
     assert_eq!(created.results.len(), 100);
 
     // A plain generated client, with gRPC's default 4 MiB limit, can page through them.

@@ -7,11 +7,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use engram_client::proto::{self, ContextItemKind, ForgetKind, LearningChange, StepResult};
-use engram_client::{Code, Engram, Status};
+use engram_client::{Code, Engram, Error, LearningClient};
 use engram_tests::{Server, assert_close, assert_rejects, scope, uuid_v7};
-use tonic::transport::Channel;
-
-type LearningClient = proto::learning_service_client::LearningServiceClient<Channel>;
 
 /// The learning service over the client's connection.
 fn learning(engram: &Engram) -> LearningClient {
@@ -82,11 +79,8 @@ fn task_attempt(scope: &proto::Scope, task: &str, strategy: &str) -> proto::Reco
 async fn record(
     engram: &Engram,
     request: proto::RecordOutcomeRequest,
-) -> Result<proto::RecordOutcomeResponse, Status> {
-    learning(engram)
-        .record_outcome(request)
-        .await
-        .map(tonic::Response::into_inner)
+) -> Result<proto::RecordOutcomeResponse, Error> {
+    learning(engram).record_outcome(request).await
 }
 
 async fn recorded(
@@ -158,8 +152,7 @@ async fn list_outcomes(
         let page = learning(engram)
             .list_outcomes(request.clone())
             .await
-            .expect("list outcomes")
-            .into_inner();
+            .expect("list outcomes");
         all.extend(page.outcomes);
         if page.next_page_token.is_empty() {
             return all;
@@ -178,8 +171,7 @@ async fn list_heuristics(
         let page = learning(engram)
             .list_heuristics(request.clone())
             .await
-            .expect("list heuristics")
-            .into_inner();
+            .expect("list heuristics");
         all.extend(page.heuristics);
         if page.next_page_token.is_empty() {
             return all;
@@ -198,8 +190,7 @@ async fn list_anti_patterns(
         let page = learning(engram)
             .list_anti_patterns(request.clone())
             .await
-            .expect("list anti-patterns")
-            .into_inner();
+            .expect("list anti-patterns");
         all.extend(page.anti_patterns);
         if page.next_page_token.is_empty() {
             return all;
@@ -259,33 +250,30 @@ fn heuristic_ids(heuristics: &[proto::Heuristic]) -> Vec<String> {
 async fn set_agent_scope(
     engram: &Engram,
     request: proto::SetAgentScopeRequest,
-) -> Result<proto::AgentScope, Status> {
+) -> Result<proto::AgentScope, Error> {
     learning(engram)
         .set_agent_scope(request)
         .await
-        .map(|r| r.into_inner().agent_scope.expect("the agent scope"))
+        .map(|r| r.agent_scope.expect("the agent scope"))
 }
 
 async fn get_agent_scope(
     engram: &Engram,
     scope: &proto::Scope,
-) -> Result<proto::AgentScope, Status> {
+) -> Result<proto::AgentScope, Error> {
     learning(engram)
         .get_agent_scope(proto::GetAgentScopeRequest {
             scope: Some(scope.clone()),
         })
         .await
-        .map(|r| r.into_inner().agent_scope.expect("the agent scope"))
+        .map(|r| r.agent_scope.expect("the agent scope"))
 }
 
 async fn forget(
     engram: &Engram,
     request: proto::ForgetRequest,
-) -> Result<proto::ForgetResponse, Status> {
-    learning(engram)
-        .forget(request)
-        .await
-        .map(tonic::Response::into_inner)
+) -> Result<proto::ForgetResponse, Error> {
+    learning(engram).forget(request).await
 }
 
 async fn stats(engram: &Engram, scope: &proto::Scope) -> proto::GetStatsResponse {
@@ -295,7 +283,6 @@ async fn stats(engram: &Engram, scope: &proto::Scope) -> proto::GetStatsResponse
         })
         .await
         .expect("get stats")
-        .into_inner()
 }
 
 /// Per task type: (task type, outcomes, successes, heuristics, anti-patterns).
@@ -324,7 +311,6 @@ async fn build_context(
         .build_context(request)
         .await
         .expect("build context")
-        .into_inner()
 }
 
 /// The lines joined as the context block shows them, each ending in a newline.
@@ -1221,7 +1207,7 @@ async fn two_thousand_concurrent_outcomes_never_duplicate_a_heuristic_or_anti_pa
 
     let workers: Vec<_> = (0..IN_FLIGHT)
         .map(|worker| {
-            let mut client = learning(&engram);
+            let client = learning(&engram);
             let requests: Vec<proto::RecordOutcomeRequest> = (worker..TOTAL_OUTCOMES)
                 .step_by(IN_FLIGHT as usize)
                 .map(|i| planned(ns, i))
@@ -1762,8 +1748,7 @@ async fn build_context_shows_heuristics_and_anti_patterns_for_the_task_type() {
             ..Default::default()
         })
         .await
-        .expect("start episode")
-        .into_inner();
+        .expect("start episode");
     engram
         .memory()
         .append_steps(proto::AppendStepsRequest {

@@ -2,7 +2,7 @@
 //! labelled set, Classify and Remember, and their errors.
 
 use engram_client::proto::{self, MemoryType};
-use engram_client::{Code, Engram, PolicyClient, field_violations};
+use engram_client::{Code, Engram, PolicyClient};
 use engram_tests::{Server, list_all, scope};
 
 /// The labelled transcripts: human judgments of what is worth remembering.
@@ -55,7 +55,6 @@ async fn evaluate(engram: &Engram, ns: &proto::Scope, labelled: &str) -> Accurac
             .classify(classify_request(ns, transcript))
             .await
             .expect("classify")
-            .into_inner()
             .decision
             .expect("decision");
         assert_eq!(decision.source(), proto::DecisionSource::Rules);
@@ -156,8 +155,7 @@ async fn remember_stores_once_and_merges_the_same_transcript() {
             "User: I prefer concise answers with the code first.",
         ))
         .await
-        .expect("remember")
-        .into_inner();
+        .expect("remember");
     let decision = first.decision.clone().unwrap();
     assert!(decision.should_store);
     assert_eq!(decision.memory_type(), MemoryType::Preference);
@@ -183,8 +181,7 @@ async fn remember_stores_once_and_merges_the_same_transcript() {
             "User: I prefer concise answers with the code first.",
         ))
         .await
-        .expect("remember again")
-        .into_inner();
+        .expect("remember again");
     assert_eq!(again.result(), proto::WriteResult::Merged);
     let merged = again.memory.unwrap();
     assert_eq!(merged.id, memory.id);
@@ -193,8 +190,7 @@ async fn remember_stores_once_and_merges_the_same_transcript() {
     let chatter = policy(&engram)
         .remember(remember("Assistant: Sure, one sec, running the tests now."))
         .await
-        .expect("remember chatter")
-        .into_inner();
+        .expect("remember chatter");
     assert!(!chatter.decision.as_ref().unwrap().should_store);
     assert!(chatter.memory.is_none());
     assert_eq!(chatter.result(), proto::WriteResult::Unspecified);
@@ -235,7 +231,7 @@ async fn bad_policy_requests_are_refused_and_llm_mode_needs_a_model() {
         let status = policy(&engram).classify(request).await.expect_err(field);
         assert_eq!(status.code(), Code::InvalidArgument);
         assert!(
-            field_violations(&status).iter().any(|(f, _)| f == field),
+            status.field_violations().iter().any(|(f, _)| f == field),
             "{field}: {status:?}"
         );
     }
@@ -257,7 +253,8 @@ async fn bad_policy_requests_are_refused_and_llm_mode_needs_a_model() {
         .await
         .expect_err("empty tag");
     assert!(
-        field_violations(&status)
+        status
+            .field_violations()
             .iter()
             .any(|(f, _)| f == "tags[0]")
     );

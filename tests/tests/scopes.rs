@@ -54,7 +54,6 @@ async fn namespace_a_never_sees_namespace_b() {
         })
         .await
         .unwrap()
-        .into_inner()
         .hits;
     assert!(
         hits.iter()
@@ -103,8 +102,7 @@ async fn namespace_a_never_sees_namespace_b() {
             ..Default::default()
         })
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert!(!context.text.contains("1234"));
     // A's memory is untouched.
     assert_eq!(
@@ -218,7 +216,6 @@ async fn workspace_and_conversation_memories_follow_the_scope() {
         })
         .await
         .unwrap()
-        .into_inner()
         .memories;
     assert_eq!(
         sorted_contents(&only_workspace),
@@ -235,7 +232,6 @@ async fn workspace_and_conversation_memories_follow_the_scope() {
         })
         .await
         .unwrap()
-        .into_inner()
         .hits;
     assert_eq!(hits.len(), 1);
     assert_eq!(

@@ -12,7 +12,6 @@ async fn search(
         .search_memories(request)
         .await
         .expect("search")
-        .into_inner()
         .hits
 }
 
@@ -274,8 +273,7 @@ async fn search_counts_accesses() {
                 id: stored.id.clone(),
             })
             .await
-            .unwrap()
-            .into_inner();
+            .unwrap();
         seen = memory.access_count;
         if seen == 3 {
             assert!(memory.last_access_time.is_some());
@@ -332,8 +330,7 @@ async fn build_context_never_exceeds_the_token_budget() {
                     ..Default::default()
                 })
                 .await
-                .expect("build context")
-                .into_inner();
+                .expect("build context");
             let estimate = context.text.chars().count().div_ceil(4);
             assert!(
                 estimate <= budget as usize,
@@ -388,8 +385,7 @@ async fn build_context_shows_relevant_memories_and_preferences() {
             ..Default::default()
         })
         .await
-        .expect("build context")
-        .into_inner();
+        .expect("build context");
     assert_eq!(
         context.text,
         "## Relevant memories\n- [FACT] The billing service is written in Go\n\n## Preferences\n- Always answer in British English\n"
@@ -415,8 +411,7 @@ async fn build_context_shows_relevant_memories_and_preferences() {
             ..Default::default()
         })
         .await
-        .expect("empty namespace")
-        .into_inner();
+        .expect("empty namespace");
     assert_eq!(empty.text, "");
     assert!(empty.items.is_empty());
 }

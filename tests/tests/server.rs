@@ -75,8 +75,7 @@ async fn paging_through_1000_memories_returns_each_exactly_once() {
                     ..Default::default()
                 })
                 .await
-                .expect("list")
-                .into_inner();
+                .expect("list");
             assert!(page.memories.len() <= 37);
             pages += 1;
             seen.extend(page.memories.into_iter().map(|m| m.content));
@@ -104,8 +103,7 @@ async fn paging_through_1000_memories_returns_each_exactly_once() {
             ..Default::default()
         })
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     let reused = engram
         .memory()
         .list_memories(proto::ListMemoriesRequest {
@@ -141,7 +139,6 @@ async fn data_survives_a_restart_on_the_same_file() {
         })
         .await
         .expect("search after restart")
-        .into_inner()
         .hits;
     assert!(!hits.is_empty(), "the full-text index survives too");
 }
@@ -164,7 +161,7 @@ async fn concurrent_writes_are_all_acknowledged_and_kept() {
                         request_id: String::new(),
                     })
                     .await
-                    .map(|r| r.into_inner().memory.unwrap().id)
+                    .map(|r| r.memory.unwrap().id)
             })
         })
         .collect();

@@ -492,7 +492,6 @@ async fn fts_syntax_in_a_query_is_plain_text() {
         })
         .await
         .expect("metadata filter with odd keys")
-        .into_inner()
         .memories;
     assert_eq!(filtered.len(), 1);
 }

@@ -229,7 +229,6 @@ async fn locomo(data: &Path) -> anyhow::Result<()> {
                     ..Default::default()
                 })
                 .await?
-                .into_inner()
                 .hits;
             latencies.push(started.elapsed());
             let ranked: Vec<String> = hits
@@ -298,7 +297,6 @@ async fn store_turns(
                 request_id: String::new(),
             })
             .await?
-            .into_inner()
             .results;
         merged += results
             .iter()
@@ -612,7 +610,7 @@ async fn load(
         let (mut latencies, wall) = run_concurrently(concurrent_writes, concurrency, {
             let (client, namespace, texts) = (client.clone(), namespace.clone(), texts.clone());
             move |i| {
-                let (mut client, request) =
+                let (client, request) =
                     (client.clone(), create_request(&namespace, texts[i].clone()));
                 async move {
                     client.create_memory(request).await?;
@@ -662,7 +660,7 @@ async fn load(
 
     let queries: Vec<String> = (0..searches).map(|_| rng.sentence(3)).collect();
     let search = |client: &MemoryClient, query: &str| {
-        let mut client = client.clone();
+        let client = client.clone();
         let request = proto::SearchMemoriesRequest {
             scope: Some(namespace.clone()),
             query: query.to_owned(),
@@ -686,7 +684,7 @@ async fn load(
     let (mut latencies, wall) = run_concurrently(searches, concurrency.min(16), {
         let (client, namespace, queries) = (client.clone(), namespace.clone(), queries.clone());
         move |i| {
-            let mut client = client.clone();
+            let client = client.clone();
             let request = proto::SearchMemoriesRequest {
                 scope: Some(namespace.clone()),
                 query: queries[i].clone(),

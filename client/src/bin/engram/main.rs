@@ -1,0 +1,268 @@
+//! `engram`: an Engram memory server from the command line.
+
+mod args;
+mod output;
+
+use std::io::Read as _;
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use engram_client::{
+    BuildContext, Classify, CreateMemory, Engram, Error, ListMemories, RecordOutcome, Remember,
+    SearchMemories, StartEpisode, proto,
+};
+
+use args::{Cli, Command, EpisodeCommand};
+use output::Output;
+
+/// Exit status when the server answered with an error.
+const EXIT_SERVER_ERROR: u8 = 1;
+/// Exit status for bad usage (clap uses it too).
+const EXIT_USAGE: u8 = 2;
+/// Exit status when the server could not be reached.
+const EXIT_UNREACHABLE: u8 = 3;
+
+/// Why a command failed, and so which exit status it ends with.
+enum Failure {
+    Usage(String),
+    Engram(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure::Engram(error)
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let (message, code) = match failure {
+                Failure::Usage(message) => (message, EXIT_USAGE),
+                Failure::Engram(error) => {
+                    let code = match error {
+                        Error::Status(_) => EXIT_SERVER_ERROR,
+                        Error::Config(_) => EXIT_USAGE,
+                        Error::Connect(_) | Error::Transport(_) => EXIT_UNREACHABLE,
+                    };
+                    (error.to_string(), code)
+                }
+            };
+            // One line, whatever the server put in its message.
+            let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("engram: error: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    let mut builder = Engram::builder(cli.server.clone()).timeout(cli.timeout);
+    if let Some(api_key) = &cli.api_key {
+        builder = builder.api_key(api_key.clone());
+    }
+    let engram = builder.connect().await?;
+    let scope = cli.scope.to_proto();
+    let out = Output::new(cli.json);
+    match cli.command {
+        Command::Remember(args) => {
+            let mut request = Remember::new(scope, text_or_stdin(args.text)?)
+                .mode(args.mode.into())
+                .tags(args.tags);
+            if let Some(task_id) = args.task_id {
+                request = request.task_id(task_id);
+            }
+            if let Some(request_id) = args.request_id {
+                request = request.request_id(request_id);
+            }
+            out.remembered(&engram.policy().remember(request).await?);
+        }
+        Command::Classify(args) => {
+            let mut request =
+                Classify::new(scope, text_or_stdin(args.text)?).mode(args.mode.into());
+            if let Some(task_id) = args.task_id {
+                request = request.task_id(task_id);
+            }
+            out.classified(&engram.policy().classify(request).await?);
+        }
+        Command::Create(args) => {
+            let mut request =
+                CreateMemory::new(scope, args.memory_type.into(), text_or_stdin(args.text)?)
+                    .tags(args.tags);
+            if let Some(level) = args.level {
+                request = request.level(level.into());
+            }
+            if let Some(importance) = args.importance {
+                request = request.importance(importance);
+            }
+            if let Some(summary) = args.summary {
+                request = request.summary(summary);
+            }
+            if let Some(request_id) = args.request_id {
+                request = request.request_id(request_id);
+            }
+            out.created(&engram.memory().create_memory(request).await?);
+        }
+        Command::Search(args) => {
+            let request = SearchMemories::new(scope, args.query)
+                .limit(args.limit)
+                .memory_types(args.types.into_iter().map(Into::into))
+                .tags(args.tags);
+            out.hits(&engram.memory().search_memories(request).await?);
+        }
+        Command::Context(args) => {
+            let mut request = BuildContext::new(scope).token_budget(args.budget);
+            if let Some(query) = args.query {
+                request = request.query(query);
+            }
+            if let Some(task_id) = args.task_id {
+                request = request.task_id(task_id);
+            }
+            if let Some(task_type) = args.task_type {
+                request = request.task_type(task_type);
+            }
+            out.context(&engram.memory().build_context(request).await?);
+        }
+        Command::Get(args) => {
+            let request = proto::GetMemoryRequest {
+                scope: Some(scope),
+                id: args.id,
+            };
+            out.memory(&engram.memory().get_memory(request).await?);
+        }
+        Command::List(args) => {
+            let mut request = ListMemories::new(scope)
+                .memory_types(args.types.into_iter().map(Into::into))
+                .tags(args.tags)
+                .page_size(args.page_size);
+            if let Some(page_token) = args.page_token {
+                request = request.page_token(page_token);
+            }
+            out.memories(&engram.memory().list_memories(request).await?);
+        }
+        Command::Delete(args) => {
+            let request = proto::DeleteMemoryRequest {
+                scope: Some(scope),
+                id: args.id.clone(),
+                etag: args.etag.unwrap_or_default(),
+            };
+            let response = engram.memory().delete_memory(request).await?;
+            out.deleted(&args.id, &response);
+        }
+        Command::Episode(EpisodeCommand::Start(args)) => {
+            let mut request = StartEpisode::new(scope, args.task_id);
+            if let Some(description) = args.description {
+                request = request.description(description);
+            }
+            if let Some(task_type) = args.task_type {
+                request = request.task_type(task_type);
+            }
+            if let Some(request_id) = args.request_id {
+                request = request.request_id(request_id);
+            }
+            out.episode_started(&engram.memory().start_episode(request).await?);
+        }
+        Command::Episode(EpisodeCommand::Step(args)) => {
+            let step_number = match args.number {
+                Some(number) => number,
+                None => {
+                    let request = proto::GetEpisodeRequest {
+                        scope: Some(scope.clone()),
+                        id: args.episode_id.clone(),
+                    };
+                    engram.memory().get_episode(request).await?.step_count + 1
+                }
+            };
+            let output = match args.output {
+                Some(output) => text_or_stdin(output)?,
+                None => String::new(),
+            };
+            let result = if args.failed {
+                proto::StepResult::Error
+            } else {
+                proto::StepResult::Ok
+            };
+            let request = proto::AppendStepsRequest {
+                scope: Some(scope),
+                episode_id: args.episode_id,
+                steps: vec![proto::Step {
+                    step_number,
+                    tool: args.tool,
+                    action: args.action,
+                    parameters: args.parameters.unwrap_or_default(),
+                    result: result.into(),
+                    output,
+                    latency_ms: args.latency_ms.unwrap_or_default(),
+                    time: None,
+                }],
+            };
+            let response = engram.memory().append_steps(request).await?;
+            out.step_appended(step_number, &response);
+        }
+        Command::Episode(EpisodeCommand::Complete(args)) => {
+            let request = proto::CompleteEpisodeRequest {
+                scope: Some(scope),
+                episode_id: args.episode_id,
+                outcome: Some(proto::EpisodeOutcome {
+                    score: args.score,
+                    success: args.verdict.success(),
+                    summary: args.summary.unwrap_or_default(),
+                    mistakes: args.mistakes,
+                    successes: args.worked,
+                    mistake_cards: Vec::new(),
+                }),
+            };
+            out.completed(&engram.memory().complete_episode(request).await?);
+        }
+        Command::Episode(EpisodeCommand::Get(args)) => {
+            let request = proto::GetEpisodeRequest {
+                scope: Some(scope),
+                id: args.id,
+            };
+            out.episode(&engram.memory().get_episode(request).await?);
+        }
+        Command::Outcome(args) => {
+            let mut request = if args.verdict.success() {
+                RecordOutcome::success(scope, args.task, args.strategy)
+            } else {
+                RecordOutcome::failure(scope, args.task, args.strategy)
+            };
+            if let Some(task_type) = args.task_type {
+                request = request.task_type(task_type);
+            }
+            if let Some(error) = args.error {
+                request = request.error(error);
+            }
+            if let Some(feedback) = args.feedback {
+                request = request.feedback(feedback);
+            }
+            if let Some(duration) = args.duration {
+                request = request.duration(duration);
+            }
+            if let Some(request_id) = args.request_id {
+                request = request.request_id(request_id);
+            }
+            out.outcome(&engram.learning().record_outcome(request).await?);
+        }
+        Command::Stats => {
+            let request = proto::GetStatsRequest { scope: Some(scope) };
+            out.stats(&engram.learning().get_stats(request).await?);
+        }
+    }
+    Ok(())
+}
+
+/// `text`, or all of standard input when `text` is `-`.
+fn text_or_stdin(text: String) -> Result<String, Failure> {
+    if text != "-" {
+        return Ok(text);
+    }
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|error| Failure::Usage(format!("cannot read standard input: {error}")))?;
+    Ok(input.trim_end_matches(['\n', '\r']).to_owned())
+}

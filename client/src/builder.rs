@@ -1,0 +1,147 @@
+//! Configuring a connection.
+
+use std::time::Duration;
+
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
+
+use crate::connection::Connection;
+use crate::{Engram, Error, RetryPolicy};
+
+/// How long one call may take by default, retries not included.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long making the connection may take by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Settings for a connection, from [`Engram::builder`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), engram_client::Error> {
+/// use std::time::Duration;
+/// use engram_client::Engram;
+///
+/// let url = "http://127.0.0.1:50051";
+/// # let url = &std::env::var("ENGRAM_SERVER").unwrap_or(url.into());
+/// let engram = Engram::builder(url).timeout(Duration::from_secs(5)).connect().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until .connect() is called"]
+pub struct EngramBuilder {
+    url: String,
+    api_key: Option<String>,
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    retry: RetryPolicy,
+    tls_ca_certificate: Option<Vec<u8>>,
+    tls_domain: Option<String>,
+}
+
+impl EngramBuilder {
+    pub(crate) fn new(url: String) -> EngramBuilder {
+        EngramBuilder {
+            url,
+            api_key: None,
+            timeout: Some(DEFAULT_TIMEOUT),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            tls_ca_certificate: None,
+            tls_domain: None,
+        }
+    }
+
+    /// Sends `authorization: Bearer <api_key>` with every call.
+    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// How long one try of a call may take (default 30 s); the server is
+    /// told too (`grpc-timeout`). `None` waits for ever. Streams have no
+    /// deadline.
+    pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.timeout = timeout.into();
+        self
+    }
+
+    /// How long making the connection may take (default 5 s).
+    pub fn connect_timeout(mut self, connect_timeout: Duration) -> Self {
+        self.connect_timeout = connect_timeout;
+        self
+    }
+
+    /// How calls that are safe to repeat are retried after UNAVAILABLE.
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Trusts this PEM certificate authority for an `https://` server, in
+    /// addition to the system's roots (for a private CA or a self-signed
+    /// server certificate).
+    pub fn tls_ca_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls_ca_certificate = Some(pem.into());
+        self
+    }
+
+    /// The name the server's certificate must carry, when it differs from
+    /// the URL's host (e.g. connecting by IP address).
+    pub fn tls_domain(mut self, domain: impl Into<String>) -> Self {
+        self.tls_domain = Some(domain.into());
+        self
+    }
+
+    /// Connects, failing with [`Error::Connect`] if the server cannot be
+    /// reached within the connect timeout.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use engram_client::{Engram, Error};
+    ///
+    /// let refused = Engram::builder("http://127.0.0.1:1").connect().await;
+    /// assert!(matches!(refused, Err(Error::Connect(_))));
+    /// let malformed = Engram::builder("not a url").connect().await;
+    /// assert!(matches!(malformed, Err(Error::Config(_))));
+    /// # }
+    /// ```
+    pub async fn connect(self) -> Result<Engram, Error> {
+        let authorization = self
+            .api_key
+            .as_deref()
+            .map(Connection::bearer)
+            .transpose()?;
+        let mut endpoint = Endpoint::from_shared(self.url.clone())
+            .map_err(|error| Error::Config(format!("invalid server URL {:?}: {error}", self.url)))?
+            .connect_timeout(self.connect_timeout)
+            .tcp_nodelay(true);
+        let tls = self.url.starts_with("https://");
+        if tls {
+            let mut config = ClientTlsConfig::new().with_native_roots();
+            if let Some(pem) = &self.tls_ca_certificate {
+                config = config.ca_certificate(Certificate::from_pem(pem));
+            }
+            if let Some(domain) = &self.tls_domain {
+                config = config.domain_name(domain.clone());
+            }
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|error| Error::Config(format!("TLS: {error}")))?;
+        } else if self.tls_ca_certificate.is_some() || self.tls_domain.is_some() {
+            return Err(Error::Config(format!(
+                "TLS settings need an https:// server URL, not {:?}",
+                self.url
+            )));
+        }
+        let channel = endpoint.connect().await.map_err(Error::Connect)?;
+        Ok(Engram {
+            connection: Connection {
+                channel,
+                authorization,
+                timeout: self.timeout,
+                retry: self.retry,
+            },
+        })
+    }
+}

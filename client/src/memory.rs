@@ -1,0 +1,420 @@
+//! The memory service: memories, search, context and episodes.
+
+use futures_core::Stream;
+
+use crate::connection::{Connection, unary_rpcs};
+use crate::{Error, MAX_RESPONSE_BYTES, proto};
+
+type Generated = proto::memory_service_client::MemoryServiceClient<tonic::transport::Channel>;
+
+/// The memory service (`engram.v1.MemoryService`): store, find, update and
+/// forget memories, build context blocks, and record episodes of work. Get
+/// one with [`Engram::memory`](crate::Engram::memory); it shares the
+/// connection and is cheap to clone.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), engram_client::Error> {
+/// use engram_client::{CreateMemory, Engram, SearchMemories, proto::{MemoryType, Scope}};
+///
+/// let engram = Engram::from_env().await?;
+/// let memory = engram.memory();
+/// let scope = Scope::new("docs-memory").with_user("alice");
+/// memory
+///     .create_memory(CreateMemory::new(scope.clone(), MemoryType::Preference, "Alice likes dark mode"))
+///     .await?;
+/// let hits = memory.search_memories(SearchMemories::new(scope, "dark mode")).await?.hits;
+/// assert_eq!(hits[0].memory.as_ref().unwrap().content, "Alice likes dark mode");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct MemoryClient {
+    connection: Connection,
+    client: Generated,
+}
+
+impl MemoryClient {
+    pub(crate) fn new(connection: Connection) -> MemoryClient {
+        let client = Generated::new(connection.channel.clone())
+            .max_decoding_message_size(MAX_RESPONSE_BYTES);
+        MemoryClient { connection, client }
+    }
+
+    unary_rpcs! {
+        /// Stores one memory, or reinforces the identical one already stored
+        /// (`result` is then MERGED). Retried after UNAVAILABLE only when the
+        /// request carries a `request_id`.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, proto::{MemoryType, Scope, WriteResult}};
+        ///
+        /// let lesson = CreateMemory::new(
+        ///     Scope::new("docs-create").with_project("shop"),
+        ///     MemoryType::Lesson,
+        ///     "Run the orders migration before deploying checkout",
+        /// )
+        /// .importance(0.8)
+        /// .tags(["deploy"])
+        /// .request_id("deploy-lesson-1");
+        /// let created = engram.memory().create_memory(lesson.clone()).await?;
+        /// assert_eq!(created.result(), WriteResult::Created);
+        /// // A retry with the same request id returns the first answer.
+        /// let retried = engram.memory().create_memory(lesson).await?;
+        /// assert_eq!(retried.memory.unwrap().id, created.memory.unwrap().id);
+        /// # Ok(())
+        /// # }
+        /// ```
+        create_memory(CreateMemoryRequest) -> CreateMemoryResponse, with_request_id;
+
+        /// Stores up to 1,000 memories in one transaction: all of them or,
+        /// on any invalid one, none.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::proto::{BatchCreateMemoriesRequest, MemoryInput, MemoryType, Scope};
+        ///
+        /// let fact = |content: &str| MemoryInput {
+        ///     memory_type: MemoryType::Fact.into(),
+        ///     content: content.into(),
+        ///     ..Default::default()
+        /// };
+        /// let batch = engram
+        ///     .memory()
+        ///     .batch_create_memories(BatchCreateMemoriesRequest {
+        ///         scope: Some(Scope::new("docs-batch")),
+        ///         memories: vec![fact("The API is served on port 8080"), fact("Staging runs on Fridays")],
+        ///         ..Default::default()
+        ///     })
+        ///     .await?;
+        /// assert_eq!(batch.results.len(), 2);
+        /// # Ok(())
+        /// # }
+        /// ```
+        batch_create_memories(BatchCreateMemoriesRequest) -> BatchCreateMemoriesResponse, with_request_id;
+
+        /// Reads one memory visible from the scope (NOT_FOUND otherwise).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, proto::{GetMemoryRequest, MemoryType, Scope}};
+        ///
+        /// let scope = Scope::new("docs-get");
+        /// let created = engram
+        ///     .memory()
+        ///     .create_memory(CreateMemory::new(scope.clone(), MemoryType::Fact, "The sky is blue"))
+        ///     .await?
+        ///     .memory
+        ///     .unwrap();
+        /// let memory = engram
+        ///     .memory()
+        ///     .get_memory(GetMemoryRequest { scope: Some(scope), id: created.id.clone() })
+        ///     .await?;
+        /// assert_eq!(memory.content, "The sky is blue");
+        /// # Ok(())
+        /// # }
+        /// ```
+        get_memory(GetMemoryRequest) -> Memory, safe;
+
+        /// Changes the fields named in `update_mask`; with an `etag`, only if
+        /// the memory has not changed since it was read (ABORTED otherwise).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::CreateMemory;
+        /// use engram_client::proto::{MemoryInput, MemoryType, Scope, UpdateMemoryRequest};
+        ///
+        /// let scope = Scope::new("docs-update");
+        /// let memory = engram
+        ///     .memory()
+        ///     .create_memory(CreateMemory::new(scope.clone(), MemoryType::Note, "Draft"))
+        ///     .await?
+        ///     .memory
+        ///     .unwrap();
+        /// let updated = engram
+        ///     .memory()
+        ///     .update_memory(UpdateMemoryRequest {
+        ///         scope: Some(scope),
+        ///         id: memory.id,
+        ///         memory: Some(MemoryInput { importance: Some(0.9), ..Default::default() }),
+        ///         update_mask: Some(prost_types::FieldMask { paths: vec!["importance".into()] }),
+        ///         etag: memory.etag,
+        ///     })
+        ///     .await?;
+        /// assert_eq!(updated.importance, 0.9);
+        /// # Ok(())
+        /// # }
+        /// ```
+        update_memory(UpdateMemoryRequest) -> Memory, never;
+
+        /// Deletes one memory (NOT_FOUND if it is not there; ABORTED on a
+        /// stale `etag`).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{Code, CreateMemory};
+        /// use engram_client::proto::{DeleteMemoryRequest, GetMemoryRequest, MemoryType, Scope};
+        ///
+        /// let scope = Scope::new("docs-delete");
+        /// let id = engram
+        ///     .memory()
+        ///     .create_memory(CreateMemory::new(scope.clone(), MemoryType::Event, "Deployed v1"))
+        ///     .await?
+        ///     .memory
+        ///     .unwrap()
+        ///     .id;
+        /// let target = DeleteMemoryRequest { scope: Some(scope.clone()), id: id.clone(), etag: String::new() };
+        /// engram.memory().delete_memory(target).await?;
+        /// let gone = engram.memory().get_memory(GetMemoryRequest { scope: Some(scope), id }).await;
+        /// assert_eq!(gone.unwrap_err().code(), Code::NotFound);
+        /// # Ok(())
+        /// # }
+        /// ```
+        delete_memory(DeleteMemoryRequest) -> DeleteMemoryResponse, never;
+
+        /// Lists the memories visible from the scope, filtered and ordered,
+        /// one page at a time.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, ListMemories, proto::{MemoryType, Scope}};
+        ///
+        /// let scope = Scope::new("docs-list");
+        /// for n in 1..=3 {
+        ///     let note = CreateMemory::new(scope.clone(), MemoryType::Note, format!("Note {n}"));
+        ///     engram.memory().create_memory(note).await?;
+        /// }
+        /// let page = engram.memory().list_memories(ListMemories::new(scope.clone()).page_size(2)).await?;
+        /// assert_eq!(page.memories.len(), 2);
+        /// let rest = ListMemories::new(scope).page_size(2).page_token(page.next_page_token);
+        /// assert_eq!(engram.memory().list_memories(rest).await?.memories.len(), 1);
+        /// # Ok(())
+        /// # }
+        /// ```
+        list_memories(ListMemoriesRequest) -> ListMemoriesResponse, safe;
+
+        /// Full-text search ranked by relevance, recency and importance; each
+        /// hit carries its component scores.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, SearchMemories, proto::{MemoryType, Scope}};
+        ///
+        /// let scope = Scope::new("docs-search");
+        /// let lesson = "Checkout deploys failed because the orders migration locked the table";
+        /// engram.memory().create_memory(CreateMemory::new(scope.clone(), MemoryType::Lesson, lesson)).await?;
+        /// let hits = engram
+        ///     .memory()
+        ///     .search_memories(SearchMemories::new(scope, "why did the deploy fail?").limit(5))
+        ///     .await?
+        ///     .hits;
+        /// assert_eq!(hits[0].memory.as_ref().unwrap().content, lesson);
+        /// assert!(hits[0].score > 0.0);
+        /// # Ok(())
+        /// # }
+        /// ```
+        search_memories(SearchMemoriesRequest) -> SearchMemoriesResponse, safe;
+
+        /// A context block for an agent's prompt — rules, mistakes, advice,
+        /// relevant memories, preferences, recent episodes — within a token
+        /// budget.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{BuildContext, CreateMemory, proto::{MemoryType, Scope}};
+        ///
+        /// let scope = Scope::new("docs-context").with_user("alice");
+        /// let preference = "Alice prefers concise answers with code first";
+        /// engram.memory().create_memory(CreateMemory::new(scope.clone(), MemoryType::Preference, preference)).await?;
+        /// let context = engram
+        ///     .memory()
+        ///     .build_context(BuildContext::new(scope).query("how should I answer?").token_budget(200))
+        ///     .await?;
+        /// assert!(context.text.contains(preference));
+        /// assert!(context.token_estimate <= 200);
+        /// # Ok(())
+        /// # }
+        /// ```
+        build_context(BuildContextRequest) -> BuildContextResponse, safe;
+
+        /// Starts recording an episode of work on a task. Retried after
+        /// UNAVAILABLE only when the request carries a `request_id`.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{StartEpisode, proto::{EpisodeStatus, Scope}};
+        ///
+        /// let episode = engram
+        ///     .memory()
+        ///     .start_episode(StartEpisode::new(Scope::new("docs-start"), "deploy-checkout").description("Deploy v2"))
+        ///     .await?;
+        /// assert_eq!(episode.status(), EpisodeStatus::Running);
+        /// # Ok(())
+        /// # }
+        /// ```
+        start_episode(StartEpisodeRequest) -> Episode, with_request_id;
+
+        /// Appends steps to a running episode, all of them or none.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{StartEpisode, proto::{AppendStepsRequest, Scope, Step, StepResult}};
+        ///
+        /// let scope = Scope::new("docs-append");
+        /// let episode = engram.memory().start_episode(StartEpisode::new(scope.clone(), "build")).await?;
+        /// let step = |n, tool: &str, action: &str| Step {
+        ///     step_number: n,
+        ///     tool: tool.into(),
+        ///     action: action.into(),
+        ///     result: StepResult::Ok.into(),
+        ///     ..Default::default()
+        /// };
+        /// let appended = engram
+        ///     .memory()
+        ///     .append_steps(AppendStepsRequest {
+        ///         scope: Some(scope),
+        ///         episode_id: episode.id,
+        ///         steps: vec![step(1, "cargo", "build"), step(2, "cargo", "test")],
+        ///     })
+        ///     .await?;
+        /// assert_eq!(appended.step_count, 2);
+        /// # Ok(())
+        /// # }
+        /// ```
+        append_steps(AppendStepsRequest) -> AppendStepsResponse, never;
+
+        /// Completes an episode with its outcome and learns from it in the
+        /// same transaction (task rules, mistake cards, consolidation).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::StartEpisode;
+        /// use engram_client::proto::{CompleteEpisodeRequest, EpisodeOutcome, EpisodeStatus, Scope};
+        ///
+        /// let scope = Scope::new("docs-complete");
+        /// let episode = engram.memory().start_episode(StartEpisode::new(scope.clone(), "release")).await?;
+        /// let completed = engram
+        ///     .memory()
+        ///     .complete_episode(CompleteEpisodeRequest {
+        ///         scope: Some(scope),
+        ///         episode_id: episode.id,
+        ///         outcome: Some(EpisodeOutcome {
+        ///             score: 0.9,
+        ///             success: true,
+        ///             successes: vec!["Tagged the release before building".into()],
+        ///             ..Default::default()
+        ///         }),
+        ///     })
+        ///     .await?;
+        /// assert_eq!(completed.episode.unwrap().status(), EpisodeStatus::Completed);
+        /// assert_eq!(completed.learned.unwrap().rules_added.len(), 1);
+        /// # Ok(())
+        /// # }
+        /// ```
+        complete_episode(CompleteEpisodeRequest) -> CompleteEpisodeResponse, never;
+
+        /// Reads one episode with its steps.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{StartEpisode, proto::{GetEpisodeRequest, Scope}};
+        ///
+        /// let scope = Scope::new("docs-get-episode");
+        /// let started = engram.memory().start_episode(StartEpisode::new(scope.clone(), "triage")).await?;
+        /// let episode = engram
+        ///     .memory()
+        ///     .get_episode(GetEpisodeRequest { scope: Some(scope), id: started.id.clone() })
+        ///     .await?;
+        /// assert_eq!(episode.task_id, "triage");
+        /// # Ok(())
+        /// # }
+        /// ```
+        get_episode(GetEpisodeRequest) -> Episode, safe;
+
+        /// Lists episodes visible from the scope, newest first, one page at a
+        /// time.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{StartEpisode, proto::{ListEpisodesRequest, Scope}};
+        ///
+        /// let scope = Scope::new("docs-list-episodes");
+        /// engram.memory().start_episode(StartEpisode::new(scope.clone(), "triage")).await?;
+        /// let listed = engram
+        ///     .memory()
+        ///     .list_episodes(ListEpisodesRequest { scope: Some(scope), ..Default::default() })
+        ///     .await?;
+        /// assert_eq!(listed.episodes.len(), 1);
+        /// # Ok(())
+        /// # }
+        /// ```
+        list_episodes(ListEpisodesRequest) -> ListEpisodesResponse, safe;
+    }
+
+    /// Streams steps of one or more running episodes; each step is stored
+    /// as it arrives and the answer counts the accepted and rejected ones. A
+    /// stream is never retried (it cannot be replayed).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// # let engram = engram_client::Engram::from_env().await?;
+    /// use engram_client::{StartEpisode, proto::{Scope, Step, StepResult, StreamStepsRequest}};
+    ///
+    /// let scope = Scope::new("docs-stream");
+    /// let episode = engram.memory().start_episode(StartEpisode::new(scope.clone(), "crawl")).await?;
+    /// let messages = (1..=3).map(move |n| StreamStepsRequest {
+    ///     scope: Some(scope.clone()),
+    ///     episode_id: episode.id.clone(),
+    ///     steps: vec![Step {
+    ///         step_number: n,
+    ///         tool: "http".into(),
+    ///         action: format!("fetch page {n}"),
+    ///         result: StepResult::Ok.into(),
+    ///         ..Default::default()
+    ///     }],
+    /// });
+    /// let summary = engram.memory().stream_steps(futures_util::stream::iter(messages)).await?;
+    /// assert_eq!((summary.accepted, summary.rejected), (3, 0));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn stream_steps(
+        &self,
+        messages: impl Stream<Item = proto::StreamStepsRequest> + Send + 'static,
+    ) -> Result<proto::StreamStepsResponse, Error> {
+        let request = self.connection.request(messages, false);
+        let mut client = self.client.clone();
+        match client.stream_steps(request).await {
+            Ok(response) => Ok(response.into_inner()),
+            Err(status) => Err(Error::from_call(status)),
+        }
+    }
+}

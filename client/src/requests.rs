@@ -1,0 +1,534 @@
+//! Builders for the requests with many optional fields. Each converts into
+//! its request message, so it can be passed wherever the message can.
+
+use std::time::{Duration, SystemTime};
+
+use crate::proto;
+
+/// Implements `From<Builder> for proto::Request` for builders that wrap
+/// their request message.
+macro_rules! into_request {
+    ($($builder:ident => $request:ident),* $(,)?) => {
+        $(impl From<$builder> for proto::$request {
+            fn from(builder: $builder) -> proto::$request {
+                builder.0
+            }
+        })*
+    };
+}
+
+into_request! {
+    CreateMemory => CreateMemoryRequest,
+    ListMemories => ListMemoriesRequest,
+    SearchMemories => SearchMemoriesRequest,
+    BuildContext => BuildContextRequest,
+    StartEpisode => StartEpisodeRequest,
+    RecordOutcome => RecordOutcomeRequest,
+    Classify => ClassifyRequest,
+    Remember => RememberRequest,
+}
+
+/// A `CreateMemoryRequest`: one memory of a type, with its optional fields.
+///
+/// ```
+/// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+///
+/// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo").with_project("shop"), MemoryType::Decision, "We use Postgres 16")
+///     .summary("Postgres 16")
+///     .level(MemoryLevel::Workspace)
+///     .tags(["database"])
+///     .metadata("ticket", "OPS-12")
+///     .importance(0.9)
+///     .confidence(0.8)
+///     .request_id("decision-postgres")
+///     .into();
+/// let memory = request.memory.unwrap();
+/// assert_eq!(memory.content, "We use Postgres 16");
+/// assert_eq!(memory.importance, Some(0.9));
+/// assert_eq!(request.request_id, "decision-postgres");
+/// ```
+#[derive(Debug, Clone)]
+pub struct CreateMemory(proto::CreateMemoryRequest);
+
+impl CreateMemory {
+    /// A memory of `memory_type` with `content`, in `scope`.
+    pub fn new(
+        scope: proto::Scope,
+        memory_type: proto::MemoryType,
+        content: impl Into<String>,
+    ) -> Self {
+        CreateMemory(proto::CreateMemoryRequest {
+            scope: Some(scope),
+            memory: Some(proto::MemoryInput {
+                memory_type: memory_type.into(),
+                content: content.into(),
+                ..Default::default()
+            }),
+            request_id: String::new(),
+        })
+    }
+
+    fn memory(&mut self) -> &mut proto::MemoryInput {
+        self.0.memory.get_or_insert_with(Default::default)
+    }
+
+    /// A short summary (at most 300 characters).
+    pub fn summary(mut self, summary: impl Into<String>) -> Self {
+        self.memory().summary = summary.into();
+        self
+    }
+
+    /// Who sees the memory; by default the narrowest level the scope allows.
+    pub fn level(mut self, level: proto::MemoryLevel) -> Self {
+        self.memory().level = level.into();
+        self
+    }
+
+    /// Tags to filter on.
+    pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
+        self.memory().tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// One metadata entry (call again for more).
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.memory().metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// How important the memory is, 0 to 1 (default 0.5).
+    pub fn importance(mut self, importance: f64) -> Self {
+        self.memory().importance = Some(importance);
+        self
+    }
+
+    /// How sure the writer is of it, 0 to 1 (default 1).
+    pub fn confidence(mut self, confidence: f64) -> Self {
+        self.memory().confidence = Some(confidence);
+        self
+    }
+
+    /// When the memory stops being returned.
+    pub fn expire_time(mut self, expire_time: SystemTime) -> Self {
+        self.memory().expire_time = Some(expire_time.into());
+        self
+    }
+
+    /// A client-chosen id that makes the create safe to retry: a repeat
+    /// returns the first result and stores nothing twice.
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.0.request_id = request_id.into();
+        self
+    }
+}
+
+/// The memory filter shared by [`ListMemories`] and [`SearchMemories`].
+macro_rules! filter_setters {
+    () => {
+        fn filter(&mut self) -> &mut proto::MemoryFilter {
+            self.0.filter.get_or_insert_with(Default::default)
+        }
+
+        /// Only memories of these types.
+        pub fn memory_types(mut self, types: impl IntoIterator<Item = proto::MemoryType>) -> Self {
+            self.filter().memory_types = types.into_iter().map(Into::into).collect();
+            self
+        }
+
+        /// Only memories at these levels.
+        pub fn levels(mut self, levels: impl IntoIterator<Item = proto::MemoryLevel>) -> Self {
+            self.filter().levels = levels.into_iter().map(Into::into).collect();
+            self
+        }
+
+        /// Only memories with all of these tags.
+        pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
+            self.filter().tags = tags.into_iter().map(Into::into).collect();
+            self
+        }
+
+        /// Only memories at least this important.
+        pub fn min_importance(mut self, min_importance: f64) -> Self {
+            self.filter().min_importance = min_importance;
+            self
+        }
+    };
+}
+
+/// A `ListMemoriesRequest`: a filtered, ordered page of memories.
+///
+/// ```
+/// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryOrder, MemoryType, Scope}};
+///
+/// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo"))
+///     .memory_types([MemoryType::Lesson])
+///     .tags(["deploy"])
+///     .min_importance(0.5)
+///     .order_by(MemoryOrder::ImportanceDesc)
+///     .page_size(20)
+///     .into();
+/// assert_eq!(request.page_size, 20);
+/// assert_eq!(request.filter.unwrap().tags, ["deploy"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ListMemories(proto::ListMemoriesRequest);
+
+impl ListMemories {
+    /// Every memory visible from `scope`, newest first.
+    pub fn new(scope: proto::Scope) -> Self {
+        ListMemories(proto::ListMemoriesRequest {
+            scope: Some(scope),
+            ..Default::default()
+        })
+    }
+
+    filter_setters!();
+
+    /// The order (newest first by default).
+    pub fn order_by(mut self, order: proto::MemoryOrder) -> Self {
+        self.0.order_by = order.into();
+        self
+    }
+
+    /// At most this many memories per page (default 50, at most 1,000).
+    pub fn page_size(mut self, page_size: i32) -> Self {
+        self.0.page_size = page_size;
+        self
+    }
+
+    /// Continues the listing a previous page's `next_page_token` came from.
+    pub fn page_token(mut self, page_token: impl Into<String>) -> Self {
+        self.0.page_token = page_token.into();
+        self
+    }
+}
+
+/// A `SearchMemoriesRequest`: a full-text query with optional filters and
+/// ranking weights.
+///
+/// ```
+/// use std::time::Duration;
+/// use engram_client::{SearchMemories, proto::{MemoryType, Scope, SearchMemoriesRequest}};
+///
+/// let request: SearchMemoriesRequest = SearchMemories::new(Scope::new("demo"), "deploy failures")
+///     .memory_types([MemoryType::Lesson, MemoryType::Decision])
+///     .limit(5)
+///     .weights(0.8, 0.1, 0.1)
+///     .recency_half_life(Duration::from_secs(7 * 24 * 3600))
+///     .into();
+/// assert_eq!(request.limit, 5);
+/// assert_eq!(request.weights.unwrap().relevance, Some(0.8));
+/// ```
+#[derive(Debug, Clone)]
+pub struct SearchMemories(proto::SearchMemoriesRequest);
+
+impl SearchMemories {
+    /// Memories visible from `scope` that match `query`.
+    pub fn new(scope: proto::Scope, query: impl Into<String>) -> Self {
+        SearchMemories(proto::SearchMemoriesRequest {
+            scope: Some(scope),
+            query: query.into(),
+            ..Default::default()
+        })
+    }
+
+    filter_setters!();
+
+    /// At most this many hits, 1 to 100 (default 10).
+    pub fn limit(mut self, limit: i32) -> Self {
+        self.0.limit = limit;
+        self
+    }
+
+    fn weights_mut(&mut self) -> &mut proto::SearchWeights {
+        self.0.weights.get_or_insert_with(Default::default)
+    }
+
+    /// How much relevance, recency and importance count in the score
+    /// (default 0.6, 0.2, 0.2).
+    pub fn weights(mut self, relevance: f64, recency: f64, importance: f64) -> Self {
+        let weights = self.weights_mut();
+        weights.relevance = Some(relevance);
+        weights.recency = Some(recency);
+        weights.importance = Some(importance);
+        self
+    }
+
+    /// After how long a memory's recency score halves (default 30 days).
+    pub fn recency_half_life(mut self, half_life: Duration) -> Self {
+        self.weights_mut().recency_half_life = prost_types::Duration::try_from(half_life).ok();
+        self
+    }
+}
+
+/// A `BuildContextRequest`: what the context block is for, and its budget.
+///
+/// ```
+/// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+///
+/// let request: BuildContextRequest = BuildContext::new(Scope::new("demo").with_project("shop"))
+///     .query("deploying checkout")
+///     .task_id("deploy-checkout")
+///     .task_type("deployment")
+///     .token_budget(500)
+///     .into();
+/// assert_eq!(request.token_budget, 500);
+/// ```
+#[derive(Debug, Clone)]
+pub struct BuildContext(proto::BuildContextRequest);
+
+impl BuildContext {
+    /// Context for `scope` with the default budget (512 tokens).
+    pub fn new(scope: proto::Scope) -> Self {
+        BuildContext(proto::BuildContextRequest {
+            scope: Some(scope),
+            ..Default::default()
+        })
+    }
+
+    /// What the agent is about to do; selects the relevant memories.
+    pub fn query(mut self, query: impl Into<String>) -> Self {
+        self.0.query = query.into();
+        self
+    }
+
+    /// The task, for its rules, mistakes and recent episodes.
+    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
+        self.0.task_id = task_id.into();
+        self
+    }
+
+    /// The task type, for its heuristics and anti-patterns.
+    pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
+        self.0.task_type = task_type.into();
+        self
+    }
+
+    /// The most tokens the block may take, 16 to 32,768 (default 512).
+    pub fn token_budget(mut self, token_budget: i32) -> Self {
+        self.0.token_budget = token_budget;
+        self
+    }
+}
+
+/// A `StartEpisodeRequest`: a new episode of work on a task.
+///
+/// ```
+/// use engram_client::{StartEpisode, proto::{EpisodeContext, Scope, StartEpisodeRequest}};
+///
+/// let request: StartEpisodeRequest = StartEpisode::new(Scope::new("demo"), "deploy-checkout")
+///     .description("Deploy checkout v2")
+///     .task_type("deployment")
+///     .context(EpisodeContext { language: "rust".into(), ..Default::default() })
+///     .request_id("run-17")
+///     .into();
+/// assert_eq!(request.task_id, "deploy-checkout");
+/// ```
+#[derive(Debug, Clone)]
+pub struct StartEpisode(proto::StartEpisodeRequest);
+
+impl StartEpisode {
+    /// An episode of `task_id` in `scope`; the description defaults to the
+    /// task id.
+    pub fn new(scope: proto::Scope, task_id: impl Into<String>) -> Self {
+        let task_id = task_id.into();
+        StartEpisode(proto::StartEpisodeRequest {
+            scope: Some(scope),
+            description: task_id.clone(),
+            task_id,
+            ..Default::default()
+        })
+    }
+
+    /// What this run is meant to do.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.0.description = description.into();
+        self
+    }
+
+    /// The kind of task (e.g. "deployment").
+    pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
+        self.0.task_type = task_type.into();
+        self
+    }
+
+    /// Where the work happens (language, framework, domain, ...).
+    pub fn context(mut self, context: proto::EpisodeContext) -> Self {
+        self.0.context = Some(context);
+        self
+    }
+
+    /// Makes the start safe to retry: a repeat returns the same episode.
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.0.request_id = request_id.into();
+        self
+    }
+}
+
+/// A `RecordOutcomeRequest`: how a task went.
+///
+/// ```
+/// use std::time::Duration;
+/// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+///
+/// let scope = Scope::new("demo").with_agent("coder");
+/// let request: RecordOutcomeRequest = RecordOutcome::success(scope, "fix the flaky login test", "reproduce with a fixed seed, then bisect")
+///     .task_type("testing")
+///     .duration(Duration::from_secs(90))
+///     .feedback("merged")
+///     .request_id("outcome-9")
+///     .into();
+/// assert_eq!(request.duration_ms, Some(90_000));
+/// ```
+#[derive(Debug, Clone)]
+pub struct RecordOutcome(proto::RecordOutcomeRequest);
+
+impl RecordOutcome {
+    /// `task` worked for the agent of `scope`, going about it with `strategy`.
+    pub fn success(
+        scope: proto::Scope,
+        task: impl Into<String>,
+        strategy: impl Into<String>,
+    ) -> Self {
+        RecordOutcome::new(scope, task.into(), strategy.into(), true)
+    }
+
+    /// `task` failed for the agent of `scope`, going about it with
+    /// `strategy`; say what went wrong with [`error`](Self::error).
+    pub fn failure(
+        scope: proto::Scope,
+        task: impl Into<String>,
+        strategy: impl Into<String>,
+    ) -> Self {
+        RecordOutcome::new(scope, task.into(), strategy.into(), false)
+    }
+
+    fn new(scope: proto::Scope, task: String, strategy: String, success: bool) -> Self {
+        RecordOutcome(proto::RecordOutcomeRequest {
+            scope: Some(scope),
+            task,
+            strategy,
+            success,
+            ..Default::default()
+        })
+    }
+
+    /// The task type (inferred from the task when absent).
+    pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
+        self.0.task_type = task_type.into();
+        self
+    }
+
+    /// How long it took.
+    pub fn duration(mut self, duration: Duration) -> Self {
+        self.0.duration_ms = Some(i64::try_from(duration.as_millis()).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// What went wrong, for a failure.
+    pub fn error(mut self, error: impl Into<String>) -> Self {
+        self.0.error = error.into();
+        self
+    }
+
+    /// What the user or a reviewer said.
+    pub fn feedback(mut self, feedback: impl Into<String>) -> Self {
+        self.0.feedback = feedback.into();
+        self
+    }
+
+    /// Makes the call safe to retry: a repeat records nothing twice.
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.0.request_id = request_id.into();
+        self
+    }
+}
+
+/// A `ClassifyRequest`: is this transcript worth remembering?
+///
+/// ```
+/// use engram_client::{Classify, proto::{ClassifyMode, ClassifyRequest, Scope}};
+///
+/// let request: ClassifyRequest = Classify::new(Scope::new("demo"), "User: call me Sam.")
+///     .task_id("onboarding")
+///     .mode(ClassifyMode::Rules)
+///     .into();
+/// assert_eq!(request.mode(), ClassifyMode::Rules);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Classify(proto::ClassifyRequest);
+
+impl Classify {
+    /// Classify `transcript` for `scope` (AUTO mode).
+    pub fn new(scope: proto::Scope, transcript: impl Into<String>) -> Self {
+        Classify(proto::ClassifyRequest {
+            scope: Some(scope),
+            transcript: transcript.into(),
+            ..Default::default()
+        })
+    }
+
+    /// The task the transcript belongs to.
+    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
+        self.0.task_id = task_id.into();
+        self
+    }
+
+    /// RULES, LLM or AUTO (the LLM when the server has one).
+    pub fn mode(mut self, mode: proto::ClassifyMode) -> Self {
+        self.0.mode = mode.into();
+        self
+    }
+}
+
+/// A `RememberRequest`: classify a transcript and store it if it is worth it.
+///
+/// ```
+/// use engram_client::{Remember, proto::{ClassifyMode, RememberRequest, Scope}};
+///
+/// let request: RememberRequest = Remember::new(Scope::new("demo"), "User: call me Sam.")
+///     .task_id("onboarding")
+///     .mode(ClassifyMode::Rules)
+///     .tags(["profile"])
+///     .request_id("turn-3")
+///     .into();
+/// assert_eq!(request.tags, ["profile"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Remember(proto::RememberRequest);
+
+impl Remember {
+    /// Remember what is worth it in `transcript`, for `scope` (AUTO mode).
+    pub fn new(scope: proto::Scope, transcript: impl Into<String>) -> Self {
+        Remember(proto::RememberRequest {
+            scope: Some(scope),
+            transcript: transcript.into(),
+            ..Default::default()
+        })
+    }
+
+    /// The task the transcript belongs to.
+    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
+        self.0.task_id = task_id.into();
+        self
+    }
+
+    /// RULES, LLM or AUTO (the LLM when the server has one).
+    pub fn mode(mut self, mode: proto::ClassifyMode) -> Self {
+        self.0.mode = mode.into();
+        self
+    }
+
+    /// Tags for the stored memory.
+    pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
+        self.0.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Makes the call safe to retry: a repeat returns the first answer and
+    /// stores nothing twice.
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.0.request_id = request_id.into();
+        self
+    }
+}
