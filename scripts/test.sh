@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Runs every check and test of the project, as CI does. Needs only the Rust
-# toolchain; installs anything else the tests need by itself.
+# Runs every check and test of the project, as CI does. Needs the Rust
+# toolchain, Python 3 and Node.js with npm; installs everything else the
+# tests need by itself (a virtualenv and npm packages under tests/interop/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+
+step "interop tools (tests/interop/setup.sh: grpcio-tools, grpcurl, @grpc/grpc-js, buf)"
+tests/interop/setup.sh
+
+step "proto lint (buf lint, STANDARD rules; see buf.yaml)"
+tests/interop/node/node_modules/.bin/buf lint
 
 step "formatting (cargo fmt --check)"
 cargo fmt --all -- --check
@@ -12,5 +19,24 @@ cargo fmt --all -- --check
 step "lints (cargo clippy, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-step "unit and end-to-end tests (cargo test)"
+# The client crate's documentation examples run against a live server.
+step "a server for the client's doc examples"
+cargo build --locked --quiet --workspace --bins
+scratch="$(mktemp -d)"
+"${CARGO_TARGET_DIR:-target}/debug/engram-server" --listen 127.0.0.1:0 \
+  --database "sqlite://$scratch/doc-examples.db" --log warn \
+  >"$scratch/stdout" 2>"$scratch/stderr" &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -rf "$scratch"' EXIT
+for _ in $(seq 300); do
+  grep -q "listening on" "$scratch/stdout" 2>/dev/null && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$scratch/stderr" >&2; exit 1; }
+  sleep 0.1
+done
+address="$(sed -n 's/^engram-server listening on //p' "$scratch/stdout")"
+[[ -n $address ]] || { echo "the doc-example server did not start" >&2; cat "$scratch/stderr" >&2; exit 1; }
+export ENGRAM_SERVER="http://$address"
+echo "listening on $address"
+
+step "unit, doc and end-to-end tests (cargo test)"
 cargo test --workspace --locked

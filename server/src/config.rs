@@ -58,6 +58,22 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_LLM_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
     pub llm_timeout: Duration,
 
+    /// A file of API keys, one per line (blank lines and lines starting with
+    /// # are ignored). When set, every call to the engram.v1 services must
+    /// send `authorization: Bearer <key>` with one of them (UNAUTHENTICATED
+    /// otherwise); health and reflection stay open.
+    #[arg(long, env = "ENGRAM_AUTH_KEYS")]
+    pub auth_keys: Option<PathBuf>,
+
+    /// The server's TLS certificate chain (PEM). With --tls-key, the server
+    /// speaks only TLS; clients connect with https:// URLs.
+    #[arg(long, env = "ENGRAM_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, env = "ENGRAM_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
     /// Log format.
     #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

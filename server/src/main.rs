@@ -6,10 +6,12 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use engram_server::config::{Config, Database, LogFormat, Synchronous};
+use engram_server::grpc::auth::ApiKeys;
 use engram_server::llm::LlmClient;
 use engram_server::server;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
+use tonic::transport::Identity;
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
@@ -35,11 +37,20 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
 
+    let security = security(&config)?;
+
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let address = listener.local_addr()?;
-    tracing::info!(%address, database = %config.database, "serving");
+    let shutdown = shutdown_signal()?;
+    tracing::info!(
+        %address,
+        database = %config.database,
+        tls = security.tls.is_some(),
+        api_keys = security.api_keys.len(),
+        "serving"
+    );
     // On standard output, for scripts and tests that start the server on port 0.
     println!("engram-server listening on {address}");
 
@@ -47,10 +58,32 @@ async fn main() -> anyhow::Result<()> {
         listener,
         store,
         llm,
-        shutdown_signal(),
+        security,
+        shutdown,
         config.shutdown_grace,
     )
     .await
+}
+
+/// The API keys and TLS identity named by the flags, read at start so a
+/// missing or empty file stops the server before it listens.
+fn security(config: &Config) -> anyhow::Result<server::Security> {
+    let api_keys = match &config.auth_keys {
+        Some(path) => ApiKeys::load(path)?,
+        None => ApiKeys::open(),
+    };
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => {
+            let read = |path: &std::path::Path| {
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+            };
+            // rustls needs its cryptography chosen once per process.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            Some(Identity::from_pem(read(cert)?, read(key)?))
+        }
+        _ => None,
+    };
+    Ok(server::Security { api_keys, tls })
 }
 
 fn init_logging(config: &Config) -> anyhow::Result<()> {
@@ -67,25 +100,28 @@ fn init_logging(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves on the first SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Starts listening for SIGINT and SIGTERM at once, so a signal sent as soon
+/// as the server says it is listening is never missed (and never kills it
+/// uncleanly); the future resolves on the first one.
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => tracing::info!("received SIGINT"),
+                _ = terminate.recv() => tracing::info!("received SIGTERM"),
             }
-            Err(err) => {
-                tracing::error!(error = %err, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
+        })
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => tracing::info!("received SIGINT"),
-        () = terminate => tracing::info!("received SIGTERM"),
+    {
+        Ok(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                tracing::info!("received Ctrl-C");
+            }
+        })
     }
 }

@@ -11,10 +11,12 @@ use engram::v1::memory_service_server::MemoryServiceServer;
 use engram::v1::policy_service_server::PolicyServiceServer;
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
-use tonic::transport::Server;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
+use crate::grpc::auth::ApiKeys;
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::policy::PolicyApi;
@@ -55,6 +57,15 @@ fn reflection() -> tonic_reflection::server::Builder<'static> {
         .fold(builder, |b, name| b.with_service_name(*name))
 }
 
+/// Who may call the server, and over what.
+#[derive(Debug, Default)]
+pub struct Security {
+    /// The API keys the engram.v1 services accept (all calls when open).
+    pub api_keys: ApiKeys,
+    /// The certificate and key to serve TLS with; plaintext without.
+    pub tls: Option<Identity>,
+}
+
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
 /// lets in-flight calls finish for at most `grace`, and closes the store
 /// (finishing queued writes).
@@ -62,6 +73,7 @@ pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn Store>,
     llm: Option<Arc<LlmClient>>,
+    security: Security,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
@@ -81,12 +93,24 @@ pub async fn serve(
         .build_v1alpha()
         .context("building the v1alpha reflection service")?;
 
-    let memory = MemoryServiceServer::new(MemoryApi::new(store.clone()))
-        .max_decoding_message_size(MAX_REQUEST_BYTES);
-    let learning = LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone()))
-        .max_decoding_message_size(MAX_REQUEST_BYTES);
-    let policy = PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
-        .max_decoding_message_size(MAX_REQUEST_BYTES);
+    // API keys guard the engram.v1 services only: health and reflection stay
+    // open for load balancers and for discovering the API.
+    let keys = security.api_keys;
+    let memory = InterceptedService::new(
+        MemoryServiceServer::new(MemoryApi::new(store.clone()))
+            .max_decoding_message_size(MAX_REQUEST_BYTES),
+        keys.clone(),
+    );
+    let learning = InterceptedService::new(
+        LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone()))
+            .max_decoding_message_size(MAX_REQUEST_BYTES),
+        keys.clone(),
+    );
+    let policy = InterceptedService::new(
+        PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
+            .max_decoding_message_size(MAX_REQUEST_BYTES),
+        keys,
+    );
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
     let stopping = {
@@ -110,7 +134,13 @@ pub async fn serve(
         }
     };
 
-    let server = Server::builder()
+    let mut builder = Server::builder();
+    if let Some(identity) = security.tls {
+        builder = builder
+            .tls_config(ServerTlsConfig::new().identity(identity))
+            .context("configuring TLS with --tls-cert and --tls-key")?;
+    }
+    let server = builder
         .layer(RpcTraceLayer)
         .add_service(health_service)
         .add_service(reflection_v1)

@@ -16,40 +16,49 @@ use tokio::process::{Child, Command};
 /// How long a server may take to start or stop.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Builds `engram-server` once per process, in the profile this program was
-/// built in (debug for tests, release for benchmarks), so a stale binary is
-/// never run.
-fn server_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| build_binary("engram-server", "engram-server"))
+/// `engram-server`, built (with every binary of the workspace, see
+/// [`binaries_dir`]) in the profile this program was built in — debug for
+/// tests, release for benchmarks — so a stale binary is never run.
+pub fn server_binary() -> PathBuf {
+    binary("engram-server")
 }
 
-/// The `engram` command, built once per process like the server.
-pub fn cli_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| build_binary("engram-client", "engram"))
+/// The `engram` command, built like the server.
+pub fn cli_binary() -> PathBuf {
+    binary("engram")
 }
 
-fn build_binary(package: &str, bin: &str) -> PathBuf {
-    // Tests run from target/<profile>/deps/, binaries from target/<profile>/.
-    let exe = std::env::current_exe().expect("current_exe");
-    let mut profile_dir = exe.parent().expect("target/<profile>");
-    if profile_dir.ends_with("deps") {
-        profile_dir = profile_dir.parent().expect("target/<profile>");
-    }
-    let mut build = vec!["build", "--quiet", "-p", package, "--bin", bin];
-    if profile_dir.ends_with("release") {
-        build.push("--release");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .args(&build)
-        .status()
-        .unwrap_or_else(|error| panic!("run cargo build for {bin}: {error}"));
-    assert!(status.success(), "building {bin} failed");
-    let binary = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
-    assert!(binary.exists(), "{} not found", binary.display());
-    binary
+fn binary(name: &str) -> PathBuf {
+    let path = binaries_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} not found", path.display());
+    path
+}
+
+/// Builds every binary of the workspace once per process and returns the
+/// directory they are in. One `cargo build --workspace --bins` resolves
+/// dependency features as `cargo test --workspace` does, so the two share
+/// their compiled artifacts instead of rebuilding each other's.
+fn binaries_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // Tests run from target/<profile>/deps/, binaries from target/<profile>/.
+        let exe = std::env::current_exe().expect("current_exe");
+        let mut profile_dir = exe.parent().expect("target/<profile>");
+        if profile_dir.ends_with("deps") {
+            profile_dir = profile_dir.parent().expect("target/<profile>");
+        }
+        let mut build = vec!["build", "--quiet", "--workspace", "--bins"];
+        if profile_dir.ends_with("release") {
+            build.push("--release");
+        }
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(&build)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building the workspace's binaries failed");
+        profile_dir.to_owned()
+    })
 }
 
 /// A tool that `tests/interop/setup.sh` installs (the test command runs it

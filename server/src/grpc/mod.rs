@@ -1,7 +1,8 @@
 //! The gRPC edge: one file per service (validate the request, convert proto ↔
 //! domain, call the engine or store), the error → status mapping, and the
-//! per-RPC tracing layer.
+//! per-RPC tracing layer, and API-key authentication.
 
+pub mod auth;
 mod convert;
 mod episode_requests;
 pub mod learning;

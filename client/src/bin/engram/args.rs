@@ -24,6 +24,11 @@ pub struct Cli {
     #[arg(long, env = "ENGRAM_API_KEY", hide_env_values = true, global = true)]
     pub api_key: Option<String>,
 
+    /// A PEM certificate authority to trust for an https:// server (e.g. a
+    /// private CA), besides the system's.
+    #[arg(long, env = "ENGRAM_TLS_CA", global = true)]
+    pub tls_ca: Option<std::path::PathBuf>,
+
     /// Print the whole response as JSON (the protobuf JSON mapping) instead of text.
     #[arg(long, global = true)]
     pub json: bool,

@@ -64,6 +64,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Some(api_key) = &cli.api_key {
         builder = builder.api_key(api_key.clone());
     }
+    if let Some(path) = &cli.tls_ca {
+        let pem = std::fs::read(path).map_err(|error| {
+            Failure::Usage(format!("cannot read --tls-ca {}: {error}", path.display()))
+        })?;
+        builder = builder.tls_ca_certificate(pem);
+    }
     let engram = builder.connect().await?;
     let scope = cli.scope.to_proto();
     let out = Output::new(cli.json);
