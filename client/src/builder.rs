@@ -5,6 +5,7 @@ use std::time::Duration;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 
 use crate::connection::Connection;
+use crate::error::source_chain;
 use crate::{Engram, Error, RetryPolicy};
 
 /// How long one call may take by default, retries not included.
@@ -26,7 +27,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[must_use = "a builder does nothing until .connect() is called"]
 pub struct EngramBuilder {
     url: String,
@@ -36,6 +37,21 @@ pub struct EngramBuilder {
     retry: RetryPolicy,
     tls_ca_certificate: Option<Vec<u8>>,
     tls_domain: Option<String>,
+}
+
+/// Shows every setting but the API key.
+impl std::fmt::Debug for EngramBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngramBuilder")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry", &self.retry)
+            .field("tls_ca_certificate", &self.tls_ca_certificate.is_some())
+            .field("tls_domain", &self.tls_domain)
+            .finish()
+    }
 }
 
 impl EngramBuilder {
@@ -77,9 +93,9 @@ impl EngramBuilder {
         self
     }
 
-    /// Trusts this PEM certificate authority for an `https://` server, in
-    /// addition to the system's roots (for a private CA or a self-signed
-    /// server certificate).
+    /// Trusts this PEM certificate authority, instead of the system's roots,
+    /// for an `https://` server (a private CA, or a self-signed server
+    /// certificate).
     pub fn tls_ca_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.tls_ca_certificate = Some(pem.into());
         self
@@ -116,18 +132,30 @@ impl EngramBuilder {
             .map_err(|error| Error::Config(format!("invalid server URL {:?}: {error}", self.url)))?
             .connect_timeout(self.connect_timeout)
             .tcp_nodelay(true);
-        let tls = self.url.starts_with("https://");
+        let tls = self
+            .url
+            .get(..8)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
         if tls {
-            let mut config = ClientTlsConfig::new().with_native_roots();
-            if let Some(pem) = &self.tls_ca_certificate {
-                config = config.ca_certificate(Certificate::from_pem(pem));
-            }
+            let mut config = ClientTlsConfig::new();
+            config = match &self.tls_ca_certificate {
+                Some(pem) => {
+                    // tonic skips what it cannot parse; say so instead.
+                    if !String::from_utf8_lossy(pem).contains("-----BEGIN CERTIFICATE-----") {
+                        return Err(Error::Config(
+                            "the TLS CA certificate holds no PEM certificate".into(),
+                        ));
+                    }
+                    config.ca_certificate(Certificate::from_pem(pem))
+                }
+                None => config.with_native_roots(),
+            };
             if let Some(domain) = &self.tls_domain {
                 config = config.domain_name(domain.clone());
             }
             endpoint = endpoint
                 .tls_config(config)
-                .map_err(|error| Error::Config(format!("TLS: {error}")))?;
+                .map_err(|error| Error::Config(format!("TLS: {}", source_chain(&error))))?;
         } else if self.tls_ca_certificate.is_some() || self.tls_domain.is_some() {
             return Err(Error::Config(format!(
                 "TLS settings need an https:// server URL, not {:?}",

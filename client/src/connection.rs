@@ -21,9 +21,12 @@ pub(crate) struct Connection {
 impl Connection {
     /// The `authorization: Bearer <key>` value for `api_key`.
     pub(crate) fn bearer(api_key: &str) -> Result<AsciiMetadataValue, Error> {
-        MetadataValue::try_from(format!("Bearer {api_key}")).map_err(|_| {
+        let mut value = MetadataValue::try_from(format!("Bearer {api_key}")).map_err(|_| {
             Error::Config("the API key must be printable ASCII to be sent as a header".into())
-        })
+        })?;
+        // Kept out of Debug output and of HTTP/2 header compression.
+        value.set_sensitive(true);
+        Ok(value)
     }
 
     /// Wraps `message` in a request with this connection's API key and
@@ -71,8 +74,10 @@ impl Connection {
             if !repeat || !error.is_retryable() || attempt >= self.retry.max_attempts {
                 return Err(error);
             }
+            // The server's own suggestion, but never longer than the policy allows.
             let wait = error
                 .retry_after()
+                .map(|wait| wait.min(self.retry.max_backoff))
                 .unwrap_or_else(|| self.retry.backoff(attempt));
             tokio::time::sleep(wait).await;
             attempt += 1;

@@ -33,7 +33,8 @@ use tonic_types::StatusExt as _;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The client's own settings are wrong (a malformed URL, an API key that
-    /// cannot be sent as a header, an unreadable certificate). Nothing was sent.
+    /// cannot be sent as a header, a CA file without a PEM certificate).
+    /// Nothing was sent.
     #[error("invalid client configuration: {0}")]
     Config(String),
     /// No connection could be made to the server.
@@ -53,11 +54,23 @@ impl Error {
     /// client library, with the I/O error as its source, or a deadline that
     /// ran out) or the server's own answer.
     pub(crate) fn from_call(status: Status) -> Error {
-        if status.source().is_some() {
-            Error::Transport(status)
-        } else {
-            Error::Status(status)
+        if status.source().is_none() {
+            return Error::Status(status);
         }
+        // tonic reports its own deadline as CANCELLED ("Timeout expired");
+        // say what happened, as the client's own timer does.
+        let mut cause = status.source();
+        let mut timed_out = false;
+        while let Some(error) = cause {
+            timed_out |= error.is::<tonic::TimeoutExpired>();
+            cause = error.source();
+        }
+        if timed_out && status.code() == Code::Cancelled {
+            let mut deadline = Status::new(Code::DeadlineExceeded, status.message());
+            deadline.set_source(std::sync::Arc::new(tonic::TimeoutExpired(())));
+            return Error::Transport(deadline);
+        }
+        Error::Transport(status)
     }
 
     /// The gRPC code of the failure: the server's code for [`Error::Status`],
@@ -247,7 +260,8 @@ fn transport_message(status: &Status) -> String {
     with_causes(status.message().to_owned(), status.source())
 }
 
-fn source_chain(error: &tonic::transport::Error) -> String {
+/// `error` with its causes, which say what actually went wrong.
+pub(crate) fn source_chain(error: &tonic::transport::Error) -> String {
     with_causes(error.to_string(), error.source())
 }
 

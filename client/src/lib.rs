@@ -47,7 +47,7 @@ mod policy;
 mod requests;
 mod retry;
 
-pub use builder::EngramBuilder;
+pub use builder::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, EngramBuilder};
 pub use error::{Error, field_violations};
 pub use learning::LearningClient;
 pub use memory::MemoryClient;
@@ -61,7 +61,10 @@ pub use retry::RetryPolicy;
 /// The generated `engram.v1` messages, enums and service stubs, re-exported
 /// so callers need no other crate (and no `protoc`).
 pub use engram::v1 as proto;
-pub use tonic::{Code, Status};
+/// A gRPC status code, as [`Error::code`] returns it.
+pub use tonic::Code;
+/// A gRPC status, as [`Error::status`] returns it.
+pub use tonic::Status;
 
 use connection::Connection;
 
@@ -126,7 +129,10 @@ impl Engram {
     pub async fn from_env() -> Result<Engram, Error> {
         let url = std::env::var("ENGRAM_SERVER").unwrap_or_else(|_| DEFAULT_SERVER.to_owned());
         let mut builder = Engram::builder(url);
-        if let Ok(api_key) = std::env::var("ENGRAM_API_KEY") {
+        if let Some(api_key) = std::env::var("ENGRAM_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+        {
             builder = builder.api_key(api_key);
         }
         builder.connect().await

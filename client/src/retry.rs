@@ -72,9 +72,9 @@ impl RetryPolicy {
     /// The wait before retry number `retry` (1 for the first retry).
     pub(crate) fn backoff(&self, retry: u32) -> Duration {
         let exponent = i32::try_from(retry.saturating_sub(1)).unwrap_or(i32::MAX);
-        let full = self
-            .initial_backoff
-            .mul_f64(self.multiplier.max(1.0).powi(exponent).min(1e6))
+        let growth = self.multiplier.max(1.0).powi(exponent);
+        let full = Duration::try_from_secs_f64(self.initial_backoff.as_secs_f64() * growth)
+            .unwrap_or(self.max_backoff)
             .min(self.max_backoff);
         // A random fraction in [0.5, 1.0) of the full wait; RandomState is
         // seeded afresh each time, which is all the randomness jitter needs.

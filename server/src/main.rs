@@ -11,7 +11,7 @@ use engram_server::llm::LlmClient;
 use engram_server::server;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use tokio::net::TcpListener;
-use tonic::transport::Identity;
+use tonic::transport::{Identity, ServerTlsConfig};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
@@ -79,7 +79,13 @@ fn security(config: &Config) -> anyhow::Result<server::Security> {
             };
             // rustls needs its cryptography chosen once per process.
             let _ = rustls::crypto::ring::default_provider().install_default();
-            Some(Identity::from_pem(read(cert)?, read(key)?))
+            let identity = Identity::from_pem(read(cert)?, read(key)?);
+            // Parse them now, so a bad certificate or key stops the server
+            // before it says it is listening.
+            tonic::transport::Server::builder()
+                .tls_config(ServerTlsConfig::new().identity(identity.clone()))
+                .context("--tls-cert and --tls-key are not a usable PEM certificate and key")?;
+            Some(identity)
         }
         _ => None,
     };

@@ -57,8 +57,9 @@ fn reflection() -> tonic_reflection::server::Builder<'static> {
         .fold(builder, |b, name| b.with_service_name(*name))
 }
 
-/// Who may call the server, and over what.
-#[derive(Debug, Default)]
+/// Who may call the server, and over what. (No `Debug`: the TLS identity
+/// holds the private key.)
+#[derive(Default)]
 pub struct Security {
     /// The API keys the engram.v1 services accept (all calls when open).
     pub api_keys: ApiKeys,

@@ -143,8 +143,23 @@ async fn remember_search_get_list_and_delete_a_memory() {
         1,
         &["NOT_FOUND"],
     );
-    let empty = ok(engram(&server, &with(&["list"]), None).await);
-    assert_eq!(empty, "no memories\n");
+    let empty = engram(&server, &with(&["list"]), None).await;
+    assert_eq!(stderr(&empty), "no memories\n", "said on standard error");
+    assert_eq!(ok(empty), "", "so a pipe gets only memories");
+
+    // A reader that stops early is no error (and no panic).
+    let piped = tokio::process::Command::new("bash")
+        .args([
+            "-o",
+            "pipefail",
+            "-c",
+            &format!("{} -n cli list | true", cli_binary().display()),
+        ])
+        .env("ENGRAM_SERVER", &server.url)
+        .output()
+        .await
+        .expect("run a pipe");
+    assert!(piped.status.success(), "{piped:?}");
 }
 
 #[tokio::test]
@@ -386,6 +401,11 @@ async fn errors_are_one_line_with_an_exit_code_per_kind_of_failure() {
         2,
         &["invalid server URL"],
     );
+    fails(
+        engram(&server, &["create", "--type", "fact", "-"], Some("\n")).await,
+        2,
+        &["standard input was empty"],
+    );
     // Nobody listening: 3.
     fails(
         engram(&server, &["--server", "http://127.0.0.1:1", "stats"], None).await,
@@ -427,13 +447,14 @@ async fn every_flag_has_an_environment_equivalent() {
     )
     .await);
     assert!(by_flags.contains("I prefer dark mode."), "{by_flags}");
-    let other_user = ok(engram(
+    let other_user = engram(
         &server,
         &["-n", "env", "--user", "dave", "search", "dark mode"],
         None,
     )
-    .await);
-    assert_eq!(other_user, "no memories match\n");
+    .await;
+    assert_eq!(stderr(&other_user), "no memories match\n");
+    assert_eq!(ok(other_user), "");
 
     let help = ok(engram(&server, &["--help"], None).await);
     for flag in [

@@ -221,3 +221,39 @@ async fn malformed_settings_fail_before_anything_is_sent() {
         .unwrap_err();
     assert!(error.to_string().contains("https://"), "{error}");
 }
+
+#[tokio::test]
+async fn a_call_slower_than_the_timeout_is_deadline_exceeded() {
+    use engram_tests::fake_llm::{FakeLlm, Reply};
+
+    // A model that takes 3 s to answer makes Classify in LLM mode slow.
+    let decision = serde_json::json!({
+        "should_store": true,
+        "memory_type": "PREFERENCE",
+        "summary": "Dark mode.",
+        "importance": 0.5,
+        "level": "GLOBAL",
+        "reason": "explicit preference",
+    });
+    let fake = FakeLlm::start(Reply::Slow(Duration::from_secs(3), decision)).await;
+    let server = Server::start_with_args(&[
+        "--llm-base-url",
+        &fake.base_url,
+        "--llm-model",
+        "slow-model",
+        "--llm-timeout",
+        "10s",
+    ])
+    .await;
+    let engram = Engram::builder(&server.url)
+        .timeout(Duration::from_millis(300))
+        .connect()
+        .await
+        .expect("connect");
+    let slow = engram_client::Classify::new(Scope::new("slow"), "User: I prefer dark mode.")
+        .mode(proto::ClassifyMode::Llm);
+    let error = engram.policy().classify(slow).await.unwrap_err();
+    assert!(matches!(error, Error::Transport(_)), "{error:?}");
+    assert_eq!(error.code(), Code::DeadlineExceeded, "{error}");
+    assert!(!error.is_retryable());
+}

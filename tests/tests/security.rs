@@ -279,3 +279,29 @@ async fn tls_serves_clients_that_trust_the_certificate() {
         "{cli:?}"
     );
 }
+
+#[test]
+fn an_unusable_certificate_stops_the_server_before_it_listens() {
+    let dir = TempDir::new().expect("temp dir");
+    let [_, cert, _] = certificates(dir.path());
+    let not_a_key = dir.path().join("not-a-key.pem");
+    std::fs::write(
+        &not_a_key,
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    )
+    .expect("key");
+    let output = StdCommand::new(server_binary())
+        .args(["--listen", "127.0.0.1:0", "--tls-cert", &cert, "--tls-key"])
+        .arg(&not_a_key)
+        .arg("--database")
+        .arg(format!("sqlite://{}", dir.path().join("e.db").display()))
+        .output()
+        .expect("run engram-server");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--tls-cert and --tls-key"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).is_empty(),
+        "it never listened"
+    );
+}

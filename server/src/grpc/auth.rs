@@ -75,11 +75,11 @@ impl Interceptor for ApiKeys {
                 "missing API key: send the header `authorization: Bearer <key>`",
             ));
         };
-        let key = header
-            .to_str()
-            .ok()
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(str::trim);
+        // The scheme is case-insensitive (RFC 7235).
+        let key = header.to_str().ok().and_then(|value| {
+            let (scheme, key) = value.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+        });
         match key {
             Some(key) if digests.contains(&digest(key)) => Ok(request),
             Some(_) => Err(Status::unauthenticated("unknown API key")),
@@ -117,6 +117,7 @@ mod tests {
         assert_eq!(keys.len(), 2);
         assert_eq!(call(&keys, Some("Bearer alpha-key")), Ok(()));
         assert_eq!(call(&keys, Some("Bearer beta-key")), Ok(()));
+        assert_eq!(call(&keys, Some("bearer beta-key")), Ok(()));
         for bad in [
             None,
             Some("Bearer gamma-key"),

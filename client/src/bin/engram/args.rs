@@ -10,9 +10,11 @@ use engram_client::{DEFAULT_SERVER, proto};
     name = "engram",
     version,
     about = "Talk to an Engram memory server: remember, search, build context, record episodes and outcomes.",
-    after_help = "Text arguments given as - are read from standard input.\n\
-                  Exit status: 0 on success, 1 when the server answered with an error, \
-                  2 for bad usage, 3 when the server could not be reached."
+    after_help = "The text of remember, classify and create, and --output of episode step, \
+                  are read from standard input when given as -.\n\
+                  Exit status: 0 on success; 1 when the server answered with an error status; \
+                  2 for bad usage; 3 when the server could not be reached or stopped answering \
+                  (see --timeout)."
 )]
 pub struct Cli {
     /// The server's URL (https:// for TLS).
@@ -33,7 +35,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// How long one call may take, e.g. 500ms, 30s, 2m.
+    /// How long one try of a call may take, e.g. 500ms, 30s, 2m (reads are
+    /// tried up to 4 times while the server is unavailable).
     #[arg(long, env = "ENGRAM_TIMEOUT", default_value = "30s", value_parser = parse_duration, global = true)]
     pub timeout: Duration,
 
@@ -95,7 +98,7 @@ pub enum Command {
     /// Print a context block for an agent's prompt.
     Context(ContextArgs),
     /// Show one memory.
-    Get(IdArgs),
+    Get(MemoryIdArgs),
     /// List memories, newest first.
     List(ListArgs),
     /// Delete one memory.
@@ -195,8 +198,14 @@ pub struct ContextArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct IdArgs {
-    /// The id.
+pub struct MemoryIdArgs {
+    /// The memory's id.
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct EpisodeIdArgs {
+    /// The episode's id (as `episode start` printed it).
     pub id: String,
 }
 
@@ -234,7 +243,7 @@ pub enum EpisodeCommand {
     /// Complete an episode with its score; prints what was learned.
     Complete(CompleteArgs),
     /// Show one episode with its steps.
-    Get(IdArgs),
+    Get(EpisodeIdArgs),
 }
 
 #[derive(Debug, Args)]
@@ -346,8 +355,11 @@ impl Verdict {
 /// Who decides what is worth remembering.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Mode {
+    /// The server's LLM when it has one, else the rules.
     Auto,
+    /// The deterministic rules classifier.
     Rules,
+    /// The server's LLM (an error if it has none).
     Llm,
 }
 
@@ -364,11 +376,17 @@ impl From<Mode> for proto::ClassifyMode {
 /// The kinds of memory.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum MemoryType {
+    /// Something true about the world or the project.
     Fact,
+    /// How someone likes things done.
     Preference,
+    /// Something learned from what went right or wrong.
     Lesson,
+    /// A choice that was made, and why.
     Decision,
+    /// Something that happened.
     Event,
+    /// Anything else worth keeping.
     Note,
 }
 
@@ -388,8 +406,11 @@ impl From<MemoryType> for proto::MemoryType {
 /// Who sees a memory.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Level {
+    /// The whole namespace.
     Global,
+    /// One project (--project).
     Workspace,
+    /// One session (--session).
     Conversation,
 }
 

@@ -3,7 +3,7 @@
 mod args;
 mod output;
 
-use std::io::Read as _;
+use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::process::ExitCode;
 
 use clap::Parser as _;
@@ -15,11 +15,13 @@ use engram_client::{
 use args::{Cli, Command, EpisodeCommand};
 use output::Output;
 
-/// Exit status when the server answered with an error.
+/// Exit status when the server answered with an error status (UNAVAILABLE
+/// from a busy server included).
 const EXIT_SERVER_ERROR: u8 = 1;
 /// Exit status for bad usage (clap uses it too).
 const EXIT_USAGE: u8 = 2;
-/// Exit status when the server could not be reached.
+/// Exit status when the server could not be reached, or stopped answering
+/// (connection refused or broken, or no answer within --timeout).
 const EXIT_UNREACHABLE: u8 = 3;
 
 /// Why a command failed, and so which exit status it ends with.
@@ -37,8 +39,9 @@ impl From<Error> for Failure {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli).await {
-        Ok(()) => ExitCode::SUCCESS,
+    let out = Output::new(cli.json);
+    match run(cli, &out).await {
+        Ok(()) => write_stdout(&out.into_text()),
         Err(failure) => {
             let (message, code) = match failure {
                 Failure::Usage(message) => (message, EXIT_USAGE),
@@ -59,7 +62,24 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> Result<(), Failure> {
+/// Writes the command's output; a reader that went away early (a closed
+/// pipe) is not an error.
+fn write_stdout(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("engram: error: cannot write the output: {error}");
+            ExitCode::from(EXIT_SERVER_ERROR)
+        }
+    }
+}
+
+async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
     let mut builder = Engram::builder(cli.server.clone()).timeout(cli.timeout);
     if let Some(api_key) = &cli.api_key {
         builder = builder.api_key(api_key.clone());
@@ -72,7 +92,6 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     }
     let engram = builder.connect().await?;
     let scope = cli.scope.to_proto();
-    let out = Output::new(cli.json);
     match cli.command {
         Command::Remember(args) => {
             let mut request = Remember::new(scope, text_or_stdin(args.text)?)
@@ -266,9 +285,17 @@ fn text_or_stdin(text: String) -> Result<String, Failure> {
     if text != "-" {
         return Ok(text);
     }
+    let mut stdin = std::io::stdin().lock();
+    if stdin.is_terminal() {
+        eprintln!("engram: reading standard input; end it with Ctrl-D");
+    }
     let mut input = String::new();
-    std::io::stdin()
+    stdin
         .read_to_string(&mut input)
         .map_err(|error| Failure::Usage(format!("cannot read standard input: {error}")))?;
-    Ok(input.trim_end_matches(['\n', '\r']).to_owned())
+    let input = input.trim_end_matches(['\n', '\r']);
+    if input.trim().is_empty() {
+        return Err(Failure::Usage("standard input was empty".into()));
+    }
+    Ok(input.to_owned())
 }

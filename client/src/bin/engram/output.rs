@@ -1,26 +1,49 @@
 //! What the commands print: short text for people, or the whole response as
 //! JSON (the protobuf JSON mapping, as grpcurl and other languages print it).
 
-use std::io::Write as _;
+use std::cell::RefCell;
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use engram_client::proto;
 use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
 
-/// How results are printed.
+/// Appends a line to the output.
+macro_rules! say {
+    ($out:expr) => {
+        $out.text.borrow_mut().push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {{
+        let mut text = $out.text.borrow_mut();
+        let _ = writeln!(text, $($arg)*);
+    }};
+}
+
+/// How results are printed. They are collected and written at the end, so
+/// that a reader who stops early (`engram list | head -1`) is no error.
 pub struct Output {
     json: bool,
+    text: RefCell<String>,
 }
 
 impl Output {
     pub fn new(json: bool) -> Output {
-        Output { json }
+        Output {
+            json,
+            text: RefCell::new(String::new()),
+        }
+    }
+
+    /// What the command printed.
+    pub fn into_text(self) -> String {
+        self.text.into_inner()
     }
 
     /// Prints `message` as JSON and returns true, in `--json` mode.
     fn as_json<M: prost::Name>(&self, message: &M) -> bool {
         if self.json {
-            print_json(message);
+            let json = to_json(message);
+            say!(self, "{json}");
         }
         self.json
     }
@@ -36,7 +59,8 @@ impl Output {
                     proto::WriteResult::Merged => "merged into",
                     _ => "stored",
                 };
-                println!(
+                say!(
+                    self,
                     "{verb} {} {} (importance {:.2}, {}): {}",
                     enum_label(memory.memory_type().as_str_name()),
                     memory.id,
@@ -45,7 +69,7 @@ impl Output {
                     memory.content
                 );
             }
-            None => println!("not stored: {}", decision.reason),
+            None => say!(self, "not stored: {}", decision.reason),
         }
     }
 
@@ -55,7 +79,8 @@ impl Output {
         }
         let decision = response.decision.clone().unwrap_or_default();
         if decision.should_store {
-            println!(
+            say!(
+                self,
                 "worth remembering as {} (importance {:.2}, {}): {}",
                 enum_label(decision.memory_type().as_str_name()),
                 decision.importance,
@@ -63,9 +88,10 @@ impl Output {
                 decision.summary
             );
         } else {
-            println!("not worth remembering");
+            say!(self, "not worth remembering");
         }
-        println!(
+        say!(
+            self,
             "decided by {}: {}",
             enum_label(decision.source().as_str_name()),
             decision.reason
@@ -81,7 +107,7 @@ impl Output {
             proto::WriteResult::Merged => "merged into",
             _ => "created",
         };
-        println!("{verb} {}", memory.id);
+        say!(self, "{verb} {}", memory.id);
     }
 
     pub fn hits(&self, response: &proto::SearchMemoriesResponse) {
@@ -89,11 +115,12 @@ impl Output {
             return;
         }
         if response.hits.is_empty() {
-            println!("no memories match");
+            // On standard error, so a pipe gets only results.
+            eprintln!("no memories match");
         }
         for hit in &response.hits {
             let memory = hit.memory.clone().unwrap_or_default();
-            println!("{:.3}  {}", hit.score, memory_line(&memory));
+            say!(self, "{:.3}  {}", hit.score, memory_line(&memory));
         }
     }
 
@@ -101,9 +128,13 @@ impl Output {
         if self.as_json(response) {
             return;
         }
-        print!("{}", response.text);
-        if !response.text.ends_with('\n') && !response.text.is_empty() {
-            println!();
+        if response.text.is_empty() {
+            eprintln!("nothing to put in the context");
+            return;
+        }
+        self.text.borrow_mut().push_str(&response.text);
+        if !response.text.ends_with('\n') {
+            say!(self);
         }
     }
 
@@ -129,7 +160,7 @@ impl Output {
         ];
         for (name, value) in fields {
             if !value.is_empty() {
-                println!("{:<11} {value}", format!("{name}:"));
+                say!(self, "{:<11} {value}", format!("{name}:"));
             }
         }
     }
@@ -139,10 +170,10 @@ impl Output {
             return;
         }
         if response.memories.is_empty() {
-            println!("no memories");
+            eprintln!("no memories");
         }
         for memory in &response.memories {
-            println!("{}", memory_line(memory));
+            say!(self, "{}", memory_line(memory));
         }
         if !response.next_page_token.is_empty() {
             // On standard error, so a pipe gets only the memories.
@@ -152,20 +183,21 @@ impl Output {
 
     pub fn deleted(&self, id: &str, response: &proto::DeleteMemoryResponse) {
         if !self.as_json(response) {
-            println!("deleted {id}");
+            say!(self, "deleted {id}");
         }
     }
 
     pub fn episode_started(&self, episode: &proto::Episode) {
         if !self.as_json(episode) {
             // The id alone, so `id=$(engram episode start ...)` works.
-            println!("{}", episode.id);
+            say!(self, "{}", episode.id);
         }
     }
 
     pub fn step_appended(&self, step_number: i32, response: &proto::AppendStepsResponse) {
         if !self.as_json(response) {
-            println!(
+            say!(
+                self,
                 "recorded step {step_number} ({} steps in all)",
                 response.step_count
             );
@@ -178,16 +210,20 @@ impl Output {
         }
         let episode = response.episode.clone().unwrap_or_default();
         let score = episode.outcome.map(|o| o.score).unwrap_or_default();
-        println!("completed {} with score {score:.2}", episode.id);
+        say!(self, "completed {} with score {score:.2}", episode.id);
         let learned = response.learned.clone().unwrap_or_default();
         for rule in &learned.rules_added {
-            println!("learned: {rule}");
+            say!(self, "learned: {rule}");
         }
         if learned.mistake_cards_merged > 0 {
-            println!("mistake cards updated: {}", learned.mistake_cards_merged);
+            say!(
+                self,
+                "mistake cards updated: {}",
+                learned.mistake_cards_merged
+            );
         }
         if learned.consolidated {
-            println!("consolidated the namespace's rules");
+            say!(self, "consolidated the namespace's rules");
         }
     }
 
@@ -195,7 +231,8 @@ impl Output {
         if self.as_json(episode) {
             return;
         }
-        println!(
+        say!(
+            self,
             "{}  {}  task {}  {} steps",
             episode.id,
             enum_label(episode.status().as_str_name()),
@@ -203,7 +240,8 @@ impl Output {
             episode.step_count
         );
         for step in &episode.steps {
-            println!(
+            say!(
+                self,
                 "  {:>4}. {} {} [{}]",
                 step.step_number,
                 step.tool,
@@ -212,7 +250,8 @@ impl Output {
             );
         }
         if let Some(outcome) = &episode.outcome {
-            println!(
+            say!(
+                self,
                 "score {:.2}, {}{}",
                 outcome.score,
                 if outcome.success {
@@ -234,7 +273,8 @@ impl Output {
             return;
         }
         let outcome = response.outcome.clone().unwrap_or_default();
-        println!(
+        say!(
+            self,
             "recorded {} (task type {}{})",
             outcome.id,
             outcome.task_type,
@@ -245,7 +285,8 @@ impl Output {
             }
         );
         if let Some(heuristic) = &response.heuristic {
-            println!(
+            say!(
+                self,
                 "heuristic {}: {} (confidence {:.2}, {} of {})",
                 change_label(response.heuristic_change()),
                 heuristic.strategy,
@@ -255,7 +296,8 @@ impl Output {
             );
         }
         if let Some(anti_pattern) = &response.anti_pattern {
-            println!(
+            say!(
+                self,
                 "anti-pattern {}: {} ({} times)",
                 change_label(response.anti_pattern_change()),
                 anti_pattern.strategy,
@@ -268,15 +310,20 @@ impl Output {
         if self.as_json(response) {
             return;
         }
-        println!("episodes:      {}", response.total_episodes);
-        println!("global rules:  {}", response.global_rules);
-        println!(
+        say!(self, "episodes:      {}", response.total_episodes);
+        say!(self, "global rules:  {}", response.global_rules);
+        say!(
+            self,
             "mistakes:      {} ({} cards)",
-            response.mistakes, response.mistake_cards
+            response.mistakes,
+            response.mistake_cards
         );
-        println!(
+        say!(
+            self,
             "outcomes:      {} ({} heuristics, {} anti-patterns)",
-            response.outcomes, response.heuristics, response.anti_patterns
+            response.outcomes,
+            response.heuristics,
+            response.anti_patterns
         );
         let memories: Vec<String> = response
             .memories_per_type
@@ -289,7 +336,8 @@ impl Output {
                 )
             })
             .collect();
-        println!(
+        say!(
+            self,
             "memories:      {}",
             if memories.is_empty() {
                 "none".to_owned()
@@ -298,13 +346,18 @@ impl Output {
             }
         );
         for task in &response.tasks {
-            println!(
+            say!(
+                self,
                 "task {}: {} rules, {} scored episodes, mean score {:.2}",
-                task.task_id, task.rules, task.scored_episodes, task.mean_score
+                task.task_id,
+                task.rules,
+                task.scored_episodes,
+                task.mean_score
             );
         }
         for task_type in &response.task_types {
-            println!(
+            say!(
+                self,
                 "task type {}: {} outcomes, {:.0}% success",
                 task_type.task_type,
                 task_type.outcomes,
@@ -352,9 +405,9 @@ fn timestamp(time: Option<&prost_types::Timestamp>) -> String {
     time.map(ToString::to_string).unwrap_or_default()
 }
 
-/// Prints `message` in the protobuf JSON mapping, with every field present
+/// `message` in the protobuf JSON mapping, with every field present
 /// (defaults included), so scripts find the keys they look for.
-fn print_json<M: prost::Name>(message: &M) {
+fn to_json<M: prost::Name>(message: &M) -> String {
     static POOL: OnceLock<DescriptorPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| {
         DescriptorPool::decode(engram::FILE_DESCRIPTOR_SET)
@@ -366,10 +419,10 @@ fn print_json<M: prost::Name>(message: &M) {
     let dynamic = DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice())
         .expect("a message decodes with its own descriptor");
     let options = SerializeOptions::new().skip_default_fields(false);
-    let mut stdout = std::io::stdout().lock();
-    let mut serializer = serde_json::Serializer::pretty(&mut stdout);
+    let mut json = Vec::new();
+    let mut serializer = serde_json::Serializer::pretty(&mut json);
     dynamic
         .serialize_with_options(&mut serializer, &options)
         .expect("a protobuf message serializes to JSON");
-    let _ = writeln!(stdout);
+    String::from_utf8(json).expect("serde_json writes UTF-8")
 }
