@@ -444,6 +444,23 @@ impl RecordOutcome {
     }
 }
 
+/// The setters [`Classify`] and [`Remember`] share.
+macro_rules! transcript_setters {
+    () => {
+        /// The task the transcript belongs to.
+        pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
+            self.0.task_id = task_id.into();
+            self
+        }
+
+        /// RULES, LLM or AUTO (the LLM when the server has one).
+        pub fn mode(mut self, mode: proto::ClassifyMode) -> Self {
+            self.0.mode = mode.into();
+            self
+        }
+    };
+}
+
 /// A `ClassifyRequest`: is this transcript worth remembering?
 ///
 /// ```
@@ -468,17 +485,7 @@ impl Classify {
         })
     }
 
-    /// The task the transcript belongs to.
-    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
-        self.0.task_id = task_id.into();
-        self
-    }
-
-    /// RULES, LLM or AUTO (the LLM when the server has one).
-    pub fn mode(mut self, mode: proto::ClassifyMode) -> Self {
-        self.0.mode = mode.into();
-        self
-    }
+    transcript_setters!();
 }
 
 /// A `RememberRequest`: classify a transcript and store it if it is worth it.
@@ -507,17 +514,7 @@ impl Remember {
         })
     }
 
-    /// The task the transcript belongs to.
-    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
-        self.0.task_id = task_id.into();
-        self
-    }
-
-    /// RULES, LLM or AUTO (the LLM when the server has one).
-    pub fn mode(mut self, mode: proto::ClassifyMode) -> Self {
-        self.0.mode = mode.into();
-        self
-    }
+    transcript_setters!();
 
     /// Tags for the stored memory.
     pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
