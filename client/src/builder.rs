@@ -9,8 +9,16 @@ use crate::error::source_chain;
 use crate::{Engram, Error, RetryPolicy};
 
 /// How long one call may take by default, retries not included.
+///
+/// ```
+/// assert_eq!(engram_client::DEFAULT_TIMEOUT.as_secs(), 30);
+/// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long making the connection may take by default.
+///
+/// ```
+/// assert_eq!(engram_client::DEFAULT_CONNECT_TIMEOUT.as_secs(), 5);
+/// ```
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Settings for a connection, from [`Engram::builder`].
@@ -68,6 +76,13 @@ impl EngramBuilder {
     }
 
     /// Sends `authorization: Bearer <api_key>` with every call.
+    ///
+    /// ```
+    /// use engram_client::Engram;
+    ///
+    /// let builder = Engram::builder("http://127.0.0.1:50051").api_key("secret-key");
+    /// assert!(!format!("{builder:?}").contains("secret-key"), "Debug hides the key");
+    /// ```
     pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
         self.api_key = Some(api_key.into());
         self
@@ -76,18 +91,42 @@ impl EngramBuilder {
     /// How long one try of a call may take (default 30 s); the server is
     /// told too (`grpc-timeout`). `None` waits for ever. Streams have no
     /// deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use engram_client::Engram;
+    ///
+    /// let patient = Engram::builder("http://127.0.0.1:50051").timeout(Duration::from_secs(120));
+    /// let unbounded = Engram::builder("http://127.0.0.1:50051").timeout(None);
+    /// # drop((patient, unbounded));
+    /// ```
     pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
         self.timeout = timeout.into();
         self
     }
 
     /// How long making the connection may take (default 5 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use engram_client::Engram;
+    ///
+    /// let builder = Engram::builder("http://127.0.0.1:50051").connect_timeout(Duration::from_millis(500));
+    /// # drop(builder);
+    /// ```
     pub fn connect_timeout(mut self, connect_timeout: Duration) -> Self {
         self.connect_timeout = connect_timeout;
         self
     }
 
     /// How calls that are safe to repeat are retried after UNAVAILABLE.
+    ///
+    /// ```
+    /// use engram_client::{Engram, RetryPolicy};
+    ///
+    /// let builder = Engram::builder("http://127.0.0.1:50051").retry(RetryPolicy { max_attempts: 8, ..RetryPolicy::default() });
+    /// # drop(builder);
+    /// ```
     pub fn retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self
@@ -96,6 +135,21 @@ impl EngramBuilder {
     /// Trusts this PEM certificate authority, instead of the system's roots,
     /// for an `https://` server (a private CA, or a self-signed server
     /// certificate).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use engram_client::{Engram, Error};
+    ///
+    /// // A PEM file from a private CA; this one is not a certificate at all.
+    /// let error = Engram::builder("https://engram.internal:50051")
+    ///     .tls_ca_certificate(b"not a certificate".to_vec())
+    ///     .connect()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(matches!(error, Error::Config(_)));
+    /// # }
+    /// ```
     pub fn tls_ca_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.tls_ca_certificate = Some(pem.into());
         self
@@ -103,6 +157,14 @@ impl EngramBuilder {
 
     /// The name the server's certificate must carry, when it differs from
     /// the URL's host (e.g. connecting by IP address).
+    ///
+    /// ```
+    /// use engram_client::Engram;
+    ///
+    /// // Connecting by address to a server whose certificate names engram.internal.
+    /// let builder = Engram::builder("https://10.0.0.7:50051").tls_domain("engram.internal");
+    /// # drop(builder);
+    /// ```
     pub fn tls_domain(mut self, domain: impl Into<String>) -> Self {
         self.tls_domain = Some(domain.into());
         self

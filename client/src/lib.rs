@@ -60,19 +60,47 @@ pub use retry::RetryPolicy;
 
 /// The generated `engram.v1` messages, enums and service stubs, re-exported
 /// so callers need no other crate (and no `protoc`).
+///
+/// ```
+/// use engram_client::proto::{MemoryInput, MemoryType};
+///
+/// let input = MemoryInput { memory_type: MemoryType::Lesson.into(), content: "Test first".into(), ..Default::default() };
+/// assert_eq!(input.memory_type(), MemoryType::Lesson);
+/// ```
 pub use engram::v1 as proto;
 /// A gRPC status code, as [`Error::code`] returns it.
+///
+/// ```
+/// use engram_client::{Code, Error, Status};
+///
+/// assert_eq!(Error::Status(Status::not_found("gone")).code(), Code::NotFound);
+/// ```
 pub use tonic::Code;
 /// A gRPC status, as [`Error::status`] returns it.
+///
+/// ```
+/// use engram_client::{Error, Status};
+///
+/// let error = Error::Status(Status::aborted("stale etag"));
+/// assert_eq!(error.status().unwrap().message(), "stale etag");
+/// ```
 pub use tonic::Status;
 
 use connection::Connection;
 
 /// The largest response accepted. A batch create echoes every memory it
 /// stored, which can be far above gRPC's default of 4 MiB.
+///
+/// ```
+/// assert_eq!(engram_client::MAX_RESPONSE_BYTES, 256 << 20);
+/// ```
 pub const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
 
 /// The server [`Engram::from_env`] connects to when `ENGRAM_SERVER` is unset.
+///
+/// ```
+/// assert_eq!(engram_client::DEFAULT_SERVER, "http://127.0.0.1:50051");
+/// ```
 pub const DEFAULT_SERVER: &str = "http://127.0.0.1:50051";
 
 /// A connection to an Engram server. Cheap to clone; clones share the

@@ -52,6 +52,16 @@ pub struct CreateMemory(proto::CreateMemoryRequest);
 
 impl CreateMemory {
     /// A memory of `memory_type` with `content`, in `scope`.
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .importance(0.5)
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.content, "The API listens on port 8080");
+    /// ```
     pub fn new(
         scope: proto::Scope,
         memory_type: proto::MemoryType,
@@ -73,42 +83,113 @@ impl CreateMemory {
     }
 
     /// A short summary (at most 300 characters).
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .summary("API port")
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.summary, "API port");
+    /// ```
     pub fn summary(mut self, summary: impl Into<String>) -> Self {
         self.memory().summary = summary.into();
         self
     }
 
     /// Who sees the memory; by default the narrowest level the scope allows.
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .level(MemoryLevel::Global)
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.level(), MemoryLevel::Global);
+    /// ```
     pub fn level(mut self, level: proto::MemoryLevel) -> Self {
         self.memory().level = level.into();
         self
     }
 
     /// Tags to filter on.
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .tags(["api", "ports"])
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.tags, ["api", "ports"]);
+    /// ```
     pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
         self.memory().tags = tags.into_iter().map(Into::into).collect();
         self
     }
 
     /// One metadata entry (call again for more).
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .metadata("source", "runbook")
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.metadata["source"], "runbook");
+    /// ```
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.memory().metadata.insert(key.into(), value.into());
         self
     }
 
     /// How important the memory is, 0 to 1 (default 0.5).
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .importance(0.9)
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.importance, Some(0.9));
+    /// ```
     pub fn importance(mut self, importance: f64) -> Self {
         self.memory().importance = Some(importance);
         self
     }
 
     /// How sure the writer is of it, 0 to 1 (default 1).
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .confidence(0.6)
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.confidence, Some(0.6));
+    /// ```
     pub fn confidence(mut self, confidence: f64) -> Self {
         self.memory().confidence = Some(confidence);
         self
     }
 
     /// When the memory stops being returned.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .expire_time(SystemTime::now() + Duration::from_secs(3600))
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert!(memory.expire_time.is_some());
+    /// ```
     pub fn expire_time(mut self, expire_time: SystemTime) -> Self {
         self.memory().expire_time = Some(expire_time.into());
         self
@@ -116,6 +197,15 @@ impl CreateMemory {
 
     /// A client-chosen id that makes the create safe to retry: a repeat
     /// returns the first result and stores nothing twice.
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .request_id("create-42")
+    ///     .into();
+    /// assert_eq!(request.request_id, "create-42");
+    /// ```
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.0.request_id = request_id.into();
         self
@@ -130,24 +220,52 @@ macro_rules! filter_setters {
         }
 
         /// Only memories of these types.
+        ///
+        /// ```
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+        ///
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).memory_types([MemoryType::Lesson]).into();
+        /// assert_eq!(request.filter.unwrap().memory_types, [MemoryType::Lesson as i32]);
+        /// ```
         pub fn memory_types(mut self, types: impl IntoIterator<Item = proto::MemoryType>) -> Self {
             self.filter().memory_types = types.into_iter().map(Into::into).collect();
             self
         }
 
         /// Only memories at these levels.
+        ///
+        /// ```
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+        ///
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).levels([MemoryLevel::Workspace]).into();
+        /// assert_eq!(request.filter.unwrap().levels, [MemoryLevel::Workspace as i32]);
+        /// ```
         pub fn levels(mut self, levels: impl IntoIterator<Item = proto::MemoryLevel>) -> Self {
             self.filter().levels = levels.into_iter().map(Into::into).collect();
             self
         }
 
         /// Only memories with all of these tags.
+        ///
+        /// ```
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+        ///
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).tags(["deploy"]).into();
+        /// assert_eq!(request.filter.unwrap().tags, ["deploy"]);
+        /// ```
         pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
             self.filter().tags = tags.into_iter().map(Into::into).collect();
             self
         }
 
         /// Only memories at least this important.
+        ///
+        /// ```
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+        ///
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).min_importance(0.5).into();
+        /// assert_eq!(request.filter.unwrap().min_importance, 0.5);
+        /// ```
         pub fn min_importance(mut self, min_importance: f64) -> Self {
             self.filter().min_importance = min_importance;
             self
@@ -175,6 +293,13 @@ pub struct ListMemories(proto::ListMemoriesRequest);
 
 impl ListMemories {
     /// Every memory visible from `scope`, newest first.
+    ///
+    /// ```
+    /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+    ///
+    /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).page_size(50).into();
+    /// assert_eq!(request.scope.unwrap().namespace, "demo");
+    /// ```
     pub fn new(scope: proto::Scope) -> Self {
         ListMemories(proto::ListMemoriesRequest {
             scope: Some(scope),
@@ -185,18 +310,39 @@ impl ListMemories {
     filter_setters!();
 
     /// The order (newest first by default).
+    ///
+    /// ```
+    /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+    ///
+    /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).order_by(MemoryOrder::ImportanceDesc).into();
+    /// assert_eq!(request.order_by(), MemoryOrder::ImportanceDesc);
+    /// ```
     pub fn order_by(mut self, order: proto::MemoryOrder) -> Self {
         self.0.order_by = order.into();
         self
     }
 
     /// At most this many memories per page (default 50, at most 1,000).
+    ///
+    /// ```
+    /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+    ///
+    /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).page_size(20).into();
+    /// assert_eq!(request.page_size, 20);
+    /// ```
     pub fn page_size(mut self, page_size: i32) -> Self {
         self.0.page_size = page_size;
         self
     }
 
     /// Continues the listing a previous page's `next_page_token` came from.
+    ///
+    /// ```
+    /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
+    ///
+    /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).page_token("token-from-the-last-page").into();
+    /// assert_eq!(request.page_token, "token-from-the-last-page");
+    /// ```
     pub fn page_token(mut self, page_token: impl Into<String>) -> Self {
         self.0.page_token = page_token.into();
         self
@@ -224,6 +370,13 @@ pub struct SearchMemories(proto::SearchMemoriesRequest);
 
 impl SearchMemories {
     /// Memories visible from `scope` that match `query`.
+    ///
+    /// ```
+    /// use engram_client::{SearchMemories, proto::{Scope, SearchMemoriesRequest}};
+    ///
+    /// let request: SearchMemoriesRequest = SearchMemories::new(Scope::new("demo"), "deploy").limit(10).into();
+    /// assert_eq!(request.query, "deploy");
+    /// ```
     pub fn new(scope: proto::Scope, query: impl Into<String>) -> Self {
         SearchMemories(proto::SearchMemoriesRequest {
             scope: Some(scope),
@@ -235,6 +388,13 @@ impl SearchMemories {
     filter_setters!();
 
     /// At most this many hits, 1 to 100 (default 10).
+    ///
+    /// ```
+    /// use engram_client::{SearchMemories, proto::{Scope, SearchMemoriesRequest}};
+    ///
+    /// let request: SearchMemoriesRequest = SearchMemories::new(Scope::new("demo"), "deploy").limit(5).into();
+    /// assert_eq!(request.limit, 5);
+    /// ```
     pub fn limit(mut self, limit: i32) -> Self {
         self.0.limit = limit;
         self
@@ -246,6 +406,13 @@ impl SearchMemories {
 
     /// How much relevance, recency and importance count in the score
     /// (default 0.6, 0.2, 0.2).
+    ///
+    /// ```
+    /// use engram_client::{SearchMemories, proto::{Scope, SearchMemoriesRequest}};
+    ///
+    /// let request: SearchMemoriesRequest = SearchMemories::new(Scope::new("demo"), "deploy").weights(1.0, 0.0, 0.0).into();
+    /// assert_eq!(request.weights.unwrap().recency, Some(0.0));
+    /// ```
     pub fn weights(mut self, relevance: f64, recency: f64, importance: f64) -> Self {
         let weights = self.weights_mut();
         weights.relevance = Some(relevance);
@@ -255,6 +422,14 @@ impl SearchMemories {
     }
 
     /// After how long a memory's recency score halves (default 30 days).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use engram_client::{SearchMemories, proto::{Scope, SearchMemoriesRequest}};
+    ///
+    /// let request: SearchMemoriesRequest = SearchMemories::new(Scope::new("demo"), "deploy").recency_half_life(Duration::from_secs(86_400)).into();
+    /// assert_eq!(request.weights.unwrap().recency_half_life.unwrap().seconds, 86_400);
+    /// ```
     pub fn recency_half_life(mut self, half_life: Duration) -> Self {
         self.weights_mut().recency_half_life = prost_types::Duration::try_from(half_life).ok();
         self
@@ -279,6 +454,13 @@ pub struct BuildContext(proto::BuildContextRequest);
 
 impl BuildContext {
     /// Context for `scope` with the default budget (512 tokens).
+    ///
+    /// ```
+    /// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+    ///
+    /// let request: BuildContextRequest = BuildContext::new(Scope::new("demo")).token_budget(512).into();
+    /// assert_eq!(request.scope.unwrap().namespace, "demo");
+    /// ```
     pub fn new(scope: proto::Scope) -> Self {
         BuildContext(proto::BuildContextRequest {
             scope: Some(scope),
@@ -287,24 +469,52 @@ impl BuildContext {
     }
 
     /// What the agent is about to do; selects the relevant memories.
+    ///
+    /// ```
+    /// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+    ///
+    /// let request: BuildContextRequest = BuildContext::new(Scope::new("demo")).query("deploying checkout").into();
+    /// assert_eq!(request.query, "deploying checkout");
+    /// ```
     pub fn query(mut self, query: impl Into<String>) -> Self {
         self.0.query = query.into();
         self
     }
 
     /// The task, for its rules, mistakes and recent episodes.
+    ///
+    /// ```
+    /// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+    ///
+    /// let request: BuildContextRequest = BuildContext::new(Scope::new("demo")).task_id("deploy-checkout").into();
+    /// assert_eq!(request.task_id, "deploy-checkout");
+    /// ```
     pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
         self.0.task_id = task_id.into();
         self
     }
 
     /// The task type, for its heuristics and anti-patterns.
+    ///
+    /// ```
+    /// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+    ///
+    /// let request: BuildContextRequest = BuildContext::new(Scope::new("demo")).task_type("deployment").into();
+    /// assert_eq!(request.task_type, "deployment");
+    /// ```
     pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
         self.0.task_type = task_type.into();
         self
     }
 
     /// The most tokens the block may take, 16 to 32,768 (default 512).
+    ///
+    /// ```
+    /// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+    ///
+    /// let request: BuildContextRequest = BuildContext::new(Scope::new("demo")).token_budget(256).into();
+    /// assert_eq!(request.token_budget, 256);
+    /// ```
     pub fn token_budget(mut self, token_budget: i32) -> Self {
         self.0.token_budget = token_budget;
         self
@@ -330,6 +540,13 @@ pub struct StartEpisode(proto::StartEpisodeRequest);
 impl StartEpisode {
     /// An episode of `task_id` in `scope`; the description defaults to the
     /// task id.
+    ///
+    /// ```
+    /// use engram_client::{StartEpisode, proto::{EpisodeContext, Scope, StartEpisodeRequest}};
+    ///
+    /// let request: StartEpisodeRequest = StartEpisode::new(Scope::new("demo"), "deploy").task_type("deployment").into();
+    /// assert_eq!(request.description, "deploy");
+    /// ```
     pub fn new(scope: proto::Scope, task_id: impl Into<String>) -> Self {
         let task_id = task_id.into();
         StartEpisode(proto::StartEpisodeRequest {
@@ -341,24 +558,52 @@ impl StartEpisode {
     }
 
     /// What this run is meant to do.
+    ///
+    /// ```
+    /// use engram_client::{StartEpisode, proto::{EpisodeContext, Scope, StartEpisodeRequest}};
+    ///
+    /// let request: StartEpisodeRequest = StartEpisode::new(Scope::new("demo"), "deploy").description("Deploy v2").into();
+    /// assert_eq!(request.description, "Deploy v2");
+    /// ```
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.0.description = description.into();
         self
     }
 
     /// The kind of task (e.g. "deployment").
+    ///
+    /// ```
+    /// use engram_client::{StartEpisode, proto::{EpisodeContext, Scope, StartEpisodeRequest}};
+    ///
+    /// let request: StartEpisodeRequest = StartEpisode::new(Scope::new("demo"), "deploy").task_type("deployment").into();
+    /// assert_eq!(request.task_type, "deployment");
+    /// ```
     pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
         self.0.task_type = task_type.into();
         self
     }
 
     /// Where the work happens (language, framework, domain, ...).
+    ///
+    /// ```
+    /// use engram_client::{StartEpisode, proto::{EpisodeContext, Scope, StartEpisodeRequest}};
+    ///
+    /// let request: StartEpisodeRequest = StartEpisode::new(Scope::new("demo"), "deploy").context(EpisodeContext { language: "go".into(), ..Default::default() }).into();
+    /// assert_eq!(request.context.unwrap().language, "go");
+    /// ```
     pub fn context(mut self, context: proto::EpisodeContext) -> Self {
         self.0.context = Some(context);
         self
     }
 
     /// Makes the start safe to retry: a repeat returns the same episode.
+    ///
+    /// ```
+    /// use engram_client::{StartEpisode, proto::{EpisodeContext, Scope, StartEpisodeRequest}};
+    ///
+    /// let request: StartEpisodeRequest = StartEpisode::new(Scope::new("demo"), "deploy").request_id("run-7").into();
+    /// assert_eq!(request.request_id, "run-7");
+    /// ```
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.0.request_id = request_id.into();
         self
@@ -385,6 +630,16 @@ pub struct RecordOutcome(proto::RecordOutcomeRequest);
 
 impl RecordOutcome {
     /// `task` worked for the agent of `scope`, going about it with `strategy`.
+    ///
+    /// ```
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::success(scope, "fix the login test", "bisect the failing commit")
+    ///     .feedback("merged")
+    ///     .into();
+    /// assert!(request.success);
+    /// ```
     pub fn success(
         scope: proto::Scope,
         task: impl Into<String>,
@@ -395,6 +650,16 @@ impl RecordOutcome {
 
     /// `task` failed for the agent of `scope`, going about it with
     /// `strategy`; say what went wrong with [`error`](Self::error).
+    ///
+    /// ```
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::failure(scope, "fix the login test", "bisect the failing commit")
+    ///     .error("could not reproduce")
+    ///     .into();
+    /// assert!(!request.success);
+    /// ```
     pub fn failure(
         scope: proto::Scope,
         task: impl Into<String>,
@@ -414,30 +679,81 @@ impl RecordOutcome {
     }
 
     /// The task type (inferred from the task when absent).
+    ///
+    /// ```
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::success(scope, "fix the login test", "bisect the failing commit")
+    ///     .task_type("testing")
+    ///     .into();
+    /// assert_eq!(request.task_type, "testing");
+    /// ```
     pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
         self.0.task_type = task_type.into();
         self
     }
 
     /// How long it took.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::success(scope, "fix the login test", "bisect the failing commit")
+    ///     .duration(Duration::from_millis(1_500))
+    ///     .into();
+    /// assert_eq!(request.duration_ms, Some(1_500));
+    /// ```
     pub fn duration(mut self, duration: Duration) -> Self {
         self.0.duration_ms = Some(i64::try_from(duration.as_millis()).unwrap_or(i64::MAX));
         self
     }
 
     /// What went wrong, for a failure.
+    ///
+    /// ```
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::failure(scope, "fix the login test", "bisect the failing commit")
+    ///     .error("could not reproduce")
+    ///     .into();
+    /// assert_eq!(request.error, "could not reproduce");
+    /// ```
     pub fn error(mut self, error: impl Into<String>) -> Self {
         self.0.error = error.into();
         self
     }
 
     /// What the user or a reviewer said.
+    ///
+    /// ```
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::success(scope, "fix the login test", "bisect the failing commit")
+    ///     .feedback("merged")
+    ///     .into();
+    /// assert_eq!(request.feedback, "merged");
+    /// ```
     pub fn feedback(mut self, feedback: impl Into<String>) -> Self {
         self.0.feedback = feedback.into();
         self
     }
 
     /// Makes the call safe to retry: a repeat records nothing twice.
+    ///
+    /// ```
+    /// use engram_client::{RecordOutcome, proto::{RecordOutcomeRequest, Scope}};
+    ///
+    /// let scope = Scope::new("demo").with_agent("coder");
+    /// let request: RecordOutcomeRequest = RecordOutcome::success(scope, "fix the login test", "bisect the failing commit")
+    ///     .request_id("outcome-3")
+    ///     .into();
+    /// assert_eq!(request.request_id, "outcome-3");
+    /// ```
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.0.request_id = request_id.into();
         self
@@ -448,12 +764,26 @@ impl RecordOutcome {
 macro_rules! transcript_setters {
     () => {
         /// The task the transcript belongs to.
+        ///
+        /// ```
+        /// use engram_client::{Classify, proto::{ClassifyMode, ClassifyRequest, Scope}};
+        ///
+        /// let request: ClassifyRequest = Classify::new(Scope::new("demo"), "User: call me Sam.").task_id("onboarding").into();
+        /// assert_eq!(request.task_id, "onboarding");
+        /// ```
         pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
             self.0.task_id = task_id.into();
             self
         }
 
         /// RULES, LLM or AUTO (the LLM when the server has one).
+        ///
+        /// ```
+        /// use engram_client::{Classify, proto::{ClassifyMode, ClassifyRequest, Scope}};
+        ///
+        /// let request: ClassifyRequest = Classify::new(Scope::new("demo"), "User: call me Sam.").mode(ClassifyMode::Rules).into();
+        /// assert_eq!(request.mode(), ClassifyMode::Rules);
+        /// ```
         pub fn mode(mut self, mode: proto::ClassifyMode) -> Self {
             self.0.mode = mode.into();
             self
@@ -477,6 +807,13 @@ pub struct Classify(proto::ClassifyRequest);
 
 impl Classify {
     /// Classify `transcript` for `scope` (AUTO mode).
+    ///
+    /// ```
+    /// use engram_client::{Classify, proto::{ClassifyMode, ClassifyRequest, Scope}};
+    ///
+    /// let request: ClassifyRequest = Classify::new(Scope::new("demo"), "User: call me Sam.").mode(ClassifyMode::Auto).into();
+    /// assert_eq!(request.transcript, "User: call me Sam.");
+    /// ```
     pub fn new(scope: proto::Scope, transcript: impl Into<String>) -> Self {
         Classify(proto::ClassifyRequest {
             scope: Some(scope),
@@ -506,6 +843,13 @@ pub struct Remember(proto::RememberRequest);
 
 impl Remember {
     /// Remember what is worth it in `transcript`, for `scope` (AUTO mode).
+    ///
+    /// ```
+    /// use engram_client::{Remember, proto::{RememberRequest, Scope}};
+    ///
+    /// let request: RememberRequest = Remember::new(Scope::new("demo"), "User: call me Sam.").tags(["profile"]).into();
+    /// assert_eq!(request.transcript, "User: call me Sam.");
+    /// ```
     pub fn new(scope: proto::Scope, transcript: impl Into<String>) -> Self {
         Remember(proto::RememberRequest {
             scope: Some(scope),
@@ -517,6 +861,13 @@ impl Remember {
     transcript_setters!();
 
     /// Tags for the stored memory.
+    ///
+    /// ```
+    /// use engram_client::{Remember, proto::{RememberRequest, Scope}};
+    ///
+    /// let request: RememberRequest = Remember::new(Scope::new("demo"), "User: call me Sam.").tags(["profile"]).into();
+    /// assert_eq!(request.tags, ["profile"]);
+    /// ```
     pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
         self.0.tags = tags.into_iter().map(Into::into).collect();
         self
@@ -524,6 +875,13 @@ impl Remember {
 
     /// Makes the call safe to retry: a repeat returns the first answer and
     /// stores nothing twice.
+    ///
+    /// ```
+    /// use engram_client::{Remember, proto::{RememberRequest, Scope}};
+    ///
+    /// let request: RememberRequest = Remember::new(Scope::new("demo"), "User: call me Sam.").request_id("turn-9").into();
+    /// assert_eq!(request.request_id, "turn-9");
+    /// ```
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.0.request_id = request_id.into();
         self
