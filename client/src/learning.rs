@@ -177,8 +177,8 @@ impl LearningClient {
         /// ```
         list_mistake_cards(ListMistakeCardsRequest) -> ListMistakeCardsResponse, safe;
 
-        /// Lists task rules ([WORKS], [AVOID]) and global rules
-        /// ([HIGH SCORE], [CONSOLIDATED]).
+        /// Lists task rules (`[WORKS]`, `[AVOID]`) and global rules
+        /// (`[HIGH SCORE]`, `[CONSOLIDATED]`).
         ///
         /// ```
         /// # #[tokio::main(flavor = "current_thread")]

@@ -300,10 +300,10 @@ pub struct CompleteArgs {
     /// What happened, in a sentence.
     #[arg(long)]
     pub summary: Option<String>,
-    /// A mistake made (repeatable); becomes an [AVOID] rule when the score is low.
+    /// A mistake made (repeatable); becomes an AVOID rule when the score is low.
     #[arg(long = "mistake")]
     pub mistakes: Vec<String>,
-    /// Something that worked (repeatable); becomes a [WORKS] rule when the score is high.
+    /// Something that worked (repeatable); becomes a WORKS rule when the score is high.
     #[arg(long = "worked")]
     pub worked: Vec<String>,
 }
