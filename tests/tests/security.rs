@@ -114,20 +114,26 @@ fn a_key_file_without_keys_stops_the_server_at_start() {
     let dir = TempDir::new().expect("temp dir");
     let keys = dir.path().join("keys");
     std::fs::write(&keys, "# to be filled in\n").expect("keys");
+    refuses_to_start(
+        &dir,
+        &["--auth-keys", keys.to_str().expect("utf-8")],
+        "holds no key",
+    );
+}
+
+/// Starts engram-server with `args` on a database in `dir` and asserts it
+/// exits with an error naming `reason`, before it ever said it listens.
+fn refuses_to_start(dir: &TempDir, args: &[&str], reason: &str) {
     let output = StdCommand::new(server_binary())
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--auth-keys",
-            keys.to_str().expect("utf-8"),
-        ])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
         .arg("--database")
         .arg(format!("sqlite://{}", dir.path().join("e.db").display()))
         .output()
         .expect("run engram-server");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("holds no key"), "{stderr}");
+    assert!(stderr.contains(reason), "{stderr}");
     assert!(
         String::from_utf8_lossy(&output.stdout).is_empty(),
         "it never listened"
@@ -290,18 +296,14 @@ fn an_unusable_certificate_stops_the_server_before_it_listens() {
         "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
     )
     .expect("key");
-    let output = StdCommand::new(server_binary())
-        .args(["--listen", "127.0.0.1:0", "--tls-cert", &cert, "--tls-key"])
-        .arg(&not_a_key)
-        .arg("--database")
-        .arg(format!("sqlite://{}", dir.path().join("e.db").display()))
-        .output()
-        .expect("run engram-server");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--tls-cert and --tls-key"), "{stderr}");
-    assert!(
-        String::from_utf8_lossy(&output.stdout).is_empty(),
-        "it never listened"
+    refuses_to_start(
+        &dir,
+        &[
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            not_a_key.to_str().expect("utf-8"),
+        ],
+        "--tls-cert and --tls-key",
     );
 }
