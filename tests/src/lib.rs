@@ -202,20 +202,8 @@ impl Server {
 
     /// Stops this server cleanly and starts a new one on the same database.
     pub async fn restart(mut self) -> Server {
-        let code = self.terminate().await;
-        assert_eq!(
-            code,
-            Some(0),
-            "engram-server exited uncleanly:\n{}",
-            self.log()
-        );
-        Server::start_with(
-            self.dir.clone(),
-            self.extra_args.clone(),
-            self.envs.clone(),
-            ANY_PORT,
-        )
-        .await
+        self.stop().await;
+        self.start_on(ANY_PORT).await
     }
 
     /// `127.0.0.1:PORT`, the address the server listens on.
@@ -238,11 +226,16 @@ impl Server {
     /// restarted service comes back for its clients.
     pub async fn start_again(self) -> Server {
         let address = self.address().to_owned();
+        self.start_on(&address).await
+    }
+
+    /// A new server process on this one's database, flags and environment.
+    async fn start_on(&self, listen: &str) -> Server {
         Server::start_with(
             self.dir.clone(),
             self.extra_args.clone(),
             self.envs.clone(),
-            &address,
+            listen,
         )
         .await
     }

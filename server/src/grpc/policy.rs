@@ -75,6 +75,19 @@ struct Classification {
     needs_model: bool,
 }
 
+impl Classification {
+    /// FAILED_PRECONDITION when LLM mode was asked for without a model;
+    /// called once the input is known to be valid.
+    fn check_model(&self) -> Result<()> {
+        if self.needs_model {
+            return Err(Error::FailedPrecondition(
+                "no LLM is configured on this server; use mode RULES or AUTO".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn classification(
     v: &mut Violations,
     has_llm: bool,
@@ -159,12 +172,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
             req.mode,
         )?;
         v.finish(())?;
-        if request.needs_model {
-            return Err(Error::FailedPrecondition(
-                "no LLM is configured on this server; use mode RULES or AUTO".into(),
-            )
-            .into());
-        }
+        request.check_model()?;
         Ok(Response::new(pb::ClassifyResponse {
             decision: Some(decision(self.decide(&request).await)),
         }))
@@ -184,12 +192,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
         v.finish(())?;
-        if request.needs_model {
-            return Err(Error::FailedPrecondition(
-                "no LLM is configured on this server; use mode RULES or AUTO".into(),
-            )
-            .into());
-        }
+        request.check_model()?;
         // A retry with the same request id gets the first answer, without
         // classifying (or asking the model) again.
         let fingerprint = dedup::fingerprint(&(

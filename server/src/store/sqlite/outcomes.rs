@@ -482,6 +482,27 @@ pub(super) async fn list_outcomes(
         .map_err(db_error)
 }
 
+/// Ends a listing query with one keyset page, highest `column` first (ties
+/// newest first): rows after the `(column, seq)` cursor, at most `limit`.
+fn push_keyset_page<T>(
+    qb: &mut QueryBuilder<Sqlite>,
+    column: &'static str,
+    after: Option<(T, i64)>,
+    limit: usize,
+) where
+    T: for<'t> sqlx::Encode<'t, Sqlite> + sqlx::Type<Sqlite>,
+{
+    if let Some((value, seq)) = after {
+        qb.push(format_args!(" AND (t.{column}, t.seq) < ("))
+            .push_bind(value)
+            .push(", ")
+            .push_bind(seq)
+            .push(")");
+    }
+    qb.push(format_args!(" ORDER BY t.{column} DESC, t.seq DESC LIMIT "))
+        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+}
+
 /// Up to `limit` heuristics, most confident first, after a (confidence, seq) cursor.
 pub(super) async fn list_heuristics(
     conn: &mut SqliteConnection,
@@ -499,15 +520,7 @@ pub(super) async fn list_heuristics(
         qb.push(" AND t.confidence >= ")
             .push_bind(filter.min_confidence);
     }
-    if let Some((confidence, seq)) = after {
-        qb.push(" AND (t.confidence, t.seq) < (")
-            .push_bind(confidence)
-            .push(", ")
-            .push_bind(seq)
-            .push(")");
-    }
-    qb.push(" ORDER BY t.confidence DESC, t.seq DESC LIMIT ")
-        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    push_keyset_page(&mut qb, "confidence", after, limit);
     qb.build_query_as()
         .fetch_all(&mut *conn)
         .await
@@ -527,15 +540,7 @@ pub(super) async fn list_anti_patterns(
     if let Some(task_type) = &filter.task_type {
         qb.push(" AND t.task_type = ").push_bind(task_type.clone());
     }
-    if let Some((count, seq)) = after {
-        qb.push(" AND (t.occurrence_count, t.seq) < (")
-            .push_bind(count)
-            .push(", ")
-            .push_bind(seq)
-            .push(")");
-    }
-    qb.push(" ORDER BY t.occurrence_count DESC, t.seq DESC LIMIT ")
-        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    push_keyset_page(&mut qb, "occurrence_count", after, limit);
     qb.build_query_as()
         .fetch_all(&mut *conn)
         .await
