@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::llm::LlmConfig;
 
@@ -14,6 +14,10 @@ use crate::llm::LlmConfig;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "engram-server", version, about, long_about = None)]
 pub struct Config {
+    /// What to do instead of serving.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Address to serve gRPC on. Port 0 picks a free port; the chosen address
     /// is printed on standard output as "engram-server listening on ADDR".
     #[arg(long, env = "ENGRAM_LISTEN", default_value = "127.0.0.1:50051")]
@@ -21,8 +25,19 @@ pub struct Config {
 
     /// Database URL: sqlite://PATH (the file is created when missing;
     /// sqlite:///abs/path for an absolute path).
-    #[arg(long, env = "ENGRAM_DATABASE", default_value = "sqlite://engram.db")]
+    #[arg(
+        long,
+        env = "ENGRAM_DATABASE",
+        default_value = "sqlite://engram.db",
+        global = true
+    )]
     pub database: String,
+
+    /// Folder of the full-text search index, which is derived from the
+    /// database (rebuilt when missing). Default: beside the database, named
+    /// after it, e.g. engram.db.index for engram.db. One server per folder.
+    #[arg(long, env = "ENGRAM_INDEX_DIR", global = true)]
+    pub index_dir: Option<PathBuf>,
 
     /// SQLite durability: "normal" survives a crash of the process; "full"
     /// also survives power loss, at the cost of an fsync per commit.
@@ -31,7 +46,7 @@ pub struct Config {
 
     /// How long a database operation waits for a lock before the call fails
     /// with UNAVAILABLE, e.g. "5s" or "500ms".
-    #[arg(long, env = "ENGRAM_SQLITE_BUSY_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, env = "ENGRAM_SQLITE_BUSY_TIMEOUT", default_value = "5s", value_parser = parse_duration, global = true)]
     pub sqlite_busy_timeout: Duration,
 
     /// Number of read-only SQLite connections (reads run in parallel; writes
@@ -75,13 +90,23 @@ pub struct Config {
     pub tls_key: Option<PathBuf>,
 
     /// Log format.
-    #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
 
     /// Log filter in tracing's EnvFilter syntax, e.g. "info" or
     /// "engram_server=debug,info".
-    #[arg(long, env = "ENGRAM_LOG", default_value = "info")]
+    #[arg(long, env = "ENGRAM_LOG", default_value = "info", global = true)]
     pub log: String,
+}
+
+/// Operator commands (the server is not started).
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Rebuilds the full-text search index from the database, with a
+    /// progress bar, and exits. The server must be stopped: the index folder
+    /// serves one process at a time. (A server also rebuilds a missing or
+    /// damaged index by itself at start.)
+    Reindex,
 }
 
 /// SQLite's `synchronous` setting.
@@ -108,6 +133,16 @@ impl Config {
     /// The parsed `--database` URL.
     pub fn database(&self) -> anyhow::Result<Database> {
         parse_database(&self.database)
+    }
+
+    /// The search index's folder: `--index-dir`, or beside the database.
+    pub fn index_dir(&self) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = &self.index_dir {
+            return Ok(dir.clone());
+        }
+        match self.database()? {
+            Database::Sqlite(path) => Ok(beside(&path)),
+        }
     }
 
     /// The LLM to use, if one is configured.
@@ -162,6 +197,13 @@ fn parse_database(url: &str) -> anyhow::Result<Database> {
     bail!("--database {url:?}: expected sqlite://PATH")
 }
 
+/// `engram.db` → `engram.db.index`, in the same folder.
+fn beside(database: &std::path::Path) -> PathBuf {
+    let mut name = database.file_name().unwrap_or_default().to_os_string();
+    name.push(".index");
+    database.with_file_name(name)
+}
+
 /// Parses "250ms", "5s", "2m" or a plain number of seconds.
 fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
@@ -206,6 +248,18 @@ mod tests {
         assert!(parse_database("sqlite::memory:").is_err());
         assert!(parse_database("postgres://localhost/engram").is_err());
         assert!(parse_database("mysql://x").is_err());
+    }
+
+    #[test]
+    fn the_index_sits_beside_the_database() {
+        assert_eq!(
+            beside(std::path::Path::new("data/engram.db")),
+            PathBuf::from("data/engram.db.index")
+        );
+        assert_eq!(
+            beside(std::path::Path::new("engram.db")),
+            PathBuf::from("engram.db.index")
+        );
     }
 
     #[test]

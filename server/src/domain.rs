@@ -258,10 +258,23 @@ pub struct ListQuery {
     pub after: Option<PageCursor>,
 }
 
-/// A memory matched by full-text search, with its raw BM25 rank (lower is better,
-/// as SQLite FTS5 reports it).
+/// A memory found by full-text search: its sequence number, its BM25 score
+/// (higher is better) and what re-scoring needs, as the index holds them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextMatch {
-    pub memory: Memory,
+    pub seq: i64,
     pub bm25: f64,
+    pub importance: f64,
+    pub update_time: Micros,
+}
+
+/// One entry of the change feed (DESIGN §7): the memory `memory_seq` changed
+/// in the change numbered `seq`. `memory` is the memory as it is when the
+/// feed is read (`None` once it is deleted), so a follower that applies it
+/// converges on the database whatever it missed in between.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryChange {
+    pub seq: i64,
+    pub memory_seq: i64,
+    pub memory: Option<Memory>,
 }

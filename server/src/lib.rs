@@ -8,6 +8,8 @@ pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod grpc;
+pub mod index;
 pub mod llm;
+pub mod reindex;
 pub mod server;
 pub mod store;

@@ -1,15 +1,18 @@
-//! `engram-server`: config → open store → build services → serve.
+//! `engram-server`: config → open store → open index → build services →
+//! serve; or an operator command (`reindex`).
 
 use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use engram_server::config::{Config, Database, LogFormat, Synchronous};
+use engram_server::config::{Command, Config, Database, LogFormat, Synchronous};
 use engram_server::grpc::auth::ApiKeys;
+use engram_server::index::{IndexOptions, TextIndex};
 use engram_server::llm::LlmClient;
-use engram_server::server;
+use engram_server::store::Store;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
+use engram_server::{reindex, server};
 use tokio::net::TcpListener;
 use tonic::transport::{Identity, ServerTlsConfig};
 use tracing_subscriber::EnvFilter;
@@ -19,15 +22,15 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::parse();
     init_logging(&config)?;
 
-    let store = match config.database()? {
-        Database::Sqlite(path) => {
-            let mut options = SqliteOptions::new(path);
-            options.synchronous_full = config.sqlite_synchronous == Synchronous::Full;
-            options.busy_timeout = config.sqlite_busy_timeout;
-            options.readers = config.sqlite_readers;
-            Arc::new(SqliteStore::open(&options).await?)
-        }
+    let store = open_store(&config).await?;
+    let index_options = IndexOptions {
+        dir: config.index_dir()?,
     };
+    if let Some(Command::Reindex) = config.command {
+        let rebuilt = reindex::run(&index_options, store.as_ref()).await;
+        store.close().await;
+        return rebuilt;
+    }
 
     let llm = match config.llm()? {
         Some(llm) => {
@@ -38,6 +41,16 @@ async fn main() -> anyhow::Result<()> {
     };
 
     let security = security(&config)?;
+    let index = Arc::new(
+        TextIndex::open(&index_options, store.clone())
+            .await
+            .with_context(|| {
+                format!(
+                    "opening the search index in {}",
+                    index_options.dir.display()
+                )
+            })?,
+    );
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -47,6 +60,7 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(
         %address,
         database = %config.database,
+        index = %index_options.dir.display(),
         tls = security.tls.is_some(),
         api_keys = security.api_keys.len(),
         "serving"
@@ -57,12 +71,25 @@ async fn main() -> anyhow::Result<()> {
     server::serve(
         listener,
         store,
+        index,
         llm,
         security,
         shutdown,
         config.shutdown_grace,
     )
     .await
+}
+
+async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
+    match config.database()? {
+        Database::Sqlite(path) => {
+            let mut options = SqliteOptions::new(path);
+            options.synchronous_full = config.sqlite_synchronous == Synchronous::Full;
+            options.busy_timeout = config.sqlite_busy_timeout;
+            options.readers = config.sqlite_readers;
+            Ok(Arc::new(SqliteStore::open(&options).await?))
+        }
+    }
 }
 
 /// The API keys and TLS identity named by the flags, read at start so a

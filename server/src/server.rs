@@ -21,6 +21,7 @@ use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
+use crate::index::TextIndex;
 use crate::llm::LlmClient;
 use crate::store::Store;
 
@@ -68,11 +69,12 @@ pub struct Security {
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
-/// lets in-flight calls finish for at most `grace`, and closes the store
-/// (finishing queued writes).
+/// lets in-flight calls finish for at most `grace`, and closes the index
+/// (committing what it has applied) and the store (finishing queued writes).
 pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn Store>,
+    index: Arc<TextIndex>,
     llm: Option<Arc<LlmClient>>,
     security: Security,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -98,7 +100,7 @@ pub async fn serve(
     // open for load balancers and for discovering the API.
     let keys = security.api_keys;
     let memory = InterceptedService::new(
-        MemoryServiceServer::new(MemoryApi::new(store.clone()))
+        MemoryServiceServer::new(MemoryApi::new(store.clone(), index.clone()))
             .max_decoding_message_size(MAX_REQUEST_BYTES),
         keys.clone(),
     );
@@ -171,7 +173,9 @@ pub async fn serve(
             Ok(())
         }
     };
-    // Whatever ended serving, commit the writes still queued.
+    // Whatever ended serving, commit what the index has applied and the
+    // writes still queued (the index catches up with those at next start).
+    index.close().await;
     store.close().await;
     tracing::info!("stopped");
     served

@@ -84,6 +84,7 @@ pub struct Server {
     /// `http://127.0.0.1:PORT`.
     pub url: String,
     dir: Arc<TempDir>,
+    binary: PathBuf,
     extra_args: Vec<String>,
     envs: Vec<(String, String)>,
 }
@@ -93,7 +94,21 @@ impl Server {
     pub async fn start() -> Server {
         Server::start_with(
             Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
             Vec::new(),
+            Vec::new(),
+            ANY_PORT,
+        )
+        .await
+    }
+
+    /// Starts another build of the server (e.g. an older one, to compare
+    /// against) on a fresh database with extra flags.
+    pub async fn start_binary(binary: &Path, args: &[&str]) -> Server {
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            binary.to_owned(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
             Vec::new(),
             ANY_PORT,
         )
@@ -109,6 +124,7 @@ impl Server {
             .collect();
         Server::start_with(
             Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
             args,
             envs,
             ANY_PORT,
@@ -121,6 +137,7 @@ impl Server {
         let args = args.iter().map(|a| (*a).to_owned()).collect();
         Server::start_with(
             Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
             args,
             Vec::new(),
             ANY_PORT,
@@ -130,6 +147,7 @@ impl Server {
 
     async fn start_with(
         dir: Arc<TempDir>,
+        binary: PathBuf,
         extra_args: Vec<String>,
         envs: Vec<(String, String)>,
         listen: &str,
@@ -140,7 +158,7 @@ impl Server {
             .append(true)
             .open(dir.path().join("server.log"))
             .expect("server log");
-        let mut child = Command::new(server_binary())
+        let mut child = Command::new(&binary)
             .args(["--listen", listen, "--database", &database])
             // Tests may raise it through their own environment.
             .env("ENGRAM_LOG", "info")
@@ -168,6 +186,7 @@ impl Server {
             url: format!("http://{address}"),
             child,
             dir,
+            binary,
             extra_args,
             envs,
         }
@@ -178,6 +197,31 @@ impl Server {
         Engram::connect(self.url.clone())
             .await
             .expect("connect to engram-server")
+    }
+
+    /// The folder of the server's search index (the default: beside its
+    /// database).
+    pub fn index_dir(&self) -> PathBuf {
+        self.dir.path().join("engram.db.index")
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("server still running")
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits for it.
+    pub async fn kill(&mut self) {
+        let pid = self.pid();
+        let sent = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -KILL {pid} failed");
+        tokio::time::timeout(STARTUP_TIMEOUT, self.child.wait())
+            .await
+            .expect("engram-server did not die in time")
+            .expect("wait for engram-server");
     }
 
     /// The server's log so far.
@@ -203,6 +247,12 @@ impl Server {
     /// Stops this server cleanly and starts a new one on the same database.
     pub async fn restart(mut self) -> Server {
         self.stop().await;
+        self.start_on(ANY_PORT).await
+    }
+
+    /// Starts a new server on this (stopped or killed) server's database,
+    /// flags and environment, on any free port.
+    pub async fn start_anew(&self) -> Server {
         self.start_on(ANY_PORT).await
     }
 
@@ -233,6 +283,7 @@ impl Server {
     async fn start_on(&self, listen: &str) -> Server {
         Server::start_with(
             self.dir.clone(),
+            self.binary.clone(),
             self.extra_args.clone(),
             self.envs.clone(),
             listen,

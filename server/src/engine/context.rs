@@ -8,6 +8,7 @@ use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
 use crate::engine::search::{self, SearchRequest, Weights};
 use crate::error::Result;
+use crate::index::{self, TextIndex};
 use crate::store::Store;
 
 /// Tokens are estimated as characters / 4 (rounded up).
@@ -118,13 +119,14 @@ const EPISODE_SUMMARY_CHARS: usize = 100;
 /// in the sections of DESIGN §4.
 pub async fn build(
     store: &dyn Store,
+    index: &TextIndex,
     request: &ContextRequest,
     now: Micros,
 ) -> Result<ContextBlock> {
     let knowledge = store
         .task_knowledge(&request.scope, &request.task_id, &request.task_type)
         .await?;
-    let relevant = relevant_memories(store, request, now).await?;
+    let relevant = relevant_memories(store, index, request, now).await?;
     let preferences = store
         .list_memories(
             &ListQuery {
@@ -309,6 +311,7 @@ fn episode_line(episode: &Episode) -> String {
 /// with their priority; preferences have a section of their own.
 async fn relevant_memories(
     store: &dyn Store,
+    index: &TextIndex,
     request: &ContextRequest,
     now: Micros,
 ) -> Result<Vec<(Memory, f64)>> {
@@ -324,7 +327,7 @@ async fn relevant_memories(
     };
     // A query without words (empty, or only punctuation) cannot rank by
     // relevance: fall back to importance.
-    if search::fts_query(&request.query).is_none() {
+    if !index::has_terms(&request.query) {
         let important = store
             .list_memories(
                 &ListQuery {
@@ -348,6 +351,7 @@ async fn relevant_memories(
     }
     let hits = search::search(
         store,
+        index,
         &SearchRequest {
             scope: request.scope.clone(),
             query: request.query.clone(),

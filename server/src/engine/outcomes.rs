@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::engine::search::STOP_WORDS;
+use crate::index::STOP_WORDS;
 
 /// Heuristics need this many similar outcomes unless the agent's scope says otherwise.
 pub const DEFAULT_MIN_OCCURRENCES: i64 = 3;

@@ -1,8 +1,11 @@
-//! Search: turning free text into a safe FTS5 query, and ranking full-text
-//! matches by relevance, recency and importance (DESIGN §4).
+//! Search: full-text matches from the index, ranked by relevance, recency
+//! and importance (DESIGN §4).
+
+use std::collections::HashMap;
 
 use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
 use crate::error::Result;
+use crate::index::{TextIndex, TextQuery};
 use crate::store::Store;
 
 /// Default weight of full-text relevance.
@@ -19,138 +22,6 @@ const CANDIDATES_PER_HIT: usize = 5;
 /// Bounds on the number of re-scored candidates.
 const MIN_CANDIDATES: usize = 50;
 const MAX_CANDIDATES: usize = 500;
-/// The most query terms used; longer queries keep their first terms.
-const MAX_TERMS: usize = 64;
-
-/// English words too common to say anything about relevance.
-pub const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "down",
-    "during",
-    "each",
-    "few",
-    "for",
-    "from",
-    "further",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "me",
-    "more",
-    "most",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "same",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-];
 
 /// How hits are ranked: `score = relevance·w + recency·w + importance·w`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -193,59 +64,51 @@ pub struct SearchRequest {
     pub weights: Weights,
 }
 
-/// Runs a search: full-text candidates from the store, re-ranked. Records the
-/// access of the returned memories without waiting for it.
-pub async fn search(store: &dyn Store, request: &SearchRequest, now: Micros) -> Result<Vec<Hit>> {
-    let Some(fts) = fts_query(&request.query) else {
-        return Ok(Vec::new());
-    };
+/// Runs a search: full-text candidates from the index, re-ranked, then read
+/// from the store (which re-checks their visibility). Records the access of
+/// the returned memories without waiting for it.
+pub async fn search(
+    store: &dyn Store,
+    index: &TextIndex,
+    request: &SearchRequest,
+    now: Micros,
+) -> Result<Vec<Hit>> {
     let candidates = (request.limit * CANDIDATES_PER_HIT).clamp(MIN_CANDIDATES, MAX_CANDIDATES);
-    let matches = store
-        .search_memories(&request.scope, &fts, &request.filter, candidates, now)
+    let matches = index
+        .search(&TextQuery {
+            scope: &request.scope,
+            filter: &request.filter,
+            text: &request.query,
+            limit: candidates,
+            now,
+        })
         .await?;
-    let hits = rank(matches, &request.weights, now, request.limit);
+    let ranked = rank(matches, &request.weights, now, request.limit);
+    if ranked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let seqs: Vec<i64> = ranked.iter().map(|r| r.seq).collect();
+    let mut memories: HashMap<i64, Memory> = store
+        .memories_by_seq(&request.scope, &request.filter, &seqs, now)
+        .await?
+        .into_iter()
+        .map(|m| (m.seq, m))
+        .collect();
+    // A memory deleted since the index answered is simply left out.
+    let hits: Vec<Hit> = ranked
+        .into_iter()
+        .filter_map(|r| {
+            Some(Hit {
+                memory: memories.remove(&r.seq)?,
+                score: r.score,
+                relevance: r.relevance,
+                recency: r.recency,
+                importance: r.importance,
+            })
+        })
+        .collect();
     store.record_access(hits.iter().map(|h| h.memory.id.clone()).collect(), now);
     Ok(hits)
-}
-
-/// The words of `text` as an FTS5 query that matches any of them, or `None`
-/// when the text has no words. Every term is quoted, so FTS5 syntax in the
-/// input (`AND`, `NEAR`, `*`, `"`, column filters) is taken literally. Stop
-/// words are left out unless nothing else remains.
-pub fn fts_query(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let content: Vec<&String> = words
-        .iter()
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .collect();
-    let chosen = if content.is_empty() {
-        words.iter().collect()
-    } else {
-        content
-    };
-    let mut terms: Vec<&str> = Vec::new();
-    for word in chosen {
-        if !terms.contains(&word.as_str()) {
-            terms.push(word);
-        }
-        if terms.len() == MAX_TERMS {
-            break;
-        }
-    }
-    if terms.is_empty() {
-        return None;
-    }
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{t}\""))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
 }
 
 /// `0.5^(age / half_life)`: 1 for a memory changed now, 0.5 after one half-life.
@@ -254,97 +117,61 @@ pub fn recency(update_time: Micros, now: Micros, half_life: Micros) -> f64 {
     0.5f64.powf(age / half_life.max(1) as f64)
 }
 
+/// A match with its score and the components of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    pub seq: i64,
+    pub score: f64,
+    pub relevance: f64,
+    pub recency: f64,
+    pub importance: f64,
+}
+
 /// Scores full-text matches and keeps the best `limit`. Relevance is BM25
-/// scaled so the best match of this search is 1 (FTS5 reports BM25 negated:
-/// lower is better).
-pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros, limit: usize) -> Vec<Hit> {
-    let best = matches.iter().map(|m| m.bm25).fold(0.0f64, f64::min);
-    let mut hits: Vec<Hit> = matches
+/// scaled so the best match of this search is 1.
+pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros, limit: usize) -> Vec<Ranked> {
+    let best = matches.iter().map(|m| m.bm25).fold(0.0f64, f64::max);
+    let mut ranked: Vec<Ranked> = matches
         .into_iter()
         .map(|m| {
-            let relevance = if best < 0.0 {
+            let relevance = if best > 0.0 {
                 (m.bm25 / best).clamp(0.0, 1.0)
             } else {
                 1.0
             };
-            let recency = recency(m.memory.update_time, now, weights.half_life);
-            let importance = m.memory.importance;
-            Hit {
+            let recency = recency(m.update_time, now, weights.half_life);
+            Ranked {
+                seq: m.seq,
                 score: weights.relevance * relevance
                     + weights.recency * recency
-                    + weights.importance * importance,
+                    + weights.importance * m.importance,
                 relevance,
                 recency,
-                importance,
-                memory: m.memory,
+                importance: m.importance,
             }
         })
         .collect();
-    hits.sort_by(|a, b| {
+    ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then(b.relevance.total_cmp(&a.relevance))
-            .then(b.memory.seq.cmp(&a.memory.seq))
+            .then(b.seq.cmp(&a.seq))
     });
-    hits.truncate(limit);
-    hits
+    ranked.truncate(limit);
+    ranked
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::domain::{MemoryLevel, MemorySource, MemoryType};
 
-    fn memory(seq: i64, importance: f64, update_time: Micros) -> Memory {
-        Memory {
-            id: format!("m{seq}"),
-            scope: Scope::default(),
-            level: MemoryLevel::Global,
-            memory_type: MemoryType::Fact,
-            content: String::new(),
-            summary: String::new(),
-            tags: Vec::new(),
-            metadata: BTreeMap::new(),
-            importance,
-            confidence: 1.0,
-            source: MemorySource::Explicit,
-            seen_count: 1,
-            access_count: 0,
-            create_time: update_time,
-            update_time,
-            last_access_time: None,
-            expire_time: None,
-            version: 1,
+    fn matched(seq: i64, bm25: f64, importance: f64, update_time: Micros) -> TextMatch {
+        TextMatch {
             seq,
+            bm25,
+            importance,
+            update_time,
         }
-    }
-
-    #[test]
-    fn fts_query_quotes_every_term_and_drops_stop_words() {
-        assert_eq!(
-            fts_query("What is the user's favourite DB?").as_deref(),
-            Some("\"user\" OR \"s\" OR \"favourite\" OR \"db\"")
-        );
-    }
-
-    #[test]
-    fn fts_syntax_in_the_input_is_taken_literally() {
-        assert_eq!(
-            fts_query("content:rust NEAR(\"a\" b*)").as_deref(),
-            Some("\"content\" OR \"rust\" OR \"near\" OR \"b\"")
-        );
-    }
-
-    #[test]
-    fn a_query_of_only_stop_words_still_searches_them() {
-        assert_eq!(fts_query("the THE").as_deref(), Some("\"the\""));
-    }
-
-    #[test]
-    fn a_query_without_words_searches_nothing() {
-        assert_eq!(fts_query(" ?! -- "), None);
     }
 
     #[test]
@@ -360,17 +187,11 @@ mod tests {
     fn best_bm25_has_relevance_one_and_scores_use_the_weights() {
         let now = 10 * DEFAULT_HALF_LIFE_MICROS;
         let matches = vec![
-            TextMatch {
-                memory: memory(1, 0.0, now),
-                bm25: -2.0,
-            },
-            TextMatch {
-                memory: memory(2, 1.0, now - DEFAULT_HALF_LIFE_MICROS),
-                bm25: -4.0,
-            },
+            matched(1, 2.0, 0.0, now),
+            matched(2, 4.0, 1.0, now - DEFAULT_HALF_LIFE_MICROS),
         ];
         let hits = rank(matches, &Weights::default(), now, 10);
-        assert_eq!(hits[0].memory.id, "m2");
+        assert_eq!(hits[0].seq, 2);
         assert_eq!(hits[0].relevance, 1.0);
         assert!((hits[0].recency - 0.5).abs() < 1e-12);
         assert!((hits[0].score - (0.6 + 0.2 * 0.5 + 0.2)).abs() < 1e-12);
@@ -381,16 +202,7 @@ mod tests {
     #[test]
     fn weights_can_make_importance_win_over_relevance() {
         let now = 0;
-        let matches = vec![
-            TextMatch {
-                memory: memory(1, 0.1, now),
-                bm25: -10.0,
-            },
-            TextMatch {
-                memory: memory(2, 0.9, now),
-                bm25: -1.0,
-            },
-        ];
+        let matches = vec![matched(1, 10.0, 0.1, now), matched(2, 1.0, 0.9, now)];
         let weights = Weights {
             relevance: 0.0,
             recency: 0.0,
@@ -399,6 +211,17 @@ mod tests {
         };
         let hits = rank(matches, &weights, now, 1);
         assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].memory.id, "m2");
+        assert_eq!(hits[0].seq, 2);
+    }
+
+    #[test]
+    fn ties_go_to_the_newer_memory() {
+        let hits = rank(
+            vec![matched(1, 1.0, 0.5, 0), matched(2, 1.0, 0.5, 0)],
+            &Weights::default(),
+            0,
+            2,
+        );
+        assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [2, 1]);
     }
 }

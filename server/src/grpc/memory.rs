@@ -12,6 +12,7 @@ use super::{begin, convert, memory_requests as requests, page_token, record_name
 use crate::domain::{PageCursor, Scope, now_micros};
 use crate::engine::{context, search};
 use crate::error::Error;
+use crate::index::TextIndex;
 use crate::store::Store;
 
 /// The most bytes of memories in one list page: a page may hold fewer than
@@ -21,11 +22,12 @@ const MAX_PAGE_BYTES: usize = 3 * 1024 * 1024;
 /// The MemoryService implementation.
 pub struct MemoryApi {
     store: Arc<dyn Store>,
+    index: Arc<TextIndex>,
 }
 
 impl MemoryApi {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        MemoryApi { store }
+    pub fn new(store: Arc<dyn Store>, index: Arc<TextIndex>) -> Self {
+        MemoryApi { store, index }
     }
 
     /// Appends one streamed message's steps, recording each accepted or
@@ -260,7 +262,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::SearchMemoriesRequest>,
     ) -> Reply<pb::SearchMemoriesResponse> {
         let search = requests::search(&begin(request))?;
-        let hits = search::search(self.store.as_ref(), &search, now_micros()).await?;
+        let hits = search::search(self.store.as_ref(), &self.index, &search, now_micros()).await?;
         Ok(Response::new(pb::SearchMemoriesResponse {
             hits: hits.into_iter().map(convert::hit).collect(),
         }))
@@ -271,7 +273,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::BuildContextRequest>,
     ) -> Reply<pb::BuildContextResponse> {
         let context = requests::build_context(&begin(request))?;
-        let block = context::build(self.store.as_ref(), &context, now_micros()).await?;
+        let block =
+            context::build(self.store.as_ref(), &self.index, &context, now_micros()).await?;
         Ok(Response::new(convert::context(block)))
     }
 

@@ -4,6 +4,7 @@
 pub mod sqlite;
 
 use async_trait::async_trait;
+use tokio::sync::watch;
 
 use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
@@ -14,7 +15,7 @@ use crate::domain::outcome::{
     Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
+    Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope,
 };
 use crate::engine::policy::Decision;
 use crate::error::Result;
@@ -72,15 +73,16 @@ pub trait Store: Send + Sync + 'static {
     /// whether another page follows).
     async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>>;
 
-    /// Up to `limit` memories matching the FTS5 query `fts_query`, best BM25 first.
-    async fn search_memories(
+    /// The memories with these sequence numbers that are visible from
+    /// `scope` and match `filter`, in no particular order (the search index
+    /// found them; this re-checks them against the source of truth).
+    async fn memories_by_seq(
         &self,
         scope: &Scope,
-        fts_query: &str,
         filter: &MemoryFilter,
-        limit: usize,
+        seqs: &[i64],
         now: Micros,
-    ) -> Result<Vec<TextMatch>>;
+    ) -> Result<Vec<Memory>>;
 
     /// Records that a search returned these memories. Fire and forget: it
     /// queues the write and returns at once; under overload it may drop it.
@@ -269,6 +271,27 @@ pub trait Store: Send + Sync + 'static {
         memory: Option<NewMemory>,
         now: Micros,
     ) -> Result<Remembered>;
+
+    /// The change feed's head: the sequence number of the newest committed
+    /// change to a memory (0 before any). It moves after every commit that
+    /// changed a memory, before that commit's writes are acknowledged.
+    fn feed_head(&self) -> watch::Receiver<i64>;
+
+    /// Up to `limit` changes after the change `after`, oldest first, each
+    /// with the memory as it is now.
+    async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>>;
+
+    /// Up to `limit` memories (expired ones included) with a sequence number
+    /// above `after_seq`, in sequence order. For rebuilding an index: what
+    /// changes during the scan is caught up from the feed afterwards.
+    async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>>;
+
+    /// How many memories are stored, expired ones included.
+    async fn count_memories(&self) -> Result<i64>;
+
+    /// A random identifier of this database, made when it was created: an
+    /// index built from another database is not to be trusted.
+    async fn database_id(&self) -> Result<String>;
 
     /// Finishes queued writes and closes the database.
     async fn close(&self);

@@ -1,5 +1,5 @@
-//! SQL for memories: visibility, filters, keyset paging, FTS5 search, and the
-//! create-or-merge of DESIGN §3.
+//! SQL for memories: visibility, filters, keyset paging, the create-or-merge
+//! of DESIGN §3, and reading the change feed that search indexes follow.
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
@@ -7,8 +7,8 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 use super::db_error;
 use super::requests;
 use crate::domain::{
-    Created, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
-    MemoryType, Micros, NewMemory, Scope, TextMatch, WriteResult,
+    Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
+    MemorySource, MemoryType, Micros, NewMemory, Scope, WriteResult,
 };
 use crate::engine::dedup::content_hash;
 use crate::engine::policy::Decision;
@@ -571,33 +571,87 @@ pub(super) async fn list(
     rows.iter().map(memory_from_row).collect()
 }
 
-/// Full-text matches visible from `scope`, best BM25 first.
-pub(super) async fn search(
+/// The memories with these sequence numbers that are visible from `scope`
+/// and match `filter`.
+pub(super) async fn by_seq(
     conn: &mut SqliteConnection,
     scope: &Scope,
-    fts_query: &str,
     filter: &MemoryFilter,
-    limit: usize,
+    seqs: &[i64],
     now: Micros,
-) -> Result<Vec<TextMatch>> {
-    let mut qb = QueryBuilder::new(format!(
-        "SELECT {COLUMNS}, bm25(memories_fts) AS rank FROM memories_fts \
-         CROSS JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH "
-    ));
-    qb.push_bind(fts_query.to_owned()).push(" AND ");
+) -> Result<Vec<Memory>> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut qb = select_from_memories();
     push_visible(&mut qb, scope, now);
     push_filter(&mut qb, filter);
-    qb.push(" ORDER BY rank LIMIT ")
+    qb.push(" AND m.seq IN (");
+    let mut list = qb.separated(", ");
+    for &seq in seqs {
+        list.push_bind(seq);
+    }
+    qb.push(")");
+    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+    rows.iter().map(memory_from_row).collect()
+}
+
+/// The newest change's sequence number, 0 before any.
+pub(super) async fn feed_head(conn: &mut SqliteConnection) -> Result<i64> {
+    // AUTOINCREMENT keeps the highest number ever used here, which is also
+    // the newest change's (numbers are never reused).
+    let head: Option<i64> =
+        sqlx::query_scalar("SELECT seq FROM sqlite_sequence WHERE name = 'memory_changes'")
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    Ok(head.unwrap_or(0))
+}
+
+/// Up to `limit` changes after `after`, each with the memory as it is now.
+pub(super) async fn changes_after(
+    conn: &mut SqliteConnection,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<MemoryChange>> {
+    let mut qb = QueryBuilder::<Sqlite>::new(format!(
+        "SELECT c.seq AS change_seq, c.memory_seq, m.id IS NOT NULL AS present, {COLUMNS} \
+         FROM memory_changes c LEFT JOIN memories m ON m.seq = c.memory_seq WHERE c.seq > "
+    ));
+    qb.push_bind(after)
+        .push(" ORDER BY c.seq LIMIT ")
         .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
     rows.iter()
         .map(|row| {
-            Ok(TextMatch {
-                memory: memory_from_row(row)?,
-                bm25: row.try_get("rank").map_err(db_error)?,
+            let present: bool = row.try_get("present").map_err(db_error)?;
+            Ok(MemoryChange {
+                seq: row.try_get("change_seq").map_err(db_error)?,
+                memory_seq: row.try_get("memory_seq").map_err(db_error)?,
+                memory: if present {
+                    Some(memory_from_row(row)?)
+                } else {
+                    None
+                },
             })
         })
         .collect()
+}
+
+/// Up to `limit` memories after `after_seq`, in sequence order, expired ones
+/// included.
+pub(super) async fn scan(
+    conn: &mut SqliteConnection,
+    after_seq: i64,
+    limit: usize,
+) -> Result<Vec<Memory>> {
+    let mut qb = select_from_memories();
+    qb.push("m.seq > ")
+        .push_bind(after_seq)
+        .push(" ORDER BY m.seq LIMIT ")
+        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+    rows.iter().map(memory_from_row).collect()
 }
 
 pub(super) async fn record_access(

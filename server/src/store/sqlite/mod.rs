@@ -18,7 +18,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use self::writer::Writer;
@@ -32,7 +32,7 @@ use crate::domain::outcome::{
     Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Created, ListQuery, Memory, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope, TextMatch,
+    Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope,
 };
 use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
@@ -54,6 +54,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         3,
         "outcomes",
         include_str!("../../../migrations/sqlite/0003_outcomes.sql"),
+    ),
+    (
+        4,
+        "change_feed",
+        include_str!("../../../migrations/sqlite/0004_change_feed.sql"),
     ),
 ];
 
@@ -93,6 +98,8 @@ pub struct SqliteStore {
     writer: Writer,
     writer_task: Mutex<Option<JoinHandle<()>>>,
     readers: SqlitePool,
+    /// The change feed's head, moved by the writer after each commit.
+    feed_head: watch::Receiver<i64>,
 }
 
 impl SqliteStore {
@@ -106,17 +113,20 @@ impl SqliteStore {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", options.path.display()))?;
         migrate(&mut conn).await?;
+        let head = memories::feed_head(&mut conn).await?;
+        let (feed_head_tx, feed_head) = watch::channel(head);
         let readers = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
             .min_connections(1)
             .acquire_timeout(options.busy_timeout)
             .connect_with(connect.read_only(true))
             .await?;
-        let (writer, writer_task) = Writer::spawn(conn);
+        let (writer, writer_task) = Writer::spawn(conn, feed_head_tx);
         Ok(SqliteStore {
             writer,
             writer_task: Mutex::new(Some(writer_task)),
             readers,
+            feed_head,
         })
     }
 }
@@ -256,16 +266,15 @@ impl Store for SqliteStore {
         memories::list(&mut conn, query, now).await
     }
 
-    async fn search_memories(
+    async fn memories_by_seq(
         &self,
         scope: &Scope,
-        fts_query: &str,
         filter: &MemoryFilter,
-        limit: usize,
+        seqs: &[i64],
         now: Micros,
-    ) -> Result<Vec<TextMatch>> {
+    ) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::search(&mut conn, scope, fts_query, filter, limit, now).await
+        memories::by_seq(&mut conn, scope, filter, seqs, now).await
     }
 
     fn record_access(&self, ids: Vec<String>, now: Micros) {
@@ -548,6 +557,36 @@ impl Store for SqliteStore {
                 ))
             })
             .await
+    }
+
+    fn feed_head(&self) -> watch::Receiver<i64> {
+        self.feed_head.clone()
+    }
+
+    async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::changes_after(&mut conn, after, limit).await
+    }
+
+    async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::scan(&mut conn, after_seq, limit).await
+    }
+
+    async fn count_memories(&self) -> Result<i64> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        sqlx::query_scalar("SELECT count(*) FROM memories")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db_error)
+    }
+
+    async fn database_id(&self) -> Result<String> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = 'database_id'")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db_error)
     }
 
     async fn close(&self) {

@@ -5,7 +5,9 @@
 //! write connection. The task takes whatever jobs are waiting, runs each inside
 //! its own savepoint of one transaction, commits once, and only then answers
 //! each caller: a write is acknowledged only after it is durable, and many
-//! concurrent writes share one commit (one fsync).
+//! concurrent writes share one commit (one fsync). Between the commit and the
+//! answers it moves the change feed's head, so whoever follows the feed (the
+//! search indexes) knows of a write before its caller does.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -14,10 +16,10 @@ use std::sync::Arc;
 
 use futures_util::FutureExt as _;
 use sqlx::{Connection as _, SqliteConnection};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::db_error;
+use super::{db_error, memories};
 use crate::error::{Error, Result};
 
 /// The most jobs committed together.
@@ -86,11 +88,15 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer task on `conn`.
-    pub(super) fn spawn(conn: SqliteConnection) -> (Writer, JoinHandle<()>) {
+    /// Starts the writer task on `conn`; it moves `feed_head` after every
+    /// commit that changed a memory.
+    pub(super) fn spawn(
+        conn: SqliteConnection,
+        feed_head: watch::Sender<i64>,
+    ) -> (Writer, JoinHandle<()>) {
         let (jobs, queue) = mpsc::channel(QUEUE_DEPTH);
         let closing = Arc::new(Notify::new());
-        let task = tokio::spawn(run(conn, queue, closing.clone()));
+        let task = tokio::spawn(run(conn, queue, closing.clone(), feed_head));
         (Writer { jobs, closing }, task)
     }
 
@@ -136,6 +142,7 @@ async fn run(
     mut conn: SqliteConnection,
     mut queue: mpsc::Receiver<Box<dyn Job>>,
     closing: Arc<Notify>,
+    feed_head: watch::Sender<i64>,
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     loop {
@@ -144,7 +151,7 @@ async fn run(
                 if received == 0 {
                     break; // closed and drained
                 }
-                commit_group(&mut conn, group.drain(..)).await;
+                commit_group(&mut conn, group.drain(..), &feed_head).await;
             }
             () = closing.notified() => queue.close(),
         }
@@ -154,9 +161,13 @@ async fn run(
     }
 }
 
-/// Runs `jobs` in one transaction, each in its own savepoint, commits, and
-/// then answers every caller.
-async fn commit_group(conn: &mut SqliteConnection, jobs: impl Iterator<Item = Box<dyn Job>>) {
+/// Runs `jobs` in one transaction, each in its own savepoint, commits, moves
+/// the feed's head, and then answers every caller.
+async fn commit_group(
+    conn: &mut SqliteConnection,
+    jobs: impl Iterator<Item = Box<dyn Job>>,
+    feed_head: &watch::Sender<i64>,
+) {
     if let Err(err) = begin(conn).await {
         tracing::error!(error = %err, "could not begin a write transaction");
         jobs.for_each(|job| job.fail(err.clone()));
@@ -175,12 +186,31 @@ async fn commit_group(conn: &mut SqliteConnection, jobs: impl Iterator<Item = Bo
         }
         outcome = run_in_savepoint(conn, job, &mut completions).await;
     }
+    // What this commit makes the feed's head, read inside the transaction.
+    let mut head = 0;
     if outcome.is_ok() {
-        outcome = execute(conn, "COMMIT").await;
+        outcome = match memories::feed_head(conn).await {
+            Ok(read) => {
+                head = read;
+                execute(conn, "COMMIT").await
+            }
+            Err(err) => Err(err),
+        };
     }
-    if let Err(err) = &outcome {
-        tracing::error!(error = %err, jobs = completions.len(), "group commit failed");
-        let _ = execute(conn, "ROLLBACK").await;
+    match &outcome {
+        Ok(()) => {
+            feed_head.send_if_modified(|current| {
+                let moved = head > *current;
+                if moved {
+                    *current = head;
+                }
+                moved
+            });
+        }
+        Err(err) => {
+            tracing::error!(error = %err, jobs = completions.len(), "group commit failed");
+            let _ = execute(conn, "ROLLBACK").await;
+        }
     }
     for deliver in completions {
         deliver(outcome.clone());

@@ -1,0 +1,467 @@
+//! How text becomes search terms, the same way for what is stored and for
+//! what is asked.
+//!
+//! Words are runs of letters and digits (anything else separates them),
+//! lower-cased, folded to ASCII where a letter has an ASCII form (`café` →
+//! `cafe`) and reduced to their English Snowball stem (`deployment`,
+//! `deploys` → `deploy`). Scripts written without spaces cannot be split into
+//! words without a dictionary, so a run of Chinese, Japanese or Korean
+//! characters becomes its overlapping character pairs (`東京タワー` → `東京`,
+//! `京タ`, `タワ`, `ワー`), as Lucene's CJK analyzer does: a word of two or
+//! more characters inside a sentence is found by its pairs. Stored text also
+//! indexes each such character alone, so a one-character query finds it too.
+//!
+//! Stop words are indexed but left out of queries, unless a query has nothing
+//! else.
+
+use std::cell::RefCell;
+
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter,
+    TextAnalyzer, Token, TokenStream, Tokenizer,
+};
+
+/// Words longer than this many bytes (before stemming) are not indexed: they
+/// are blobs (hashes, encoded data) rather than words anyone searches for.
+pub const MAX_WORD_BYTES: usize = 100;
+/// The most distinct terms a query uses; longer queries keep their first terms.
+pub const MAX_QUERY_TERMS: usize = 64;
+
+/// English words too common to say anything about relevance.
+pub const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// The terms of a stored text: each distinct term with its count, and the
+/// number of terms in all (the length BM25 normalises by).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocTerms {
+    /// Distinct terms, sorted, with how often each occurs.
+    pub terms: Vec<(String, u32)>,
+    /// The number of term occurrences.
+    pub length: u32,
+}
+
+impl DocTerms {
+    /// How often `term` occurs (0 when it does not).
+    pub fn frequency(&self, term: &str) -> u32 {
+        self.terms
+            .binary_search_by(|(t, _)| t.as_str().cmp(term))
+            .map_or(0, |i| self.terms[i].1)
+    }
+}
+
+/// The terms of stored text made of several parts (content, summary, tags).
+pub fn doc_terms<'a>(parts: impl IntoIterator<Item = &'a str>) -> DocTerms {
+    INDEXING.with(|analyzer| {
+        let mut analyzer = analyzer.borrow_mut();
+        let mut all: Vec<String> = Vec::new();
+        for part in parts {
+            let mut stream = analyzer.token_stream(part);
+            while stream.advance() {
+                all.push(std::mem::take(&mut stream.token_mut().text));
+            }
+        }
+        let length = u32::try_from(all.len()).unwrap_or(u32::MAX);
+        all.sort_unstable();
+        let mut terms: Vec<(String, u32)> = Vec::new();
+        for term in all {
+            match terms.last_mut() {
+                Some((last, count)) if *last == term => *count += 1,
+                _ => terms.push((term, 1)),
+            }
+        }
+        DocTerms { terms, length }
+    })
+}
+
+/// The distinct terms of a query, in the order they appear: stop words left
+/// out unless nothing else remains, at most [`MAX_QUERY_TERMS`]. Empty when
+/// the query has no words at all.
+pub fn query_terms(text: &str) -> Vec<String> {
+    let terms = QUERYING.with(|analyzer| collect_distinct(&mut analyzer.borrow_mut(), text));
+    if !terms.is_empty() {
+        return terms;
+    }
+    QUERYING_STOP_WORDS.with(|analyzer| collect_distinct(&mut analyzer.borrow_mut(), text))
+}
+
+fn collect_distinct(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while terms.len() < MAX_QUERY_TERMS && stream.advance() {
+        let term = &stream.token().text;
+        if !terms.contains(term) {
+            terms.push(term.clone());
+        }
+    }
+    terms
+}
+
+thread_local! {
+    static INDEXING: RefCell<TextAnalyzer> = RefCell::new(analyzer(Mode::Index, false));
+    static QUERYING: RefCell<TextAnalyzer> = RefCell::new(analyzer(Mode::Query, true));
+    static QUERYING_STOP_WORDS: RefCell<TextAnalyzer> = RefCell::new(analyzer(Mode::Query, false));
+}
+
+fn analyzer(mode: Mode, drop_stop_words: bool) -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(WordTokenizer { mode })
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(RemoveLongFilter::limit(MAX_WORD_BYTES + 1))
+        .dynamic();
+    let builder = if drop_stop_words {
+        builder.filter_dynamic(StopWordFilter::remove(
+            STOP_WORDS.iter().map(|w| (*w).to_owned()),
+        ))
+    } else {
+        builder
+    };
+    builder
+        .filter_dynamic(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Whether CJK runs also yield their single characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Stored text: pairs and single characters.
+    Index,
+    /// Queries: pairs only (a single character when the run has one).
+    Query,
+}
+
+/// Splits text into words and CJK character pairs.
+#[derive(Clone)]
+struct WordTokenizer {
+    mode: Mode,
+}
+
+impl Tokenizer for WordTokenizer {
+    type TokenStream<'a> = Tokens;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Tokens {
+        Tokens {
+            tokens: split(text, self.mode),
+            next: 0,
+        }
+    }
+}
+
+/// The tokens of one text, produced eagerly.
+struct Tokens {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl TokenStream for Tokens {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CharClass {
+    Cjk,
+    Word,
+    Separator,
+}
+
+fn class(c: char) -> CharClass {
+    if is_cjk(c) {
+        CharClass::Cjk
+    } else if c.is_alphanumeric() {
+        CharClass::Word
+    } else {
+        CharClass::Separator
+    }
+}
+
+/// Han ideographs, kana, Hangul and their marks: scripts whose words are not
+/// separated by spaces (Korean usually is, but pairs do it no harm).
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF     // Hangul Jamo
+        | 0x2E80..=0x2FDF   // CJK and Kangxi radicals
+        | 0x3005..=0x3007   // 々 〆 〇
+        | 0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x3100..=0x312F   // Bopomofo
+        | 0x3130..=0x318F   // Hangul compatibility Jamo
+        | 0x31F0..=0x31FF   // Katakana phonetic extensions
+        | 0x3400..=0x4DBF   // CJK extension A
+        | 0x4E00..=0x9FFF   // CJK unified ideographs
+        | 0xA960..=0xA97F   // Hangul Jamo extended A
+        | 0xAC00..=0xD7FF   // Hangul syllables, Jamo extended B
+        | 0xF900..=0xFAFF   // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F   // half-width Katakana
+        | 0x20000..=0x3134F // CJK extensions B to G
+    )
+}
+
+fn split(text: &str, mode: Mode) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
+        let run_class = class(c);
+        let mut run: Vec<(usize, char)> = Vec::new();
+        while let Some(&(at, c)) = chars.peek() {
+            if class(c) != run_class {
+                break;
+            }
+            run.push((at, c));
+            chars.next();
+        }
+        let end = chars.peek().map_or(text.len(), |&(at, _)| at);
+        match run_class {
+            CharClass::Separator => {}
+            CharClass::Word => push(&mut tokens, text, start, end),
+            CharClass::Cjk => cjk_tokens(&mut tokens, text, &run, end, mode),
+        }
+    }
+    tokens
+}
+
+fn cjk_tokens(tokens: &mut Vec<Token>, text: &str, run: &[(usize, char)], end: usize, mode: Mode) {
+    let end_of = |i: usize| run.get(i + 1).map_or(end, |&(at, _)| at);
+    if run.len() == 1 || mode == Mode::Index {
+        for (i, &(at, _)) in run.iter().enumerate() {
+            push(tokens, text, at, end_of(i));
+        }
+    }
+    for i in 1..run.len() {
+        push(tokens, text, run[i - 1].0, end_of(i));
+    }
+}
+
+fn push(tokens: &mut Vec<Token>, text: &str, from: usize, to: usize) {
+    tokens.push(Token {
+        offset_from: from,
+        offset_to: to,
+        position: tokens.len(),
+        text: text[from..to].to_owned(),
+        position_length: 1,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<String> {
+        doc_terms([text])
+            .terms
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect()
+    }
+
+    #[test]
+    fn words_are_lower_cased_folded_and_stemmed() {
+        assert_eq!(
+            terms("Deploys of the CAFÉ deployment"),
+            ["cafe", "deploy", "of", "the"]
+        );
+        assert_eq!(
+            doc_terms(["deploy deploys deployed"]).frequency("deploy"),
+            3
+        );
+        assert_eq!(doc_terms(["a b, c-d"]).length, 4);
+    }
+
+    #[test]
+    fn deployment_and_deploys_share_a_stem() {
+        assert_eq!(query_terms("deployment"), query_terms("deploys"));
+    }
+
+    #[test]
+    fn cjk_runs_become_pairs_and_stored_text_also_single_characters() {
+        assert_eq!(
+            terms("東京タワー"),
+            ["タ", "タワ", "ワ", "ワー", "ー", "京", "京タ", "東", "東京"]
+                .map(String::from)
+                .into_iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(query_terms("東京タワー"), ["東京", "京タ", "タワ", "ワー"]);
+        assert_eq!(query_terms("猫"), ["猫"]);
+        // Mixed text: the CJK run and the Latin word are separate.
+        assert_eq!(query_terms("Rust言語"), ["rust", "言語"]);
+    }
+
+    #[test]
+    fn a_cjk_word_inside_a_sentence_is_found_by_its_pairs() {
+        let stored = doc_terms(["私は東京に住んでいます"]);
+        for term in query_terms("東京") {
+            assert!(stored.frequency(&term) > 0, "{term}");
+        }
+    }
+
+    #[test]
+    fn queries_drop_stop_words_unless_nothing_else_remains() {
+        assert_eq!(
+            query_terms("What is the user's favourite DB?"),
+            ["user", "s", "favourit", "db"]
+        );
+        assert_eq!(query_terms("the THE"), ["the"]);
+        assert!(query_terms(" ?! -- ").is_empty());
+    }
+
+    #[test]
+    fn query_syntax_is_plain_text() {
+        assert_eq!(
+            query_terms("content:rust NEAR(\"a\" b*) OR -x"),
+            ["content", "rust", "near", "b", "x"]
+        );
+    }
+
+    #[test]
+    fn queries_keep_their_first_terms() {
+        let long: String = (0..200).map(|i| format!("w{i} ")).collect();
+        let terms = query_terms(&long);
+        assert_eq!(terms.len(), MAX_QUERY_TERMS);
+        assert_eq!(terms[0], "w0");
+    }
+
+    #[test]
+    fn blobs_are_not_terms() {
+        let blob = "x".repeat(MAX_WORD_BYTES + 1);
+        assert_eq!(terms(&format!("key {blob}")), ["key"]);
+        assert_eq!(terms(&"y".repeat(MAX_WORD_BYTES)).len(), 1);
+    }
+}

@@ -1,0 +1,232 @@
+//! What the full-text index keeps of a memory, and its tantivy schema.
+//!
+//! Every term is indexed as `namespace\0term`: each namespace has a term
+//! space of its own, so a search only ever touches its own namespace's
+//! postings (and block-max WAND keeps working, which a namespace filter
+//! clause beside the words would switch off), and document frequencies are
+//! per namespace for free. Neither a namespace nor a term can contain `\0`
+//! (namespaces have no control characters; terms are letters and digits), so
+//! the spaces never overlap. Everything else a search filters or re-scores by
+//! is a fast field; nothing is stored, since the database holds the memory.
+
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::{TantivyDocument, Term};
+
+use super::analyzer::{self, DocTerms};
+use crate::domain::{Memory, Micros};
+
+/// The version of the schema and of the analysis. An index written with
+/// another version is rebuilt at start.
+pub const FORMAT: u32 = 1;
+
+/// Stands for "never expires" in the `expire_time` fast field.
+pub const NEVER: Micros = Micros::MAX;
+
+/// What the index holds of one memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedDoc {
+    pub seq: i64,
+    pub namespace: String,
+    pub agent_id: String,
+    pub user_id: String,
+    pub project_id: String,
+    pub session_id: String,
+    /// `MemoryLevel` code.
+    pub level: u64,
+    /// `MemoryType` code.
+    pub memory_type: u64,
+    pub tags: Vec<String>,
+    /// `key\0value` for each metadata entry.
+    pub metadata: Vec<String>,
+    pub importance: f64,
+    pub create_time: Micros,
+    pub update_time: Micros,
+    /// [`NEVER`] when the memory does not expire.
+    pub expire_time: Micros,
+    /// The terms of its content, summary and tags.
+    pub terms: DocTerms,
+}
+
+impl IndexedDoc {
+    /// Analyses `memory` into what the index keeps.
+    pub fn new(memory: &Memory) -> IndexedDoc {
+        let text = [memory.content.as_str(), memory.summary.as_str()]
+            .into_iter()
+            .chain(memory.tags.iter().map(String::as_str));
+        IndexedDoc {
+            seq: memory.seq,
+            namespace: memory.scope.namespace.clone(),
+            agent_id: memory.scope.agent_id.clone(),
+            user_id: memory.scope.user_id.clone(),
+            project_id: memory.scope.project_id.clone(),
+            session_id: memory.scope.session_id.clone(),
+            level: code(memory.level.code()),
+            memory_type: code(memory.memory_type.code()),
+            tags: memory.tags.clone(),
+            metadata: memory
+                .metadata
+                .iter()
+                .map(|(key, value)| metadata_entry(key, value))
+                .collect(),
+            importance: memory.importance,
+            create_time: memory.create_time,
+            update_time: memory.update_time,
+            expire_time: memory.expire_time.unwrap_or(NEVER),
+            terms: analyzer::doc_terms(text),
+        }
+    }
+}
+
+/// An enum code as a fast-field value.
+pub fn code(code: i32) -> u64 {
+    u64::try_from(code).unwrap_or(0)
+}
+
+/// A metadata entry as the `metadata` fast field holds it.
+pub fn metadata_entry(key: &str, value: &str) -> String {
+    format!("{key}\0{value}")
+}
+
+/// The indexed form of `term` in `namespace`.
+pub fn namespaced(namespace: &str, term: &str) -> String {
+    let mut text = String::with_capacity(namespace.len() + 1 + term.len());
+    text.push_str(namespace);
+    text.push('\0');
+    text.push_str(term);
+    text
+}
+
+/// The fields of the index.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// The memory's sequence number: indexed (to delete by it) and fast.
+    pub seq: Field,
+    /// The namespaced terms of content, summary and tags, with frequencies
+    /// and lengths (no positions: there are no phrase queries).
+    pub text: Field,
+    pub namespace: Field,
+    pub agent_id: Field,
+    pub user_id: Field,
+    pub project_id: Field,
+    pub session_id: Field,
+    pub level: Field,
+    pub memory_type: Field,
+    pub tags: Field,
+    pub metadata: Field,
+    pub importance: Field,
+    pub create_time: Field,
+    pub update_time: Field,
+    pub expire_time: Field,
+}
+
+/// Field names, which the fast-field readers are opened by.
+pub mod names {
+    pub const NAMESPACE: &str = "namespace";
+    pub const AGENT_ID: &str = "agent_id";
+    pub const USER_ID: &str = "user_id";
+    pub const PROJECT_ID: &str = "project_id";
+    pub const SESSION_ID: &str = "session_id";
+    pub const TAGS: &str = "tags";
+    pub const METADATA: &str = "metadata";
+    pub const SEQ: &str = "seq";
+    pub const LEVEL: &str = "level";
+    pub const MEMORY_TYPE: &str = "memory_type";
+    pub const IMPORTANCE: &str = "importance";
+    pub const CREATE_TIME: &str = "create_time";
+    pub const UPDATE_TIME: &str = "update_time";
+    pub const EXPIRE_TIME: &str = "expire_time";
+}
+
+/// The index's schema and its fields.
+pub fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let fast_text = || TextOptions::default().set_fast("raw");
+    let fast_number = || NumericOptions::default().set_fast();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_index_option(IndexRecordOption::WithFreqs)
+            .set_fieldnorms(true),
+    );
+    let fields = Fields {
+        seq: builder.add_i64_field(names::SEQ, INDEXED | FAST),
+        text: builder.add_text_field("text", text),
+        namespace: builder.add_text_field(names::NAMESPACE, fast_text()),
+        agent_id: builder.add_text_field(names::AGENT_ID, fast_text()),
+        user_id: builder.add_text_field(names::USER_ID, fast_text()),
+        project_id: builder.add_text_field(names::PROJECT_ID, fast_text()),
+        session_id: builder.add_text_field(names::SESSION_ID, fast_text()),
+        level: builder.add_u64_field(names::LEVEL, fast_number()),
+        memory_type: builder.add_u64_field(names::MEMORY_TYPE, fast_number()),
+        tags: builder.add_text_field(names::TAGS, fast_text()),
+        metadata: builder.add_text_field(names::METADATA, fast_text()),
+        importance: builder.add_f64_field(names::IMPORTANCE, fast_number()),
+        create_time: builder.add_i64_field(names::CREATE_TIME, fast_number()),
+        update_time: builder.add_i64_field(names::UPDATE_TIME, fast_number()),
+        expire_time: builder.add_i64_field(names::EXPIRE_TIME, fast_number()),
+    };
+    (builder.build(), fields)
+}
+
+impl Fields {
+    /// The term that names the memory `seq` (to delete it).
+    pub fn seq_term(&self, seq: i64) -> Term {
+        Term::from_field_i64(self.seq, seq)
+    }
+
+    /// The term `term` of `namespace` in the text field.
+    pub fn text_term(&self, namespace: &str, term: &str) -> Term {
+        Term::from_field_text(self.text, &namespaced(namespace, term))
+    }
+
+    /// `doc` as a tantivy document. Empty scope fields are left out (a
+    /// missing value reads as empty).
+    pub fn document(&self, doc: &IndexedDoc) -> TantivyDocument {
+        let mut out = TantivyDocument::default();
+        out.add_i64(self.seq, doc.seq);
+        let mut tokens = Vec::with_capacity(doc.terms.length as usize);
+        for (term, frequency) in &doc.terms.terms {
+            let text = namespaced(&doc.namespace, term);
+            for _ in 0..*frequency {
+                tokens.push(Token {
+                    position: tokens.len(),
+                    text: text.clone(),
+                    ..Token::default()
+                });
+            }
+        }
+        out.add_pre_tokenized_text(
+            self.text,
+            PreTokenizedString {
+                text: String::new(),
+                tokens,
+            },
+        );
+        out.add_text(self.namespace, &doc.namespace);
+        for (field, value) in [
+            (self.agent_id, &doc.agent_id),
+            (self.user_id, &doc.user_id),
+            (self.project_id, &doc.project_id),
+            (self.session_id, &doc.session_id),
+        ] {
+            if !value.is_empty() {
+                out.add_text(field, value);
+            }
+        }
+        out.add_u64(self.level, doc.level);
+        out.add_u64(self.memory_type, doc.memory_type);
+        for tag in &doc.tags {
+            out.add_text(self.tags, tag);
+        }
+        for entry in &doc.metadata {
+            out.add_text(self.metadata, entry);
+        }
+        out.add_f64(self.importance, doc.importance);
+        out.add_i64(self.create_time, doc.create_time);
+        out.add_i64(self.update_time, doc.update_time);
+        out.add_i64(self.expire_time, doc.expire_time);
+        out
+    }
+}

@@ -1,0 +1,257 @@
+//! One search: the namespace's terms scored by BM25 with block-max WAND over
+//! the committed segments, filtered inside the index, plus the uncommitted
+//! tail, keeping the best `limit`.
+//!
+//! BM25's statistics (how many documents, their mean length, how many
+//! contain a term) are the namespace's own, not the whole index's: a tenant's
+//! scores, and so its ranking, depend on nothing another tenant stores. Term
+//! frequencies come per namespace from the namespaced terms; documents and
+//! lengths from counts kept per segment ([`super::segment::Counts`]).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+use tantivy::query::{
+    Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, Score, Searcher, Term};
+
+use super::document::Fields;
+use super::filter::{KeyField, Rule};
+use super::segment::{Counts, SegmentView};
+use super::tail::{NamespaceTail, TermWeight};
+use super::{Live, TextQuery};
+use crate::domain::TextMatch;
+
+/// The namespace's BM25 statistics: committed segments plus the tail.
+struct Statistics<'a> {
+    searcher: &'a Searcher,
+    tail: Option<&'a NamespaceTail>,
+    namespace: &'a str,
+    counts: Counts,
+}
+
+impl Statistics<'_> {
+    /// The bare term of a namespaced index term.
+    fn tail_term<'t>(&self, term: &'t Term) -> Option<&'t str> {
+        std::str::from_utf8(term.serialized_value_bytes())
+            .ok()?
+            .strip_prefix(self.namespace)?
+            .strip_prefix('\0')
+    }
+}
+
+impl Bm25StatisticsProvider for Statistics<'_> {
+    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
+        Ok(self.counts.terms)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.counts.docs)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let committed = self.searcher.doc_freq(term)?;
+        let uncommitted = match (self.tail, self.tail_term(term)) {
+            (Some(tail), Some(bare)) => tail.doc_freq(bare),
+            _ => 0,
+        };
+        // BM25's idf needs df ≤ N; they are counted alike, but never panic on it.
+        Ok((committed + uncommitted).min(self.counts.docs))
+    }
+}
+
+/// A candidate in the running top k: ordered by score, then by newer memory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked {
+    score: Score,
+    seq: i64,
+    importance: f64,
+    update_time: i64,
+}
+
+impl Eq for Ranked {}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then(self.seq.cmp(&other.seq))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The best `limit` candidates seen so far.
+struct TopK {
+    limit: usize,
+    heap: BinaryHeap<Reverse<Ranked>>,
+}
+
+impl TopK {
+    fn new(limit: usize) -> TopK {
+        TopK {
+            limit,
+            heap: BinaryHeap::with_capacity(limit + 1),
+        }
+    }
+
+    /// The score a candidate must beat to enter.
+    fn threshold(&self) -> Score {
+        if self.heap.len() < self.limit {
+            Score::MIN
+        } else {
+            self.heap.peek().map_or(Score::MIN, |worst| worst.0.score)
+        }
+    }
+
+    fn push(&mut self, candidate: Ranked) {
+        if self.heap.len() < self.limit {
+            self.heap.push(Reverse(candidate));
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && candidate > worst.0
+        {
+            *worst = Reverse(candidate);
+        }
+    }
+
+    fn into_sorted(self) -> Vec<Ranked> {
+        let mut ranked: Vec<Ranked> = self.heap.into_iter().map(|r| r.0).collect();
+        ranked.sort_by(|a, b| b.cmp(a));
+        ranked
+    }
+}
+
+/// Runs `query` over `live`.
+pub(super) fn run(
+    live: &Live,
+    fields: &Fields,
+    query: &TextQuery,
+) -> tantivy::Result<Vec<TextMatch>> {
+    let namespace = query.scope.namespace.as_str();
+    let terms = super::analyzer::query_terms(query.text);
+    if terms.is_empty() || query.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let tail = live.tail.namespace(namespace);
+    let mut counts = tail.map(|t| t.counts).unwrap_or_default();
+    for segment in &live.segments {
+        let c = segment.counts(namespace);
+        counts.docs += c.docs;
+        counts.terms += c.terms;
+    }
+    if counts.docs == 0 {
+        // Nothing was ever stored in this namespace.
+        return Ok(Vec::new());
+    }
+    let statistics = Statistics {
+        searcher: &live.searcher,
+        tail,
+        namespace,
+        counts,
+    };
+    let rule = Rule::new(query.scope, query.filter, query.now);
+    let mut top = TopK::new(query.limit);
+
+    let index_terms: Vec<Term> = terms
+        .iter()
+        .map(|t| fields.text_term(namespace, t))
+        .collect();
+    let clauses: Vec<(Occur, Box<dyn Query>)> = index_terms
+        .iter()
+        .map(|term| {
+            let query: Box<dyn Query> =
+                Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
+            (Occur::Should, query)
+        })
+        .collect();
+    let weight = BooleanQuery::new(clauses).weight(
+        EnableScoring::enabled_from_statistics_provider(&statistics, &live.searcher),
+    )?;
+    for (reader, segment) in live.searcher.segment_readers().iter().zip(&live.segments) {
+        if segment.counts(namespace).docs == 0 {
+            continue;
+        }
+        let Some(rule) = resolve(&rule, segment) else {
+            continue;
+        };
+        let alive = reader.alive_bitset();
+        let threshold = top.threshold();
+        let mut visit = |doc: DocId, score: Score| -> Score {
+            if alive.is_some_and(|a| a.is_deleted(doc)) {
+                return top.threshold();
+            }
+            let Some(seq) = segment.seq.first(doc) else {
+                return top.threshold();
+            };
+            if live.tail.replaces(seq) || !rule.accepts(&segment.doc(doc)) {
+                return top.threshold();
+            }
+            top.push(Ranked {
+                score,
+                seq,
+                importance: segment.importance.first(doc).unwrap_or(0.0),
+                update_time: segment.update_time.first(doc).unwrap_or(0),
+            });
+            top.threshold()
+        };
+        weight.for_each_pruning(threshold, reader, &mut visit)?;
+    }
+
+    if tail.is_some() {
+        let weights = index_terms
+            .iter()
+            .zip(&terms)
+            .map(|(term, bare)| {
+                Ok(TermWeight {
+                    term: bare,
+                    weight: Bm25Weight::for_terms(&statistics, std::slice::from_ref(term))?,
+                })
+            })
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        // Every key maps to itself, so the rule always resolves.
+        let rule = rule.resolve(|_, key| Some(key.as_str()));
+        for (doc, score) in rule
+            .iter()
+            .flat_map(|rule| live.tail.candidates(namespace, &weights, rule))
+        {
+            top.push(Ranked {
+                score,
+                seq: doc.seq,
+                importance: doc.importance,
+                update_time: doc.update_time,
+            });
+        }
+    }
+
+    Ok(top
+        .into_sorted()
+        .into_iter()
+        .map(|r| TextMatch {
+            seq: r.seq,
+            bm25: f64::from(r.score),
+            importance: r.importance,
+            update_time: r.update_time,
+        })
+        .collect())
+}
+
+/// The rule over `segment`'s ordinals; `None` when nothing there can match.
+fn resolve(rule: &Rule<String>, segment: &SegmentView) -> Option<Rule<u64>> {
+    rule.resolve(|field, key| {
+        let column = match field {
+            KeyField::Project => &segment.project_id,
+            KeyField::Session => &segment.session_id,
+            KeyField::Agent => &segment.agent_id,
+            KeyField::User => &segment.user_id,
+            KeyField::Tags => &segment.tags,
+            KeyField::Metadata => &segment.metadata,
+        };
+        SegmentView::ordinal(column, key)
+    })
+}

@@ -1,0 +1,287 @@
+//! The tail: changes applied from the feed but not yet in the committed
+//! index. Tantivy commits are expensive (tens of milliseconds), so they run
+//! in the background; until one lands, searches read the committed segments
+//! *and* this tail, and skip every committed document the tail has replaced
+//! or deleted. A search therefore reflects every applied change at once.
+//!
+//! The tail is small (what arrived since the last commit, bounded by
+//! [`super::MAX_TAIL`]), so it is a plain in-memory inverted map per
+//! namespace.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use tantivy::fieldnorm::FieldNormReader;
+
+use super::document::IndexedDoc;
+use super::filter::{DocView, Rule};
+use super::segment::Counts;
+use crate::domain::Micros;
+
+/// The newest uncommitted change of one memory.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The feed sequence number of the change.
+    pub feed_seq: i64,
+    /// The memory's indexed form; `None` when it is deleted (or expired).
+    pub doc: Option<Arc<IndexedDoc>>,
+}
+
+/// One namespace's uncommitted documents.
+#[derive(Debug, Default)]
+pub struct NamespaceTail {
+    /// Documents and terms, counted as the committed index will count them.
+    pub counts: Counts,
+    /// Documents per term.
+    doc_freq: HashMap<String, u64>,
+    /// Memory sequence numbers per term. May name a memory whose newer
+    /// version lacks the term; [`Tail::candidates`] checks.
+    postings: HashMap<String, Vec<i64>>,
+}
+
+impl NamespaceTail {
+    /// How many uncommitted documents of the namespace contain `term`.
+    pub fn doc_freq(&self, term: &str) -> u64 {
+        self.doc_freq.get(term).copied().unwrap_or(0)
+    }
+}
+
+/// Changes not yet in the committed index.
+#[derive(Debug, Default)]
+pub struct Tail {
+    entries: HashMap<i64, Entry>,
+    /// Changes not yet handed to the committer: (feed seq, memory seq).
+    pending: VecDeque<(i64, i64)>,
+    namespaces: HashMap<String, NamespaceTail>,
+    /// Every feed change up to this one has been applied.
+    applied: i64,
+}
+
+/// What the committer writes: each memory's newest state, and the feed
+/// position the commit will stand for.
+pub struct Batch {
+    pub changes: Vec<(i64, Option<Arc<IndexedDoc>>)>,
+    pub watermark: i64,
+}
+
+/// The BM25 contribution of one term, for scoring tail documents the way
+/// tantivy scores committed ones.
+pub struct TermWeight<'a> {
+    pub term: &'a str,
+    pub weight: tantivy::query::Bm25Weight,
+}
+
+impl Tail {
+    /// An empty tail that follows on from the feed position `applied`.
+    pub fn new(applied: i64) -> Tail {
+        Tail {
+            applied,
+            ..Tail::default()
+        }
+    }
+
+    /// How many memories have uncommitted changes.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// How many changes wait for the committer.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Applies the feed change `feed_seq` to memory `memory_seq`: its new
+    /// state, or its removal.
+    pub fn apply(&mut self, feed_seq: i64, memory_seq: i64, doc: Option<Arc<IndexedDoc>>) {
+        if let Some(Entry { doc: Some(old), .. }) = self.entries.remove(&memory_seq) {
+            self.unindex(&old);
+        }
+        if let Some(doc) = &doc {
+            self.index(doc);
+        }
+        self.entries.insert(memory_seq, Entry { feed_seq, doc });
+        self.pending.push_back((feed_seq, memory_seq));
+        self.applied = self.applied.max(feed_seq);
+    }
+
+    /// Marks every change up to `feed_seq` applied (a stretch of the feed
+    /// with nothing to apply).
+    pub fn skip_to(&mut self, feed_seq: i64) {
+        self.applied = self.applied.max(feed_seq);
+    }
+
+    /// Whether the tail holds a newer state of committed memory `memory_seq`
+    /// (so the committed document must not be returned).
+    pub fn replaces(&self, memory_seq: i64) -> bool {
+        self.entries.contains_key(&memory_seq)
+    }
+
+    /// The uncommitted documents of `namespace`, if any.
+    pub fn namespace(&self, namespace: &str) -> Option<&NamespaceTail> {
+        self.namespaces.get(namespace)
+    }
+
+    /// Hands the pending changes to the committer.
+    pub fn take_pending(&mut self) -> Batch {
+        let mut changes = Vec::with_capacity(self.pending.len());
+        for (feed_seq, memory_seq) in self.pending.drain(..) {
+            // A later change of the same memory supersedes this one; it is
+            // further down the queue.
+            if let Some(entry) = self.entries.get(&memory_seq)
+                && entry.feed_seq == feed_seq
+            {
+                changes.push((memory_seq, entry.doc.clone()));
+            }
+        }
+        Batch {
+            changes,
+            watermark: self.applied,
+        }
+    }
+
+    /// After a failed commit: hands every change above `committed` to the
+    /// committer again.
+    pub fn requeue_after(&mut self, committed: i64) {
+        let mut again: Vec<(i64, i64)> = self
+            .entries
+            .iter()
+            .filter(|(_, entry)| entry.feed_seq > committed)
+            .map(|(&memory_seq, entry)| (entry.feed_seq, memory_seq))
+            .collect();
+        again.sort_unstable();
+        self.pending = again.into();
+    }
+
+    /// Forgets the changes the committed index now holds (feed sequence at or
+    /// below `watermark`).
+    pub fn prune(&mut self, watermark: i64) {
+        self.entries.retain(|_, entry| entry.feed_seq > watermark);
+        // Rebuilding is cheaper than unindexing one by one: what is left is
+        // what arrived during the commit.
+        self.namespaces.clear();
+        let docs: Vec<Arc<IndexedDoc>> = self
+            .entries
+            .values()
+            .filter_map(|entry| entry.doc.clone())
+            .collect();
+        for doc in &docs {
+            self.index(doc);
+        }
+    }
+
+    fn index(&mut self, doc: &IndexedDoc) {
+        let tail = self.namespaces.entry(doc.namespace.clone()).or_default();
+        tail.counts.docs += 1;
+        tail.counts.terms += u64::from(normalised_length(doc.terms.length));
+        for (term, _) in &doc.terms.terms {
+            *tail.doc_freq.entry(term.clone()).or_default() += 1;
+            tail.postings.entry(term.clone()).or_default().push(doc.seq);
+        }
+    }
+
+    fn unindex(&mut self, doc: &IndexedDoc) {
+        let Some(tail) = self.namespaces.get_mut(&doc.namespace) else {
+            return;
+        };
+        tail.counts.docs = tail.counts.docs.saturating_sub(1);
+        tail.counts.terms = tail
+            .counts
+            .terms
+            .saturating_sub(u64::from(normalised_length(doc.terms.length)));
+        for (term, _) in &doc.terms.terms {
+            if let Some(count) = tail.doc_freq.get_mut(term) {
+                *count = count.saturating_sub(1);
+            }
+            // The posting stays; `candidates` skips it.
+        }
+    }
+
+    /// The uncommitted documents of `namespace` that contain one of the
+    /// `terms` and pass `rule`, with their BM25 scores.
+    pub fn candidates(
+        &self,
+        namespace: &str,
+        terms: &[TermWeight<'_>],
+        rule: &Rule<&str>,
+    ) -> Vec<(Arc<IndexedDoc>, f32)> {
+        let Some(tail) = self.namespaces.get(namespace) else {
+            return Vec::new();
+        };
+        let mut seen = HashSet::new();
+        let mut found = Vec::new();
+        for term in terms {
+            for &seq in tail.postings.get(term.term).into_iter().flatten() {
+                if !seen.insert(seq) {
+                    continue;
+                }
+                let Some(doc) = self.entries.get(&seq).and_then(|e| e.doc.as_ref()) else {
+                    continue;
+                };
+                if doc.namespace != namespace || !rule.accepts(&TailDoc(doc)) {
+                    continue;
+                }
+                let norm = FieldNormReader::fieldnorm_to_id(doc.terms.length);
+                let score: f32 = terms
+                    .iter()
+                    .map(|t| match doc.terms.frequency(t.term) {
+                        0 => 0.0,
+                        frequency => t.weight.score(norm, frequency),
+                    })
+                    .sum();
+                if score > 0.0 {
+                    found.push((doc.clone(), score));
+                }
+            }
+        }
+        found
+    }
+}
+
+/// A length as tantivy records it: a one-byte code, so the statistics of
+/// the tail add up to what the committed index will report.
+fn normalised_length(length: u32) -> u32 {
+    FieldNormReader::id_to_fieldnorm(FieldNormReader::fieldnorm_to_id(length))
+}
+
+/// An uncommitted document as a filter reads it.
+struct TailDoc<'a>(&'a IndexedDoc);
+
+fn non_empty(value: &str) -> Option<&str> {
+    (!value.is_empty()).then_some(value)
+}
+
+impl<'a> DocView<&'a str> for TailDoc<'a> {
+    fn level(&self) -> u64 {
+        self.0.level
+    }
+    fn memory_type(&self) -> u64 {
+        self.0.memory_type
+    }
+    fn project(&self) -> Option<&'a str> {
+        non_empty(&self.0.project_id)
+    }
+    fn session(&self) -> Option<&'a str> {
+        non_empty(&self.0.session_id)
+    }
+    fn agent(&self) -> Option<&'a str> {
+        non_empty(&self.0.agent_id)
+    }
+    fn user(&self) -> Option<&'a str> {
+        non_empty(&self.0.user_id)
+    }
+    fn has_tag(&self, tag: &&'a str) -> bool {
+        self.0.tags.iter().any(|t| t == tag)
+    }
+    fn has_metadata(&self, entry: &&'a str) -> bool {
+        self.0.metadata.iter().any(|e| e == entry)
+    }
+    fn importance(&self) -> f64 {
+        self.0.importance
+    }
+    fn create_time(&self) -> Micros {
+        self.0.create_time
+    }
+    fn expire_time(&self) -> Micros {
+        self.0.expire_time
+    }
+}
