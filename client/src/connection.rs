@@ -58,20 +58,15 @@ impl Connection {
     {
         let mut attempt = 1;
         loop {
-            let call = send(self.request(message.clone(), true));
-            let result = match self.timeout {
-                // The client's own deadline, for a server that accepted the
-                // connection but does not answer at all.
-                Some(timeout) => tokio::time::timeout(timeout, call)
-                    .await
-                    .unwrap_or_else(|_| Err(deadline_exceeded(timeout))),
-                None => call.await,
+            if !repeat || attempt >= self.retry.max_attempts {
+                // The last try: the message itself, no copy kept.
+                return self.call(send(self.request(message, true))).await;
+            }
+            let error = match self.call(send(self.request(message.clone(), true))).await {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
             };
-            let error = match result {
-                Ok(response) => return Ok(response.into_inner()),
-                Err(status) => Error::from_call(status),
-            };
-            if !repeat || !error.is_retryable() || attempt >= self.retry.max_attempts {
+            if !error.is_retryable() {
                 return Err(error);
             }
             // The server's own suggestion, but never longer than the policy allows.
@@ -82,6 +77,23 @@ impl Connection {
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
+    }
+
+    /// Waits for one try, within the client's own deadline (for a server
+    /// that accepted the connection but does not answer at all).
+    async fn call<Resp>(
+        &self,
+        call: impl Future<Output = Result<tonic::Response<Resp>, Status>>,
+    ) -> Result<Resp, Error> {
+        let result = match self.timeout {
+            Some(timeout) => tokio::time::timeout(timeout, call)
+                .await
+                .unwrap_or_else(|_| Err(deadline_exceeded(timeout))),
+            None => call.await,
+        };
+        result
+            .map(tonic::Response::into_inner)
+            .map_err(Error::from_call)
     }
 }
 

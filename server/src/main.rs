@@ -17,6 +17,12 @@ use tokio::net::TcpListener;
 use tonic::transport::{Identity, ServerTlsConfig};
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc rather than the C library's allocator: the server allocates
+/// small, short-lived buffers on many threads, where glibc's malloc spent a
+/// tenth of the CPU of a write-heavy load.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config = Config::parse();

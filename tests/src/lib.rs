@@ -152,7 +152,7 @@ impl Server {
         envs: Vec<(String, String)>,
         listen: &str,
     ) -> Server {
-        let database = format!("sqlite://{}", dir.path().join("engram.db").display());
+        let database = format!("sqlite://{}", dir.path().join(DATABASE_FILE).display());
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -202,7 +202,12 @@ impl Server {
     /// The folder of the server's search index (the default: beside its
     /// database).
     pub fn index_dir(&self) -> PathBuf {
-        self.dir.path().join("engram.db.index")
+        self.dir.path().join(format!("{DATABASE_FILE}.index"))
+    }
+
+    /// `--database` of the server.
+    pub fn database_url(&self) -> String {
+        format!("sqlite://{}", self.dir.path().join(DATABASE_FILE).display())
     }
 
     /// The server's process id.
@@ -292,6 +297,9 @@ impl Server {
     }
 }
 
+/// The database file in a test server's folder.
+const DATABASE_FILE: &str = "engram.db";
+
 /// `--listen` for a server on any free port.
 const ANY_PORT: &str = "127.0.0.1:0";
 
@@ -327,6 +335,19 @@ pub async fn create(
         })
         .await
         .expect("create memory")
+}
+
+/// The hits of a search.
+pub async fn search(
+    engram: &Engram,
+    request: proto::SearchMemoriesRequest,
+) -> Vec<proto::SearchHit> {
+    engram
+        .memory()
+        .search_memories(request)
+        .await
+        .expect("search")
+        .hits
 }
 
 /// Every memory visible from `scope`, through all pages.

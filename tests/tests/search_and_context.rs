@@ -1,19 +1,7 @@
 //! SearchMemories ranking and filters, and BuildContext's budget.
 
 use engram_client::proto::{self, MemoryType};
-use engram_tests::{Server, create, input, scope};
-
-async fn search(
-    engram: &engram_client::Engram,
-    request: proto::SearchMemoriesRequest,
-) -> Vec<proto::SearchHit> {
-    engram
-        .memory()
-        .search_memories(request)
-        .await
-        .expect("search")
-        .hits
-}
+use engram_tests::{Server, create, input, scope, search};
 
 fn contents(hits: &[proto::SearchHit]) -> Vec<String> {
     hits.iter()

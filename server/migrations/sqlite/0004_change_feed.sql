@@ -41,7 +41,8 @@ CREATE TABLE engram_meta (
 ) WITHOUT ROWID;
 INSERT INTO engram_meta (key, value) VALUES ('database_id', lower(hex(randomblob(16))));
 
--- BuildContext lists one type (preferences) by importance: without this
--- index that walks every memory of the namespace.
-CREATE INDEX memories_by_type_importance ON memories
-    (namespace, memory_type, importance, create_time, seq);
+-- BuildContext lists preferences by importance: without an index of their
+-- own that walks every memory of the namespace. Partial (preferences are
+-- memory_type 2), so other memories cost nothing to write.
+CREATE INDEX memories_preferences ON memories (namespace, importance, create_time, seq)
+    WHERE memory_type = 2;

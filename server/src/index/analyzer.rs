@@ -17,8 +17,7 @@
 use std::cell::RefCell;
 
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter,
-    TextAnalyzer, Token, TokenStream, Tokenizer,
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 
 /// Words longer than this many bytes (before stemming) are not indexed: they
@@ -27,7 +26,7 @@ pub const MAX_WORD_BYTES: usize = 100;
 /// The most distinct terms a query uses; longer queries keep their first terms.
 pub const MAX_QUERY_TERMS: usize = 64;
 
-/// English words too common to say anything about relevance.
+/// English words too common to say anything about relevance (sorted).
 pub const STOP_WORDS: &[&str] = &[
     "a",
     "about",
@@ -178,14 +177,13 @@ impl DocTerms {
 
 /// The terms of stored text made of several parts (content, summary, tags).
 pub fn doc_terms<'a>(parts: impl IntoIterator<Item = &'a str>) -> DocTerms {
-    INDEXING.with(|analyzer| {
-        let mut analyzer = analyzer.borrow_mut();
+    ANALYSIS.with(|analysis| {
+        let mut analysis = analysis.borrow_mut();
         let mut all: Vec<String> = Vec::new();
         for part in parts {
-            let mut stream = analyzer.token_stream(part);
-            while stream.advance() {
-                all.push(std::mem::take(&mut stream.token_mut().text));
-            }
+            analysis.words(part, Mode::Index, &mut |word, _| {
+                all.push(word);
+            });
         }
         let length = u32::try_from(all.len()).unwrap_or(u32::MAX);
         all.sort_unstable();
@@ -204,48 +202,67 @@ pub fn doc_terms<'a>(parts: impl IntoIterator<Item = &'a str>) -> DocTerms {
 /// out unless nothing else remains, at most [`MAX_QUERY_TERMS`]. Empty when
 /// the query has no words at all.
 pub fn query_terms(text: &str) -> Vec<String> {
-    let terms = QUERYING.with(|analyzer| collect_distinct(&mut analyzer.borrow_mut(), text));
-    if !terms.is_empty() {
-        return terms;
-    }
-    QUERYING_STOP_WORDS.with(|analyzer| collect_distinct(&mut analyzer.borrow_mut(), text))
-}
-
-fn collect_distinct(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-    let mut terms: Vec<String> = Vec::new();
-    let mut stream = analyzer.token_stream(text);
-    while terms.len() < MAX_QUERY_TERMS && stream.advance() {
-        let term = &stream.token().text;
-        if !terms.contains(term) {
-            terms.push(term.clone());
-        }
-    }
-    terms
+    ANALYSIS.with(|analysis| {
+        let mut analysis = analysis.borrow_mut();
+        let mut content = Vec::new();
+        let mut all = Vec::new();
+        analysis.words(text, Mode::Query, &mut |term, stop_word| {
+            if !stop_word && content.len() < MAX_QUERY_TERMS && !content.contains(&term) {
+                content.push(term.clone());
+            }
+            if all.len() < MAX_QUERY_TERMS && !all.contains(&term) {
+                all.push(term);
+            }
+        });
+        if content.is_empty() { all } else { content }
+    })
 }
 
 thread_local! {
-    static INDEXING: RefCell<TextAnalyzer> = RefCell::new(analyzer(Mode::Index, false));
-    static QUERYING: RefCell<TextAnalyzer> = RefCell::new(analyzer(Mode::Query, true));
-    static QUERYING_STOP_WORDS: RefCell<TextAnalyzer> = RefCell::new(analyzer(Mode::Query, false));
+    static ANALYSIS: RefCell<Analysis> = RefCell::new(Analysis::new());
 }
 
-fn analyzer(mode: Mode, drop_stop_words: bool) -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(WordTokenizer { mode })
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .filter(RemoveLongFilter::limit(MAX_WORD_BYTES + 1))
-        .dynamic();
-    let builder = if drop_stop_words {
-        builder.filter_dynamic(StopWordFilter::remove(
-            STOP_WORDS.iter().map(|w| (*w).to_owned()),
-        ))
-    } else {
-        builder
-    };
-    builder
-        .filter_dynamic(Stemmer::new(Language::English))
-        .build()
+/// The analysis pipeline: words (and CJK pairs), lower-cased and folded to
+/// ASCII, then stemmed.
+struct Analysis {
+    folding: TextAnalyzer,
+    stemmer: frostem::Stemmer,
 }
+
+impl Analysis {
+    fn new() -> Analysis {
+        Analysis {
+            folding: TextAnalyzer::builder(WordTokenizer)
+                .filter(LowerCaser)
+                .filter(AsciiFoldingFilter)
+                .filter(RemoveLongFilter::limit(MAX_WORD_BYTES + 1))
+                .build(),
+            stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
+        }
+    }
+
+    /// Calls `emit` with each term of `text` and whether its word is a stop word.
+    fn words(&mut self, text: &str, mode: Mode, emit: &mut dyn FnMut(String, bool)) {
+        let mut stream = self.folding.token_stream(text);
+        while stream.advance() {
+            let token = stream.token_mut();
+            if token.position_length == CJK_SINGLE && mode == Mode::Query {
+                continue;
+            }
+            let word = std::mem::take(&mut token.text);
+            let stop_word = STOP_WORDS.binary_search(&word.as_str()).is_ok();
+            let term = match self.stemmer.stem(&word) {
+                std::borrow::Cow::Borrowed(same) if same.len() == word.len() => word,
+                stemmed => stemmed.into_owned(),
+            };
+            emit(term, stop_word);
+        }
+    }
+}
+
+/// Marks (as a token's position length) a single CJK character of a longer
+/// run, which only stored text indexes.
+const CJK_SINGLE: usize = 0;
 
 /// Whether CJK runs also yield their single characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,18 +273,18 @@ enum Mode {
     Query,
 }
 
-/// Splits text into words and CJK character pairs.
+/// Splits text into words, CJK character pairs and the single characters
+/// of CJK runs (the latter marked [`CJK_SINGLE`] unless the run is one
+/// character long).
 #[derive(Clone)]
-struct WordTokenizer {
-    mode: Mode,
-}
+struct WordTokenizer;
 
 impl Tokenizer for WordTokenizer {
     type TokenStream<'a> = Tokens;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Tokens {
         Tokens {
-            tokens: split(text, self.mode),
+            tokens: split(text),
             next: 0,
         }
     }
@@ -332,7 +349,7 @@ fn is_cjk(c: char) -> bool {
     )
 }
 
-fn split(text: &str, mode: Mode) -> Vec<Token> {
+fn split(text: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some(&(start, c)) = chars.peek() {
@@ -348,32 +365,31 @@ fn split(text: &str, mode: Mode) -> Vec<Token> {
         let end = chars.peek().map_or(text.len(), |&(at, _)| at);
         match run_class {
             CharClass::Separator => {}
-            CharClass::Word => push(&mut tokens, text, start, end),
-            CharClass::Cjk => cjk_tokens(&mut tokens, text, &run, end, mode),
+            CharClass::Word => push(&mut tokens, text, start, end, 1),
+            CharClass::Cjk => cjk_tokens(&mut tokens, text, &run, end),
         }
     }
     tokens
 }
 
-fn cjk_tokens(tokens: &mut Vec<Token>, text: &str, run: &[(usize, char)], end: usize, mode: Mode) {
+fn cjk_tokens(tokens: &mut Vec<Token>, text: &str, run: &[(usize, char)], end: usize) {
     let end_of = |i: usize| run.get(i + 1).map_or(end, |&(at, _)| at);
-    if run.len() == 1 || mode == Mode::Index {
-        for (i, &(at, _)) in run.iter().enumerate() {
-            push(tokens, text, at, end_of(i));
-        }
+    let single = if run.len() == 1 { 1 } else { CJK_SINGLE };
+    for (i, &(at, _)) in run.iter().enumerate() {
+        push(tokens, text, at, end_of(i), single);
     }
     for i in 1..run.len() {
-        push(tokens, text, run[i - 1].0, end_of(i));
+        push(tokens, text, run[i - 1].0, end_of(i), 1);
     }
 }
 
-fn push(tokens: &mut Vec<Token>, text: &str, from: usize, to: usize) {
+fn push(tokens: &mut Vec<Token>, text: &str, from: usize, to: usize, position_length: usize) {
     tokens.push(Token {
         offset_from: from,
         offset_to: to,
         position: tokens.len(),
         text: text[from..to].to_owned(),
-        position_length: 1,
+        position_length,
     });
 }
 
@@ -456,6 +472,11 @@ mod tests {
         let terms = query_terms(&long);
         assert_eq!(terms.len(), MAX_QUERY_TERMS);
         assert_eq!(terms[0], "w0");
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

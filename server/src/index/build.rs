@@ -168,6 +168,10 @@ fn trust(dir: &Path, database_id: &str, head: i64) -> Result<(Index, i64), Strin
         return Err("there is none yet".into());
     }
     let index = Index::open_in_dir(dir).map_err(|e| format!("it cannot be read ({e})"))?;
+    if index.schema() != document::schema().0 {
+        return Err("its schema is not this server's".into());
+    }
+    document::register_tokenizer(&index);
     let metas = index
         .load_metas()
         .map_err(|e| format!("its metadata cannot be read ({e})"))?;
@@ -223,7 +227,9 @@ fn create(dir: &Path) -> anyhow::Result<Index> {
         std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
     }
     let (schema, _) = document::schema();
-    Ok(Index::create(directory, schema, IndexSettings::default())?)
+    let index = Index::create(directory, schema, IndexSettings::default())?;
+    document::register_tokenizer(&index);
+    Ok(index)
 }
 
 /// Whether a folder entry is a file tantivy writes: its metadata and locks,

@@ -12,8 +12,8 @@
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{PreTokenizedString, Token};
-use tantivy::{TantivyDocument, Term};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+use tantivy::{Index, TantivyDocument, Term};
 
 use super::analyzer::{self, DocTerms};
 use crate::domain::{Memory, Micros};
@@ -21,6 +21,9 @@ use crate::domain::{Memory, Micros};
 /// The version of the schema and of the analysis. An index written with
 /// another version is rebuilt at start.
 pub const FORMAT: u32 = 1;
+
+/// The tokenizer of the text field: see [`TermList`].
+const TERM_LIST: &str = "engram_term_list";
 
 /// Stands for "never expires" in the `expire_time` fast field.
 pub const NEVER: Micros = Micros::MAX;
@@ -147,6 +150,7 @@ pub fn schema() -> (Schema, Fields) {
     let fast_number = || NumericOptions::default().set_fast();
     let text = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
+            .set_tokenizer(TERM_LIST)
             .set_index_option(IndexRecordOption::WithFreqs)
             .set_fieldnorms(true),
     );
@@ -186,24 +190,7 @@ impl Fields {
     pub fn document(&self, doc: &IndexedDoc) -> TantivyDocument {
         let mut out = TantivyDocument::default();
         out.add_i64(self.seq, doc.seq);
-        let mut tokens = Vec::with_capacity(doc.terms.length as usize);
-        for (term, frequency) in &doc.terms.terms {
-            let text = namespaced(&doc.namespace, term);
-            for _ in 0..*frequency {
-                tokens.push(Token {
-                    position: tokens.len(),
-                    text: text.clone(),
-                    ..Token::default()
-                });
-            }
-        }
-        out.add_pre_tokenized_text(
-            self.text,
-            PreTokenizedString {
-                text: String::new(),
-                tokens,
-            },
-        );
+        out.add_text(self.text, term_list(&doc.namespace, &doc.terms));
         out.add_text(self.namespace, &doc.namespace);
         for (field, value) in [
             (self.agent_id, &doc.agent_id),
@@ -228,5 +215,104 @@ impl Fields {
         out.add_i64(self.update_time, doc.update_time);
         out.add_i64(self.expire_time, doc.expire_time);
         out
+    }
+}
+
+/// Registers the index's own tokenizer on `index` (needed before writing).
+pub fn register_tokenizer(index: &Index) {
+    index.tokenizers().register(TERM_LIST, TermList);
+}
+
+/// A document's terms as the text field's value: `namespace\0term term …`,
+/// each term as many times as it occurs. [`TermList`] turns it back into
+/// namespaced terms; the analysis itself happened once, in
+/// [`IndexedDoc::new`].
+fn term_list(namespace: &str, terms: &DocTerms) -> String {
+    let mut text = String::with_capacity(namespace.len() + 1 + terms.length as usize * 8);
+    text.push_str(namespace);
+    text.push('\0');
+    for (term, frequency) in &terms.terms {
+        for _ in 0..*frequency {
+            text.push_str(term);
+            text.push(' ');
+        }
+    }
+    text
+}
+
+/// Reads a [`term_list`] back into namespaced terms. (Handing tantivy
+/// pre-tokenized text instead costs a JSON round trip per document.)
+#[derive(Clone)]
+struct TermList;
+
+impl Tokenizer for TermList {
+    type TokenStream<'a> = TermListStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> TermListStream<'a> {
+        let (namespace, terms) = text.split_once('\0').unwrap_or(("", text));
+        TermListStream {
+            namespace,
+            terms: terms.split(' '),
+            token: Token::default(),
+        }
+    }
+}
+
+struct TermListStream<'a> {
+    namespace: &'a str,
+    terms: std::str::Split<'a, char>,
+    token: Token,
+}
+
+impl TokenStream for TermListStream<'_> {
+    fn advance(&mut self) -> bool {
+        for term in self.terms.by_ref() {
+            if term.is_empty() {
+                continue;
+            }
+            self.token.text.clear();
+            self.token.text.push_str(self.namespace);
+            self.token.text.push('\0');
+            self.token.text.push_str(term);
+            self.token.position = self.token.position.wrapping_add(1);
+            return true;
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_term_list_reads_back_as_namespaced_terms() {
+        let doc = DocTerms {
+            terms: vec![("deploy".into(), 2), ("東京".into(), 1)],
+            length: 3,
+        };
+        let mut tokens = Vec::new();
+        let text = term_list("tenant-a", &doc);
+        let mut tokenizer = TermList;
+        let mut stream = tokenizer.token_stream(&text);
+        while stream.advance() {
+            tokens.push(stream.token().text.clone());
+        }
+        assert_eq!(
+            tokens,
+            [
+                namespaced("tenant-a", "deploy"),
+                namespaced("tenant-a", "deploy"),
+                namespaced("tenant-a", "東京")
+            ]
+        );
     }
 }

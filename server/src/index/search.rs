@@ -6,13 +6,15 @@
 //! contain a term) are the namespace's own, not the whole index's: a tenant's
 //! scores, and so its ranking, depend on nothing another tenant stores. Term
 //! frequencies come per namespace from the namespaced terms; documents and
-//! lengths from counts kept per segment ([`super::segment::Counts`]).
+//! lengths from counts kept per segment ([`super::segment::Counts`]). The
+//! idf is FTS5's (see [`idf_boost`]).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use tantivy::query::{
-    Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery,
+    Bm25StatisticsProvider, Bm25Weight, BooleanQuery, BoostQuery, EnableScoring, Occur, Query,
+    TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Score, Searcher, Term};
@@ -23,6 +25,22 @@ use super::segment::{Counts, SegmentView};
 use super::tail::{NamespaceTail, TermWeight};
 use super::{Live, TextQuery};
 use crate::domain::TextMatch;
+
+/// The smallest inverse document frequency a term gets.
+const MIN_IDF: Score = 1e-6;
+
+/// Turns tantivy's (Lucene's) idf, `ln(1 + odds)`, into the Robertson–Spärck
+/// Jones idf, `ln(odds)` with `odds = (N − n + ½) / (n + ½)`, floored at
+/// [`MIN_IDF`] — the idf SQLite FTS5 scored with before this index, kept so
+/// relevance means what it meant. A term in half the namespace's memories
+/// or more carries no evidence and weighs (almost) nothing, where Lucene's
+/// idf would still give it ln 2: in agent memory such terms are the user's
+/// or project's name, in every memory. Block-max WAND then skips them cheaply.
+fn idf_boost(doc_freq: u64, docs: u64) -> Score {
+    let (n, total) = (doc_freq as Score, docs as Score);
+    let odds = (total - n + 0.5) / (n + 0.5);
+    odds.ln().max(MIN_IDF) / odds.ln_1p()
+}
 
 /// The namespace's BM25 statistics: committed segments plus the tail.
 struct Statistics<'a> {
@@ -162,11 +180,16 @@ pub(super) fn run(
         .iter()
         .map(|t| fields.text_term(namespace, t))
         .collect();
+    let boosts = index_terms
+        .iter()
+        .map(|term| Ok(idf_boost(statistics.doc_freq(term)?, counts.docs)))
+        .collect::<tantivy::Result<Vec<Score>>>()?;
     let clauses: Vec<(Occur, Box<dyn Query>)> = index_terms
         .iter()
-        .map(|term| {
-            let query: Box<dyn Query> =
-                Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
+        .zip(&boosts)
+        .map(|(term, &boost)| {
+            let term = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs);
+            let query: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(term), boost));
             (Occur::Should, query)
         })
         .collect();
@@ -207,10 +230,12 @@ pub(super) fn run(
         let weights = index_terms
             .iter()
             .zip(&terms)
-            .map(|(term, bare)| {
+            .zip(&boosts)
+            .map(|((term, bare), &boost)| {
                 Ok(TermWeight {
                     term: bare,
-                    weight: Bm25Weight::for_terms(&statistics, std::slice::from_ref(term))?,
+                    weight: Bm25Weight::for_terms(&statistics, std::slice::from_ref(term))?
+                        .boost_by(boost),
                 })
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
@@ -254,4 +279,41 @@ fn resolve(rule: &Rule<String>, segment: &SegmentView) -> Option<Rule<u64>> {
         };
         SegmentView::ordinal(column, key)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rare_terms_keep_their_idf_and_ubiquitous_ones_lose_it() {
+        // Lucene's idf times the boost is the Robertson–Spärck Jones idf.
+        let lucene = |n: f32, total: f32| ((total - n + 0.5) / (n + 0.5)).ln_1p();
+        let rsj = |n: u64, total: u64| lucene(n as f32, total as f32) * idf_boost(n, total);
+        assert!((rsj(1, 1000) - (999.5f32 / 1.5).ln()).abs() < 1e-4);
+        assert!((rsj(100, 1000) - (900.5f32 / 100.5).ln()).abs() < 1e-4);
+        // In half the memories or more: next to nothing.
+        assert!(rsj(500, 1000) <= 1e-5);
+        assert!(rsj(900, 1000) <= 1e-5);
+        assert!(rsj(1, 1) > 0.0);
+    }
+
+    #[test]
+    fn the_top_k_keeps_the_best_and_breaks_ties_by_newer_memory() {
+        let mut top = TopK::new(2);
+        let ranked = |score: Score, seq: i64| Ranked {
+            score,
+            seq,
+            importance: 0.0,
+            update_time: 0,
+        };
+        assert_eq!(top.threshold(), Score::MIN);
+        top.push(ranked(1.0, 1));
+        top.push(ranked(3.0, 2));
+        assert_eq!(top.threshold(), 1.0);
+        top.push(ranked(2.0, 3));
+        top.push(ranked(2.0, 4));
+        let seqs: Vec<i64> = top.into_sorted().iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [2, 4]);
+    }
 }

@@ -32,17 +32,24 @@ pub struct Entry {
 pub struct NamespaceTail {
     /// Documents and terms, counted as the committed index will count them.
     pub counts: Counts,
-    /// Documents per term.
-    doc_freq: HashMap<String, u64>,
-    /// Memory sequence numbers per term. May name a memory whose newer
-    /// version lacks the term; [`Tail::candidates`] checks.
-    postings: HashMap<String, Vec<i64>>,
+    /// What the tail knows of each term.
+    terms: HashMap<String, Postings>,
+}
+
+/// The uncommitted documents that contain a term.
+#[derive(Debug, Default)]
+struct Postings {
+    /// How many current documents contain it.
+    doc_freq: u64,
+    /// Memory sequence numbers. May name a memory whose newer version lacks
+    /// the term; [`Tail::candidates`] checks.
+    seqs: Vec<i64>,
 }
 
 impl NamespaceTail {
     /// How many uncommitted documents of the namespace contain `term`.
     pub fn doc_freq(&self, term: &str) -> u64 {
-        self.doc_freq.get(term).copied().unwrap_or(0)
+        self.terms.get(term).map_or(0, |p| p.doc_freq)
     }
 }
 
@@ -174,8 +181,14 @@ impl Tail {
         tail.counts.docs += 1;
         tail.counts.terms += u64::from(normalised_length(doc.terms.length));
         for (term, _) in &doc.terms.terms {
-            *tail.doc_freq.entry(term.clone()).or_default() += 1;
-            tail.postings.entry(term.clone()).or_default().push(doc.seq);
+            // Look up before inserting: most terms are there already, and
+            // then the term need not be copied.
+            let postings = match tail.terms.get_mut(term.as_str()) {
+                Some(postings) => postings,
+                None => tail.terms.entry(term.clone()).or_default(),
+            };
+            postings.doc_freq += 1;
+            postings.seqs.push(doc.seq);
         }
     }
 
@@ -189,10 +202,10 @@ impl Tail {
             .terms
             .saturating_sub(u64::from(normalised_length(doc.terms.length)));
         for (term, _) in &doc.terms.terms {
-            if let Some(count) = tail.doc_freq.get_mut(term) {
-                *count = count.saturating_sub(1);
+            if let Some(postings) = tail.terms.get_mut(term.as_str()) {
+                // The sequence number stays; `candidates` skips it.
+                postings.doc_freq = postings.doc_freq.saturating_sub(1);
             }
-            // The posting stays; `candidates` skips it.
         }
     }
 
@@ -210,7 +223,8 @@ impl Tail {
         let mut seen = HashSet::new();
         let mut found = Vec::new();
         for term in terms {
-            for &seq in tail.postings.get(term.term).into_iter().flatten() {
+            let seqs = tail.terms.get(term.term).map_or(&[][..], |p| &p.seqs[..]);
+            for &seq in seqs {
                 if !seen.insert(seq) {
                     continue;
                 }

@@ -84,8 +84,9 @@ pub trait Store: Send + Sync + 'static {
         now: Micros,
     ) -> Result<Vec<Memory>>;
 
-    /// Records that a search returned these memories. Fire and forget: it
-    /// queues the write and returns at once; under overload it may drop it.
+    /// Records that a search returned these memories. Fire and forget: the
+    /// counts are gathered in memory and written in batches (within about a
+    /// second); a crash loses the last batch, as bookkeeping may.
     fn record_access(&self, ids: Vec<String>, now: Micros);
 
     /// Starts an episode; with a `request_id` already used in the namespace

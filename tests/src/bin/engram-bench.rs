@@ -2,9 +2,10 @@
 //!
 //! * `locomo`: retrieval quality, evidence recall@k on the LoCoMo dev split in
 //!   `../shared/eval/locomo-dev`, as its README defines it;
-//! * `load`: write throughput and latency (one writer vs many concurrent
-//!   writers sharing group commits, under both SQLite durability settings),
-//!   and search and BuildContext latency over a populated namespace.
+//! * `load`: throughput and latency beside the empty-call baseline
+//!   (grpc.health Check): creates at 1 and 64 in flight, search and
+//!   BuildContext latency as a namespace grows (10k, 100k, optionally 1M),
+//!   beside a small and an empty namespace, restart time and memory.
 //!
 //! Run it in release mode; it builds and starts a release `engram-server`:
 //! `cargo run --release -p engram-tests --bin engram-bench -- locomo`.
@@ -34,24 +35,51 @@ enum Command {
         /// Folder holding the LoCoMo conversation files (*.json).
         #[arg(long, default_value = "../shared/eval/locomo-dev")]
         data: PathBuf,
+        /// Run this engram-server binary instead of the workspace's.
+        #[arg(long)]
+        server_binary: Option<PathBuf>,
     },
-    /// Write and search throughput and latency.
+    /// Throughput and latency against one server, side by side with the
+    /// empty-call baseline (grpc.health Check): creates at 1 and at
+    /// `--concurrency` in flight, then search and BuildContext latency as one
+    /// namespace grows through `--sizes`, beside a small and an empty
+    /// namespace, and restart time and memory at the largest size.
     Load {
-        /// Memories in the namespace that searches run against.
-        #[arg(long, default_value_t = 20_000)]
-        memories: usize,
+        /// Sizes of the big namespace at which latency is measured.
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000, 100_000])]
+        sizes: Vec<usize>,
+        /// Also measure at 1,000,000 memories.
+        #[arg(long)]
+        million: bool,
+        /// Memories in the small namespace beside the big one.
+        #[arg(long, default_value_t = 100)]
+        small: usize,
+        /// grpc.health Check calls measured at `--concurrency` in flight, over
+        /// all rounds.
+        #[arg(long, default_value_t = 150_000)]
+        checks: usize,
+        /// Rounds of Check, then creates, alternating; the medians are reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+        rounds: u16,
         /// Creates measured one at a time.
-        #[arg(long, default_value_t = 300)]
+        #[arg(long, default_value_t = 2_000)]
         sequential_writes: usize,
-        /// Creates measured with `concurrency` in flight.
-        #[arg(long, default_value_t = 5_000)]
+        /// Creates measured with `--concurrency` in flight, over all rounds.
+        #[arg(long, default_value_t = 100_000)]
         concurrent_writes: usize,
         /// Requests in flight in the concurrent phases.
         #[arg(long, default_value_t = 64)]
         concurrency: usize,
-        /// Searches measured.
+        /// Searches measured per namespace and size (one client).
         #[arg(long, default_value_t = 500)]
         searches: usize,
+        /// BuildContext calls measured per size (one client).
+        #[arg(long, default_value_t = 200)]
+        contexts: usize,
+        /// Run this engram-server binary instead of the workspace's (e.g. an
+        /// older build, for before/after numbers from one bench).
+        #[arg(long)]
+        server_binary: Option<PathBuf>,
     },
     /// One command-line call, end to end (process start, connect, call,
     /// print): the `engram` command beside grpcurl, the operator's baseline.
@@ -66,24 +94,52 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Locomo { data } => locomo(&data).await,
+        Command::Locomo {
+            data,
+            server_binary,
+        } => locomo(&data, server_binary.as_deref()).await,
         Command::Cli { runs } => cli(runs).await,
         Command::Load {
-            memories,
+            sizes,
+            million,
+            small,
+            checks,
+            rounds,
             sequential_writes,
             concurrent_writes,
             concurrency,
             searches,
+            contexts,
+            server_binary,
         } => {
-            load(
-                memories,
+            let mut sizes = sizes;
+            if million {
+                sizes.push(1_000_000);
+            }
+            sizes.sort_unstable();
+            sizes.dedup();
+            load(Load {
+                sizes,
+                small,
+                checks,
+                rounds: usize::from(rounds),
                 sequential_writes,
                 concurrent_writes,
                 concurrency,
                 searches,
-            )
+                contexts,
+                server_binary,
+            })
             .await
         }
+    }
+}
+
+/// A server of `binary`, or of this workspace.
+async fn start(binary: Option<&Path>) -> Server {
+    match binary {
+        Some(binary) => Server::start_binary(binary, &[]).await,
+        None => Server::start().await,
     }
 }
 
@@ -169,7 +225,7 @@ impl Recall {
     }
 }
 
-async fn locomo(data: &Path) -> anyhow::Result<()> {
+async fn locomo(data: &Path, server_binary: Option<&Path>) -> anyhow::Result<()> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(data)
         .with_context(|| format!("reading {}", data.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -180,7 +236,7 @@ async fn locomo(data: &Path) -> anyhow::Result<()> {
         bail!("no LoCoMo conversations (*.json) in {}", data.display());
     }
 
-    let server = Server::start().await;
+    let server = start(server_binary).await;
     let engram = server.client().await;
     let mut overall = Recall::default();
     let mut by_category: BTreeMap<u64, Recall> = BTreeMap::new();
@@ -657,76 +713,101 @@ where
     Ok((latencies, started.elapsed()))
 }
 
-async fn load(
-    memories: usize,
+/// What `load` measures.
+struct Load {
+    sizes: Vec<usize>,
+    small: usize,
+    checks: usize,
+    rounds: usize,
     sequential_writes: usize,
     concurrent_writes: usize,
     concurrency: usize,
     searches: usize,
-) -> anyhow::Result<()> {
-    println!("writes: one writer vs {concurrency} concurrent writers (group commit)");
-    for synchronous in ["normal", "full"] {
-        let server = Server::start_with_args(&["--sqlite-synchronous", synchronous]).await;
-        let client = server.client().await.memory();
-        let namespace = scope("load");
-        let mut rng = Text::new(0x5eed);
+    contexts: usize,
+    server_binary: Option<PathBuf>,
+}
 
-        let started = Instant::now();
-        let mut latencies = Vec::with_capacity(sequential_writes);
-        for i in 0..sequential_writes {
-            let begun = Instant::now();
-            client
-                .clone()
-                .create_memory(create_request(
-                    &namespace,
-                    format!("{i} {}", rng.sentence(12)),
-                ))
-                .await?;
-            latencies.push(begun.elapsed());
+/// Latencies of one measured call, in milliseconds.
+struct Latency {
+    p50: f64,
+    p99: f64,
+}
+
+impl Latency {
+    fn of(latencies: &mut [Duration]) -> Latency {
+        latencies.sort();
+        let at = |q: f64| {
+            latencies
+                .get(((latencies.len().max(1) - 1) as f64 * q).round() as usize)
+                .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+        };
+        Latency {
+            p50: at(0.5),
+            p99: at(0.99),
         }
-        let sequential_rate = sequential_writes as f64 / started.elapsed().as_secs_f64();
-        println!(
-            "  synchronous={synchronous:<6} 1 writer:   {sequential_rate:>8.0} creates/s, {}",
-            summary(&mut latencies)
-        );
-
-        let texts: Vec<String> = (0..concurrent_writes)
-            .map(|i| format!("c{i} {}", rng.sentence(12)))
-            .collect();
-        let texts = std::sync::Arc::new(texts);
-        let (mut latencies, wall) = run_concurrently(concurrent_writes, concurrency, {
-            let (client, namespace, texts) = (client.clone(), namespace.clone(), texts.clone());
-            move |i| {
-                let (client, request) =
-                    (client.clone(), create_request(&namespace, texts[i].clone()));
-                async move {
-                    client.create_memory(request).await?;
-                    Ok(())
-                }
-            }
-        })
-        .await?;
-        let concurrent_rate = concurrent_writes as f64 / wall.as_secs_f64();
-        println!(
-            "  synchronous={synchronous:<6} {concurrency} writers: {concurrent_rate:>8.0} creates/s, {} — {:.1}x one writer",
-            summary(&mut latencies),
-            concurrent_rate / sequential_rate
-        );
     }
+}
 
-    let server = Server::start().await;
-    let client = server.client().await.memory();
-    let namespace = scope("search");
-    let mut rng = Text::new(0xcafe);
-    let started = Instant::now();
+impl std::fmt::Display for Latency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:>7.3} / {:>7.3}", self.p50, self.p99)
+    }
+}
+
+/// How long background work (index commits, merges, checkpoints) is given
+/// to finish between measurements.
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// The median of `values`.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Times `calls` sequential calls of `call`.
+async fn time_each<F, Fut>(calls: usize, mut call: F) -> anyhow::Result<Latency>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let mut latencies = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let begun = Instant::now();
+        call(i).await?;
+        latencies.push(begun.elapsed());
+    }
+    Ok(Latency::of(&mut latencies))
+}
+
+/// The server process's resident memory, now and at its peak, in MiB.
+fn rss_mib(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
+            .map_or(f64::NAN, |kib| kib / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Stores `count` synthetic memories in `namespace`, 500 per batch.
+async fn fill(
+    client: &MemoryClient,
+    namespace: &proto::Scope,
+    rng: &mut Text,
+    from: usize,
+    count: usize,
+) -> anyhow::Result<()> {
     let mut stored = 0;
-    while stored < memories {
-        let n = (memories - stored).min(500);
+    while stored < count {
+        let n = (count - stored).min(500);
         let batch = (0..n)
             .map(|i| {
                 input(
                     MemoryType::Fact,
-                    &format!("{} {}", stored + i, rng.sentence(14)),
+                    &format!("{} {}", from + stored + i, rng.sentence(14)),
                 )
             })
             .collect();
@@ -740,74 +821,234 @@ async fn load(
             .await?;
         stored += n;
     }
-    println!(
-        "batch creates: {:.0} memories/s ({memories} in batches of 500)",
-        memories as f64 / started.elapsed().as_secs_f64()
-    );
+    Ok(())
+}
 
-    let queries: Vec<String> = (0..searches).map(|_| rng.sentence(3)).collect();
-    let search = |client: &MemoryClient, query: &str| {
-        let client = client.clone();
-        let request = proto::SearchMemoriesRequest {
-            scope: Some(namespace.clone()),
-            query: query.to_owned(),
-            limit: 10,
-            ..Default::default()
-        };
-        async move { client.search_memories(request).await.map(|_| ()) }
-    };
-    let mut latencies = Vec::new();
-    for query in &queries {
-        let begun = Instant::now();
-        search(&client, query).await?;
-        latencies.push(begun.elapsed());
+fn search_request(namespace: &proto::Scope, query: &str) -> proto::SearchMemoriesRequest {
+    proto::SearchMemoriesRequest {
+        scope: Some(namespace.clone()),
+        query: query.to_owned(),
+        limit: 10,
+        ..Default::default()
     }
+}
+
+async fn load(config: Load) -> anyhow::Result<()> {
+    let mut server = start(config.server_binary.as_deref()).await;
+    let engram = server.client().await;
+    let client = engram.memory();
+    // Throughput is measured through the bare generated stubs, for Check
+    // and CreateMemory alike, so that both carry the same client-side cost
+    // (the client crate adds a deadline and retries).
+    let health = tonic_health::pb::health_client::HealthClient::new(engram.channel());
+    let stub = proto::memory_service_client::MemoryServiceClient::new(engram.channel());
     println!(
-        "search over {memories} memories, 1 client: {}",
-        summary(&mut latencies)
+        "engram-bench load: server {}, {} CPUs",
+        config.server_binary.as_ref().map_or_else(
+            || "of this workspace (release)".to_owned(),
+            |b| b.display().to_string()
+        ),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    let queries = std::sync::Arc::new(queries);
-    let (mut latencies, wall) = run_concurrently(searches, concurrency.min(16), {
-        let (client, namespace, queries) = (client.clone(), namespace.clone(), queries.clone());
-        move |i| {
-            let client = client.clone();
-            let request = proto::SearchMemoriesRequest {
-                scope: Some(namespace.clone()),
-                query: queries[i].clone(),
-                limit: 10,
-                ..Default::default()
-            };
-            async move {
-                client.search_memories(request).await?;
-                Ok(())
+    // The empty-call baseline, and creates beside it: alternating rounds,
+    // so that a slow moment of a shared machine weighs on both alike, and
+    // the medians of the rounds.
+    let check = tonic_health::pb::HealthCheckRequest::default();
+    let writes = scope("writes");
+    let mut rng = Text::new(0x5eed);
+    let per_round = config.concurrent_writes / config.rounds;
+    let texts: Vec<String> = (0..config.sequential_writes + per_round * config.rounds)
+        .map(|i| format!("w{i} {}", rng.sentence(12)))
+        .collect();
+    let texts = std::sync::Arc::new(texts);
+    let (mut check_rates, mut create_rates) = (Vec::new(), Vec::new());
+    let (mut check_latencies, mut create_latencies) = (Vec::new(), Vec::new());
+    for round in 0..config.rounds {
+        if round > 0 {
+            // Let the index commit and merge what the last round wrote, so
+            // that the baseline is measured on a server at rest.
+            tokio::time::sleep(SETTLE).await;
+        }
+        let (latencies, wall) =
+            run_concurrently(config.checks / config.rounds, config.concurrency, {
+                let (health, check) = (health.clone(), check.clone());
+                move |_| {
+                    let (mut health, check) = (health.clone(), check.clone());
+                    async move {
+                        health.check(check).await?;
+                        Ok(())
+                    }
+                }
+            })
+            .await?;
+        check_rates.push((config.checks / config.rounds) as f64 / wall.as_secs_f64());
+        check_latencies.extend(latencies);
+        let offset = config.sequential_writes + round * per_round;
+        let (latencies, wall) = run_concurrently(per_round, config.concurrency, {
+            let (stub, writes, texts) = (stub.clone(), writes.clone(), texts.clone());
+            move |i| {
+                let (mut stub, request) = (
+                    stub.clone(),
+                    create_request(&writes, texts[offset + i].clone()),
+                );
+                async move {
+                    stub.create_memory(request).await?;
+                    Ok(())
+                }
             }
+        })
+        .await?;
+        create_rates.push(per_round as f64 / wall.as_secs_f64());
+        create_latencies.extend(latencies);
+    }
+    let (check_rate, create_rate) = (median(&mut check_rates), median(&mut create_rates));
+    println!(
+        "grpc.health Check, {} in flight:  {check_rate:>8.0} calls/s (median of {} rounds), p50/p99 {} ms",
+        config.concurrency,
+        config.rounds,
+        Latency::of(&mut check_latencies)
+    );
+    println!(
+        "CreateMemory, {} in flight:       {create_rate:>8.0} creates/s (median of {} rounds), p50/p99 {} ms = {:.1}% of Check's rate",
+        config.concurrency,
+        config.rounds,
+        Latency::of(&mut create_latencies),
+        create_rate / check_rate * 100.0
+    );
+    let one_check = time_each(2_000, |_| {
+        let mut health = health.clone();
+        async move {
+            health
+                .check(tonic_health::pb::HealthCheckRequest::default())
+                .await?;
+            Ok(())
         }
     })
     .await?;
+    println!("grpc.health Check, 1 client:   p50/p99 {one_check} ms");
+    let started = Instant::now();
+    let one_writer = time_each(config.sequential_writes, |i| {
+        let (client, request) = (client.clone(), create_request(&writes, texts[i].clone()));
+        async move {
+            client.create_memory(request).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let sequential_rate = config.sequential_writes as f64 / started.elapsed().as_secs_f64();
     println!(
-        "search over {memories} memories, {} clients: {:.0} searches/s, {}",
-        concurrency.min(16),
-        searches as f64 / wall.as_secs_f64(),
-        summary(&mut latencies)
+        "CreateMemory, 1 client:        p50/p99 {one_writer} ms ({sequential_rate:.0} creates/s)"
     );
 
-    let mut latencies = Vec::new();
-    for query in queries.iter().take(200) {
-        let begun = Instant::now();
+    let (big, small, empty) = (scope("big"), scope("small"), scope("empty"));
+    let mut rng = Text::new(0xcafe);
+    fill(&client, &small, &mut rng, 0, config.small).await?;
+    let queries: Vec<String> = (0..config.searches.max(config.contexts))
+        .map(|i| rng.sentence(2 + i % 3))
+        .collect();
+    println!(
+        "latency in ms, p50 / p99, one client; queries of 2-4 words; the small namespace has {} memories",
+        config.small
+    );
+    println!(
+        "{:>9}  {:>8}  {:>17}  {:>17}  {:>17}  {:>17}",
+        "memories", "stored/s", "search", "search small", "search empty", "context (512)"
+    );
+    let mut stored = 0;
+    for &size in &config.sizes {
+        let started = Instant::now();
+        fill(&client, &big, &mut rng, stored, size - stored).await?;
+        let load_rate = (size - stored) as f64 / started.elapsed().as_secs_f64();
+        stored = size;
+        // The first search waits for the index to catch up with the load.
         client
             .clone()
-            .build_context(proto::BuildContextRequest {
-                scope: Some(namespace.clone()),
-                query: query.clone(),
-                ..Default::default()
-            })
+            .search_memories(search_request(&big, "warm up"))
             .await?;
-        latencies.push(begun.elapsed());
+        let search_in = |namespace: proto::Scope| {
+            let (client, queries) = (client.clone(), &queries);
+            time_each(config.searches, move |i| {
+                let request = search_request(&namespace, &queries[i]);
+                let client = client.clone();
+                async move {
+                    client.search_memories(request).await?;
+                    Ok(())
+                }
+            })
+        };
+        let in_big = search_in(big.clone()).await?;
+        let in_small = search_in(small.clone()).await?;
+        let in_empty = search_in(empty.clone()).await?;
+        let context = time_each(config.contexts, |i| {
+            let (client, request) = (
+                client.clone(),
+                proto::BuildContextRequest {
+                    scope: Some(big.clone()),
+                    query: queries[i].clone(),
+                    token_budget: 512,
+                    ..Default::default()
+                },
+            );
+            async move {
+                client.build_context(request).await?;
+                Ok(())
+            }
+        })
+        .await?;
+        println!("{size:>9}  {load_rate:>8.0}  {in_big}  {in_small}  {in_empty}  {context}");
     }
+
+    let (rss, peak) = rss_mib(server.pid());
     println!(
-        "build context (512 tokens) over {memories} memories: {}",
-        summary(&mut latencies)
+        "at {stored} memories: server RSS {rss:.0} MiB (peak {peak:.0} MiB); database and index on disk {:.0} MiB",
+        disk_mib(&server)
+    );
+    let stopping = Instant::now();
+    server.stop().await;
+    let stopped = stopping.elapsed();
+    let starting = Instant::now();
+    let server = server.start_again().await;
+    let listening = starting.elapsed();
+    let client = server.client().await.memory();
+    let first = Instant::now();
+    client
+        .clone()
+        .search_memories(search_request(&big, &queries[0]))
+        .await?;
+    let first_search = first.elapsed();
+    let after = time_each(config.searches, |i| {
+        let (client, request) = (client.clone(), search_request(&big, &queries[i]));
+        async move {
+            client.search_memories(request).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let (rss, peak) = rss_mib(server.pid());
+    println!(
+        "restart at {stored}: stop {:.2} s, start to listening {:.2} s, first search {:.1} ms; then search p50/p99 {after} ms, RSS {rss:.0} MiB (peak {peak:.0} MiB)",
+        stopped.as_secs_f64(),
+        listening.as_secs_f64(),
+        first_search.as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// The size of the server's folder (database, WAL, index), in MiB.
+fn disk_mib(server: &Server) -> f64 {
+    fn size(path: &Path) -> u64 {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => std::fs::read_dir(path)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| size(&entry.path()))
+                .sum(),
+            Ok(meta) => meta.len(),
+            Err(_) => 0,
+        }
+    }
+    let dir = server.index_dir();
+    size(dir.parent().unwrap_or(&dir)) as f64 / (1024.0 * 1024.0)
 }

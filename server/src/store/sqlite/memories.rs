@@ -1,6 +1,8 @@
 //! SQL for memories: visibility, filters, keyset paging, the create-or-merge
 //! of DESIGN §3, and reading the change feed that search indexes follow.
 
+use std::collections::{HashMap, HashSet};
+
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
@@ -18,6 +20,21 @@ use crate::store::Remembered;
 /// Rows are decoded by column name, so every memory column can be selected
 /// as `m.*` (the content hash comes along and is ignored).
 const COLUMNS: &str = "m.*";
+
+/// Selects the memories with these sequence numbers (conditions may be
+/// appended). NOT INDEXED: they are looked up by rowid, never by walking a
+/// namespace's index, which a visibility rule would otherwise invite.
+fn select_by_seq(seqs: &[i64]) -> QueryBuilder<Sqlite> {
+    let mut qb = QueryBuilder::new(format!(
+        "SELECT {COLUMNS} FROM memories m NOT INDEXED WHERE m.seq IN ("
+    ));
+    let mut list = qb.separated(", ");
+    for &seq in seqs {
+        list.push_bind(seq);
+    }
+    qb.push(")");
+    qb
+}
 
 fn select_from_memories() -> QueryBuilder<Sqlite> {
     QueryBuilder::new(format!("SELECT {COLUMNS} FROM memories m WHERE "))
@@ -89,16 +106,21 @@ fn push_filter(qb: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {
     }
 }
 
+/// Appends `column IN (codes)`. The codes are the server's own enum
+/// numbers, written as literals so that the planner sees them: a single one
+/// becomes `column = code`, which lets SQLite use a partial index for that
+/// value (preferences have one).
 fn push_in(qb: &mut QueryBuilder<Sqlite>, column: &str, codes: impl ExactSizeIterator<Item = i32>) {
-    if codes.len() == 0 {
-        return;
+    let codes: Vec<String> = codes.map(|code| code.to_string()).collect();
+    match codes.as_slice() {
+        [] => {}
+        [code] => {
+            qb.push(format!(" AND {column} = {code}"));
+        }
+        many => {
+            qb.push(format!(" AND {column} IN ({})", many.join(", ")));
+        }
     }
-    qb.push(format!(" AND {column} IN ("));
-    let mut list = qb.separated(", ");
-    for code in codes {
-        list.push_bind(code);
-    }
-    qb.push(")");
 }
 
 fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
@@ -186,21 +208,21 @@ pub(super) async fn create(
     conn: &mut SqliteConnection,
     namespace: String,
     request_id: Option<String>,
-    new: Vec<NewMemory>,
+    new: Vec<Prepared>,
     now: Micros,
 ) -> Result<Vec<Created>> {
     // Only a create with a request id is remembered, so only then is the
     // request fingerprinted.
-    let fingerprint = request_id.as_ref().map(|_| requests::fingerprint(&new));
+    let fingerprint = request_id.as_ref().map(|_| {
+        let given: Vec<&NewMemory> = new.iter().map(|p| &p.new).collect();
+        requests::fingerprint(&given)
+    });
     if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
         && let Some(first) = requests::replay(conn, &namespace, request_id, fingerprint).await?
     {
         return reload(conn, request_id, &first, now).await;
     }
-    let mut created = Vec::with_capacity(new.len());
-    for memory in new {
-        created.push(create_one(conn, memory, now).await?);
-    }
+    let created = create_many(conn, &new, now).await?;
     if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
         let results: Vec<(&str, i32)> = created
             .iter()
@@ -295,7 +317,7 @@ pub(super) async fn remember(
         return Ok(first);
     }
     let created = match memory {
-        Some(memory) => Some(create_one(conn, memory, now).await?),
+        Some(memory) => Some(create_one(conn, &Prepared::new(memory), now).await?),
         None => None,
     };
     if let Some((request_id, fingerprint)) = &request {
@@ -312,59 +334,249 @@ pub(super) async fn remember(
     Ok(Remembered { decision, created })
 }
 
-/// Inserts `new`, or reinforces the identical memory, in one statement.
-const UPSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
+/// The columns a create writes, in the order [`upsert`] binds them.
+const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
      memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-     update_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-     ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
+     update_time, expire_time) ";
+/// An identical memory is reinforced instead (DESIGN §3). An expired twin is
+/// not (as far as anyone can see, it is gone): no row comes back for it.
+/// What comes back is what the insert did not know: the rest of an inserted
+/// memory is what was given.
+const MERGE: &str = " ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
      DO UPDATE SET seen_count = seen_count + 1, update_time = excluded.update_time, \
      importance = max(importance, excluded.importance), version = version + 1, \
      expire_time = CASE WHEN expire_time IS NULL OR excluded.expire_time IS NULL THEN NULL \
                         ELSE max(expire_time, excluded.expire_time) END \
      WHERE expire_time IS NULL OR expire_time > excluded.update_time \
-     RETURNING *";
+     RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, version";
+/// Memories per statement of a batch (19 parameters each, well under
+/// SQLite's limit of 32,766).
+const ROWS_PER_UPSERT: usize = 500;
 
-async fn create_one(conn: &mut SqliteConnection, new: NewMemory, now: Micros) -> Result<Created> {
-    let id = uuid::Uuid::now_v7().to_string();
-    let hash = content_hash(&new.content);
-    let (tags, metadata) = (json(&new.tags), json(&new.metadata));
-    // The first attempt finds no row only when an expired twin blocks the
-    // insert (it is not reinforced: as far as anyone can see, it is gone).
-    // It is then deleted and the insert made again.
-    for _ in 0..2 {
-        let row = sqlx::query(UPSERT)
-            .bind(&id)
-            .bind(&new.scope.namespace)
-            .bind(&new.scope.agent_id)
-            .bind(&new.scope.user_id)
-            .bind(&new.scope.project_id)
-            .bind(&new.scope.session_id)
-            .bind(new.level.code())
-            .bind(new.memory_type.code())
-            .bind(&new.content)
-            .bind(&hash)
-            .bind(&new.summary)
-            .bind(&tags)
-            .bind(&metadata)
-            .bind(new.importance)
-            .bind(new.confidence)
-            .bind(new.source.code())
-            .bind(now)
-            .bind(now)
-            .bind(new.expire_time)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?;
-        if let Some(row) = row {
-            let memory = memory_from_row(&row)?;
-            let result = if memory.id == id {
-                WriteResult::Created
-            } else {
-                WriteResult::Merged
-            };
-            return Ok(Created { memory, result });
+/// A memory ready to be inserted: its new id and what derives from its
+/// content, computed by the caller so that the single writer only writes.
+#[derive(Debug, Clone)]
+pub(super) struct Prepared {
+    id: String,
+    hash: String,
+    tags: String,
+    metadata: String,
+    new: NewMemory,
+}
+
+impl Prepared {
+    pub(super) fn new(new: NewMemory) -> Prepared {
+        Prepared {
+            id: uuid::Uuid::now_v7().to_string(),
+            hash: content_hash(&new.content),
+            tags: json(&new.tags),
+            metadata: json(&new.metadata),
+            new,
         }
-        delete_expired_twin(conn, &new.scope, new.level, new.memory_type, &hash, now).await?;
+    }
+
+    fn identity(&self) -> Identity {
+        identity(
+            &self.new.scope,
+            self.new.level,
+            self.new.memory_type,
+            &self.hash,
+        )
+    }
+
+    /// The memory this insert stored, given what the database returned.
+    fn stored(&self, row: &SqliteRow) -> Result<Memory> {
+        let new = &self.new;
+        Ok(Memory {
+            seq: row.try_get("seq").map_err(db_error)?,
+            id: self.id.clone(),
+            scope: new.scope.clone(),
+            level: new.level,
+            memory_type: new.memory_type,
+            content: new.content.clone(),
+            summary: new.summary.clone(),
+            tags: new.tags.clone(),
+            metadata: new.metadata.clone(),
+            importance: row.try_get("importance").map_err(db_error)?,
+            confidence: new.confidence,
+            source: new.source,
+            seen_count: row.try_get("seen_count").map_err(db_error)?,
+            access_count: 0,
+            create_time: row.try_get("create_time").map_err(db_error)?,
+            update_time: row.try_get("update_time").map_err(db_error)?,
+            last_access_time: None,
+            expire_time: row.try_get("expire_time").map_err(db_error)?,
+            version: row.try_get("version").map_err(db_error)?,
+        })
+    }
+}
+
+/// What makes memories identical: the merge key of DESIGN §3.
+type Identity = (Scope, MemoryLevel, MemoryType, String);
+
+fn identity(scope: &Scope, level: MemoryLevel, memory_type: MemoryType, hash: &str) -> Identity {
+    (scope.clone(), level, memory_type, hash.to_owned())
+}
+
+/// Inserts or reinforces each of `inserts` in one statement; returns a row
+/// for each, except those an expired twin blocks.
+async fn upsert(
+    conn: &mut SqliteConnection,
+    inserts: &[Prepared],
+    now: Micros,
+) -> Result<Vec<SqliteRow>> {
+    let mut qb = QueryBuilder::<Sqlite>::new(INSERT);
+    qb.push_values(inserts, |mut row, insert| {
+        let new = &insert.new;
+        row.push_bind(insert.id.as_str())
+            .push_bind(new.scope.namespace.as_str())
+            .push_bind(new.scope.agent_id.as_str())
+            .push_bind(new.scope.user_id.as_str())
+            .push_bind(new.scope.project_id.as_str())
+            .push_bind(new.scope.session_id.as_str())
+            .push_bind(new.level.code())
+            .push_bind(new.memory_type.code())
+            .push_bind(new.content.as_str())
+            .push_bind(insert.hash.as_str())
+            .push_bind(new.summary.as_str())
+            .push_bind(insert.tags.as_str())
+            .push_bind(insert.metadata.as_str())
+            .push_bind(new.importance)
+            .push_bind(new.confidence)
+            .push_bind(new.source.code())
+            .push_bind(now)
+            .push_bind(now)
+            .push_bind(new.expire_time);
+    });
+    qb.push(MERGE);
+    qb.build().fetch_all(&mut *conn).await.map_err(db_error)
+}
+
+/// Stores `inserts`, merging each into an identical memory when there is
+/// one, in as few statements as it can; results in the order given.
+pub(super) async fn create_many(
+    conn: &mut SqliteConnection,
+    inserts: &[Prepared],
+    now: Micros,
+) -> Result<Vec<Created>> {
+    let mut seen = HashSet::new();
+    if !inserts.iter().all(|insert| seen.insert(insert.identity())) {
+        // Memories of the batch merge into each other, in order: one at a time.
+        let mut created = Vec::with_capacity(inserts.len());
+        for insert in inserts {
+            created.push(create_one(conn, insert, now).await?);
+        }
+        return Ok(created);
+    }
+    let by_id: HashMap<&str, usize> = inserts
+        .iter()
+        .enumerate()
+        .map(|(i, insert)| (insert.id.as_str(), i))
+        .collect();
+    let mut results: Vec<Option<Created>> = vec![None; inserts.len()];
+    let mut merged = Vec::new();
+    for chunk in inserts.chunks(ROWS_PER_UPSERT) {
+        for row in upsert(conn, chunk, now).await? {
+            let id: String = row.try_get("id").map_err(db_error)?;
+            match by_id.get(id.as_str()) {
+                Some(&at) => {
+                    results[at] = Some(Created {
+                        memory: inserts[at].stored(&row)?,
+                        result: WriteResult::Created,
+                    });
+                }
+                None => merged.push(row.try_get::<i64, _>("seq").map_err(db_error)?),
+            }
+        }
+    }
+    if !merged.is_empty() {
+        // Reinforced memories keep their own content, tags and the rest.
+        let by_identity: HashMap<Identity, usize> = inserts
+            .iter()
+            .enumerate()
+            .map(|(i, insert)| (insert.identity(), i))
+            .collect();
+        for (memory, hash) in by_seq_with_hash(conn, &merged).await? {
+            let key = identity(&memory.scope, memory.level, memory.memory_type, &hash);
+            let at = by_identity.get(&key).copied().ok_or_else(|| {
+                Error::Internal("a merged memory matches none of the batch".into())
+            })?;
+            results[at] = Some(Created {
+                memory,
+                result: WriteResult::Merged,
+            });
+        }
+    }
+    let mut created = Vec::with_capacity(inserts.len());
+    for (slot, insert) in results.into_iter().zip(inserts) {
+        created.push(match slot {
+            Some(done) => done,
+            // An expired twin blocked it.
+            None => create_one(conn, insert, now).await?,
+        });
+    }
+    Ok(created)
+}
+
+/// The memories with these sequence numbers, whatever their scope, with
+/// their content hashes.
+async fn by_seq_with_hash(
+    conn: &mut SqliteConnection,
+    seqs: &[i64],
+) -> Result<Vec<(Memory, String)>> {
+    let rows = select_by_seq(seqs)
+        .build()
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    rows.iter()
+        .map(|row| {
+            let hash: String = row.try_get("content_hash").map_err(db_error)?;
+            Ok((memory_from_row(row)?, hash))
+        })
+        .collect()
+}
+
+/// Inserts `insert`, or reinforces the identical memory.
+async fn create_one(
+    conn: &mut SqliteConnection,
+    insert: &Prepared,
+    now: Micros,
+) -> Result<Created> {
+    let new = &insert.new;
+    // The first attempt finds no row only when an expired twin blocks the
+    // insert. It is then deleted and the insert made again.
+    for _ in 0..2 {
+        if let Some(row) = upsert(conn, std::slice::from_ref(insert), now)
+            .await?
+            .first()
+        {
+            let id: String = row.try_get("id").map_err(db_error)?;
+            if id == insert.id {
+                return Ok(Created {
+                    memory: insert.stored(row)?,
+                    result: WriteResult::Created,
+                });
+            }
+            let seq: i64 = row.try_get("seq").map_err(db_error)?;
+            let (memory, _) = by_seq_with_hash(conn, &[seq])
+                .await?
+                .pop()
+                .ok_or_else(|| Error::Internal("a merged memory vanished".into()))?;
+            return Ok(Created {
+                memory,
+                result: WriteResult::Merged,
+            });
+        }
+        delete_expired_twin(
+            conn,
+            &new.scope,
+            new.level,
+            new.memory_type,
+            &insert.hash,
+            now,
+        )
+        .await?;
     }
     Err(Error::Internal(
         "an expired duplicate could not be replaced".into(),
@@ -583,28 +795,30 @@ pub(super) async fn by_seq(
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
-    let mut qb = select_from_memories();
+    let mut qb = select_by_seq(seqs);
+    qb.push(" AND ");
     push_visible(&mut qb, scope, now);
     push_filter(&mut qb, filter);
-    qb.push(" AND m.seq IN (");
-    let mut list = qb.separated(", ");
-    for &seq in seqs {
-        list.push_bind(seq);
-    }
-    qb.push(")");
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
     rows.iter().map(memory_from_row).collect()
 }
 
+/// The statement that reads the change feed's head: AUTOINCREMENT keeps the
+/// highest number ever used, which is also the newest change's (numbers are
+/// never reused). No row before the first change.
+macro_rules! feed_head_sql {
+    () => {
+        "SELECT seq FROM sqlite_sequence WHERE name = 'memory_changes'"
+    };
+}
+pub(super) use feed_head_sql;
+
 /// The newest change's sequence number, 0 before any.
 pub(super) async fn feed_head(conn: &mut SqliteConnection) -> Result<i64> {
-    // AUTOINCREMENT keeps the highest number ever used here, which is also
-    // the newest change's (numbers are never reused).
-    let head: Option<i64> =
-        sqlx::query_scalar("SELECT seq FROM sqlite_sequence WHERE name = 'memory_changes'")
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?;
+    let head: Option<i64> = sqlx::query_scalar(feed_head_sql!())
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
     Ok(head.unwrap_or(0))
 }
 
@@ -652,22 +866,4 @@ pub(super) async fn scan(
         .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
     rows.iter().map(memory_from_row).collect()
-}
-
-pub(super) async fn record_access(
-    conn: &mut SqliteConnection,
-    ids: Vec<String>,
-    now: Micros,
-) -> Result<()> {
-    let mut qb = QueryBuilder::<Sqlite>::new(
-        "UPDATE memories SET access_count = access_count + 1, last_access_time = ",
-    );
-    qb.push_bind(now).push(" WHERE id IN (");
-    let mut list = qb.separated(", ");
-    for id in ids {
-        list.push_bind(id);
-    }
-    qb.push(")");
-    qb.build().execute(&mut *conn).await.map_err(db_error)?;
-    Ok(())
 }

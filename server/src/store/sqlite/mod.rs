@@ -2,6 +2,9 @@
 //! migrations embedded and applied at start; WAL; one writer connection with
 //! group commit (see [`writer`]) and a pool of read-only connections.
 
+mod access;
+mod checkpoint;
+mod creates;
 mod episodes;
 mod learning;
 mod memories;
@@ -11,6 +14,7 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,9 +22,12 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
-use tokio::sync::{Mutex, watch};
+use tokio::sync::{Mutex, Notify, oneshot, watch};
 use tokio::task::JoinHandle;
 
+use self::access::Accesses;
+use self::creates::CreateQueue;
+use self::memories::Prepared;
 use self::writer::Writer;
 use super::{Remembered, Store};
 use crate::domain::episode::{
@@ -96,7 +103,13 @@ impl SqliteOptions {
 /// The SQLite implementation of [`Store`].
 pub struct SqliteStore {
     writer: Writer,
-    writer_task: Mutex<Option<JoinHandle<()>>>,
+    /// Resolves when the writer's thread has finished.
+    writer_done: Mutex<Option<oneshot::Receiver<()>>>,
+    accesses: Arc<Accesses>,
+    creates: Arc<CreateQueue>,
+    access_flusher: Mutex<Option<JoinHandle<()>>>,
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
+    stop_checkpointing: Arc<Notify>,
     readers: SqlitePool,
     /// The change feed's head, moved by the writer after each commit.
     feed_head: watch::Receiver<i64>,
@@ -109,6 +122,8 @@ impl SqliteStore {
         let mut conn = connect
             .clone()
             .create_if_missing(true)
+            // Checkpoints are the checkpointer's (see `checkpoint`).
+            .pragma("wal_autocheckpoint", "0")
             .connect()
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", options.path.display()))?;
@@ -119,12 +134,26 @@ impl SqliteStore {
             .max_connections(options.readers.max(1))
             .min_connections(1)
             .acquire_timeout(options.busy_timeout)
-            .connect_with(connect.read_only(true))
+            .connect_with(connect.clone().read_only(true))
             .await?;
-        let (writer, writer_task) = Writer::spawn(conn, feed_head_tx);
+        let gate = checkpoint::WriteGate::default();
+        let stop_checkpointing = Arc::new(Notify::new());
+        let checkpointer = checkpoint::spawn(
+            connect.clone().connect().await?,
+            gate.clone(),
+            stop_checkpointing.clone(),
+        );
+        let (writer, writer_done) = Writer::spawn(conn, feed_head_tx, gate)?;
+        let accesses = Arc::new(Accesses::default());
+        let access_flusher = access::spawn_flusher(accesses.clone(), writer.clone());
         Ok(SqliteStore {
             writer,
-            writer_task: Mutex::new(Some(writer_task)),
+            writer_done: Mutex::new(Some(writer_done)),
+            accesses,
+            creates: Arc::default(),
+            access_flusher: Mutex::new(Some(access_flusher)),
+            checkpointer: Mutex::new(Some(checkpointer)),
+            stop_checkpointing,
             readers,
             feed_head,
         })
@@ -222,10 +251,18 @@ impl Store for SqliteStore {
         new: Vec<NewMemory>,
         now: Micros,
     ) -> Result<Vec<Created>> {
+        if request_id.is_none() {
+            return self.creates.create(&self.writer, new, now).await;
+        }
         let namespace = namespace.to_owned();
         let request_id = request_id.map(str::to_owned);
+        let new: Vec<Prepared> = new.into_iter().map(Prepared::new).collect();
+        // A create fails before it writes (a reused request id) or with a
+        // database error: it needs no savepoint.
         self.writer
-            .write(move |conn| Box::pin(memories::create(conn, namespace, request_id, new, now)))
+            .write_atomic(move |conn| {
+                Box::pin(memories::create(conn, namespace, request_id, new, now))
+            })
             .await
     }
 
@@ -278,11 +315,7 @@ impl Store for SqliteStore {
     }
 
     fn record_access(&self, ids: Vec<String>, now: Micros) {
-        if ids.is_empty() {
-            return;
-        }
-        self.writer
-            .write_detached(move |conn| Box::pin(memories::record_access(conn, ids, now)));
+        self.accesses.record(ids, now);
     }
 
     async fn start_episode(
@@ -550,8 +583,9 @@ impl Store for SqliteStore {
     ) -> Result<Remembered> {
         let namespace = namespace.to_owned();
         let request = request.map(|(id, fingerprint)| (id.to_owned(), fingerprint.to_owned()));
+        // Like a create: no savepoint needed.
         self.writer
-            .write(move |conn| {
+            .write_atomic(move |conn| {
                 Box::pin(memories::remember(
                     conn, namespace, request, decision, memory, now,
                 ))
@@ -590,14 +624,28 @@ impl Store for SqliteStore {
     }
 
     async fn close(&self) {
+        self.accesses.close();
+        let flusher = self.access_flusher.lock().await.take();
+        if let Some(flusher) = flusher
+            && let Err(err) = flusher.await
+        {
+            tracing::error!(error = %err, "the access flusher failed");
+        }
         self.readers.close().await;
-        let task = self.writer_task.lock().await.take();
-        if let Some(task) = task {
+        self.stop_checkpointing.notify_one();
+        let checkpointer = self.checkpointer.lock().await.take();
+        if let Some(checkpointer) = checkpointer
+            && let Err(err) = checkpointer.await
+        {
+            tracing::error!(error = %err, "the checkpointer failed");
+        }
+        let done = self.writer_done.lock().await.take();
+        if let Some(done) = done {
             // The writer finishes the queued jobs once every sender is gone;
             // ours goes when the store is dropped, so close the queue explicitly.
             self.writer.close();
-            if let Err(err) = task.await {
-                tracing::error!(error = %err, "the writer task failed");
+            if done.await.is_err() {
+                tracing::error!("the writer thread failed");
             }
         }
     }

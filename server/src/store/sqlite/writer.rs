@@ -2,12 +2,22 @@
 //!
 //! SQLite allows one writer at a time, so instead of letting connections
 //! contend for the lock, every write is a job sent to one task that owns the
-//! write connection. The task takes whatever jobs are waiting, runs each inside
-//! its own savepoint of one transaction, commits once, and only then answers
-//! each caller: a write is acknowledged only after it is durable, and many
-//! concurrent writes share one commit (one fsync). Between the commit and the
-//! answers it moves the change feed's head, so whoever follows the feed (the
-//! search indexes) knows of a write before its caller does.
+//! write connection. The task takes whatever jobs are waiting, runs them in
+//! one transaction, commits once, and only then answers each caller: a write
+//! is acknowledged only after it is durable, and many concurrent writes share
+//! one commit (one fsync). Between the commit and the answers it moves the
+//! change feed's head, so whoever follows the feed (the search indexes) knows
+//! of a write before its caller does.
+//!
+//! A job that fails must leave nothing behind, and the others of its group
+//! must not notice. A job that may fail after it has written runs inside a
+//! savepoint of its own ([`Writer::write`]). One that fails, if at all,
+//! before it writes or with a database error ([`Writer::write_atomic`]) needs
+//! none: a database error loses the whole group's transaction anyway, and
+//! every job of the group is then told to retry. The distinction matters
+//! because each statement is a round trip to the connection's thread, which
+//! costs more than most statements do: the writer's throughput is its round
+//! trips per job.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -15,11 +25,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt as _;
-use sqlx::{Connection as _, SqliteConnection};
+use sqlx::{Connection as _, Row as _, SqliteConnection};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
-use tokio::task::JoinHandle;
 
-use super::{db_error, memories};
+use super::checkpoint::WriteGate;
+use super::db_error;
+use super::memories::feed_head_sql;
 use crate::error::{Error, Result};
 
 /// The most jobs committed together.
@@ -33,19 +44,23 @@ type Completion = Box<dyn FnOnce(Result<()>) + Send>;
 
 /// A unit of work for the write connection.
 trait Job: Send {
-    /// Runs the work; says whether it succeeded (to keep or roll back its
-    /// savepoint) and returns how to deliver its result after the commit.
+    /// Runs the work; returns its error, if any (to roll back its writes),
+    /// and how to deliver its result after the commit.
     fn run<'c>(
         self: Box<Self>,
         conn: &'c mut SqliteConnection,
-    ) -> BoxFuture<'c, (bool, Completion)>;
+    ) -> BoxFuture<'c, (Result<()>, Completion)>;
     /// Answers the caller with `err` without running the work.
     fn fail(self: Box<Self>, err: Error);
+    /// Whether a failure may come after the work has written (so it runs in
+    /// a savepoint of its own).
+    fn needs_savepoint(&self) -> bool;
 }
 
 struct Work<T, F> {
     work: F,
     reply: oneshot::Sender<Result<T>>,
+    savepoint: bool,
 }
 
 impl<T, F> Job for Work<T, F>
@@ -56,8 +71,8 @@ where
     fn run<'c>(
         self: Box<Self>,
         conn: &'c mut SqliteConnection,
-    ) -> BoxFuture<'c, (bool, Completion)> {
-        let Work { work, reply } = *self;
+    ) -> BoxFuture<'c, (Result<()>, Completion)> {
+        let Work { work, reply, .. } = *self;
         Box::pin(async move {
             // A panic in one job must not take the writer (and so every later
             // write) down with it: it fails that job, whose savepoint is then
@@ -66,22 +81,27 @@ where
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
-            let ok = outcome.is_ok();
+            let result = outcome.as_ref().map(|_| ()).map_err(Clone::clone);
             let deliver: Completion = Box::new(move |commit: Result<()>| {
                 // The caller may have gone away; its result is then nobody's concern.
                 let _ = reply.send(commit.and(outcome));
             });
-            (ok, deliver)
+            (result, deliver)
         })
     }
 
     fn fail(self: Box<Self>, err: Error) {
         let _ = self.reply.send(Err(err));
     }
+
+    fn needs_savepoint(&self) -> bool {
+        self.savepoint
+    }
 }
 
 /// A handle to the writer task. The task ends once [`Writer::close`] is
-/// called (or the handle dropped) and the queue is empty.
+/// called (or every handle dropped) and the queue is empty.
+#[derive(Clone)]
 pub(super) struct Writer {
     jobs: mpsc::Sender<Box<dyn Job>>,
     closing: Arc<Notify>,
@@ -89,15 +109,31 @@ pub(super) struct Writer {
 
 impl Writer {
     /// Starts the writer task on `conn`; it moves `feed_head` after every
-    /// commit that changed a memory.
+    /// commit that changed a memory, and holds `gate` while it writes.
+    ///
+    /// The task runs on a thread of its own: every statement it sends is a
+    /// round trip to the connection's thread, and on the server's runtime
+    /// each answer would wait behind every request ready to run, which made
+    /// the writer (and so every write) wait most of its time.
     pub(super) fn spawn(
         conn: SqliteConnection,
         feed_head: watch::Sender<i64>,
-    ) -> (Writer, JoinHandle<()>) {
+        gate: WriteGate,
+    ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
         let (jobs, queue) = mpsc::channel(QUEUE_DEPTH);
         let closing = Arc::new(Notify::new());
-        let task = tokio::spawn(run(conn, queue, closing.clone(), feed_head));
-        (Writer { jobs, closing }, task)
+        let (finished, done) = oneshot::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let notified = closing.clone();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || {
+                runtime.block_on(run(conn, queue, notified, feed_head, gate));
+                let _ = finished.send(());
+            })?;
+        Ok((Writer { jobs, closing }, done))
     }
 
     /// Stops accepting jobs; the task commits the queued ones and ends.
@@ -113,24 +149,36 @@ impl Writer {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
+        self.submit(work, true).await
+    }
+
+    /// Like [`Writer::write`], for work that fails, if at all, before it
+    /// writes or with a database error (an `Internal` or `Unavailable`
+    /// error, after which the whole group is rolled back and retried by its
+    /// callers): it runs without a savepoint of its own.
+    pub(super) async fn write_atomic<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.submit(work, false).await
+    }
+
+    async fn submit<T, F>(&self, work: F, savepoint: bool) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         self.jobs
-            .send(Box::new(Work { work, reply }))
+            .send(Box::new(Work {
+                work,
+                reply,
+                savepoint,
+            }))
             .await
             .map_err(|_| shutting_down())?;
         answer.await.map_err(|_| shutting_down())?
-    }
-
-    /// Queues `work` without waiting for it; drops it when the queue is full.
-    /// For bookkeeping that may be lost, such as access counters.
-    pub(super) fn write_detached<F>(&self, work: F)
-    where
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<()>> + Send + 'static,
-    {
-        let (reply, _ignored) = oneshot::channel();
-        if self.jobs.try_send(Box::new(Work { work, reply })).is_err() {
-            tracing::debug!("write queue full; dropped a detached write");
-        }
     }
 }
 
@@ -143,6 +191,7 @@ async fn run(
     mut queue: mpsc::Receiver<Box<dyn Job>>,
     closing: Arc<Notify>,
     feed_head: watch::Sender<i64>,
+    gate: WriteGate,
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     loop {
@@ -151,7 +200,8 @@ async fn run(
                 if received == 0 {
                     break; // closed and drained
                 }
-                commit_group(&mut conn, group.drain(..), &feed_head).await;
+                let _writing = gate.lock().await;
+                commit_group(&mut conn, std::mem::take(&mut group), &feed_head).await;
             }
             () = closing.notified() => queue.close(),
         }
@@ -161,20 +211,26 @@ async fn run(
     }
 }
 
-/// Runs `jobs` in one transaction, each in its own savepoint, commits, moves
-/// the feed's head, and then answers every caller.
+/// Runs `jobs` in one transaction, commits, moves the feed's head, and then
+/// answers every caller.
 async fn commit_group(
     conn: &mut SqliteConnection,
-    jobs: impl Iterator<Item = Box<dyn Job>>,
+    jobs: Vec<Box<dyn Job>>,
     feed_head: &watch::Sender<i64>,
 ) {
     if let Err(err) = begin(conn).await {
         tracing::error!(error = %err, "could not begin a write transaction");
-        jobs.for_each(|job| job.fail(err.clone()));
+        jobs.into_iter().for_each(|job| job.fail(err.clone()));
         return;
     }
-    let mut completions = Vec::new();
+    // A job alone in its group needs no savepoint: its transaction is its unit.
+    let alone = jobs.len() == 1;
+    let mut completions = Vec::with_capacity(jobs.len());
     let mut outcome = Ok(());
+    let mut kept = 0;
+    // How the savepoint of the previous job ends, not yet sent: it goes with
+    // the next statement the writer itself sends.
+    let mut closing: Option<Boundary> = None;
     for job in jobs {
         if outcome.is_err() {
             // The transaction is already lost; the jobs that ran will hear its
@@ -184,56 +240,116 @@ async fn commit_group(
             ));
             continue;
         }
-        outcome = run_in_savepoint(conn, job, &mut completions).await;
+        let savepoint = job.needs_savepoint() && !alone;
+        let before = match (closing.take(), savepoint) {
+            (None, false) => None,
+            (None, true) => Some("SAVEPOINT job"),
+            (Some(end), false) => Some(end.sql()),
+            (Some(end), true) => Some(end.then_open()),
+        };
+        if let Some(sql) = before
+            && let Err(err) = execute(conn, sql).await
+        {
+            job.fail(err.clone());
+            outcome = Err(err);
+            continue;
+        }
+        let (result, deliver) = job.run(conn).await;
+        completions.push(deliver);
+        kept += usize::from(result.is_ok());
+        match result {
+            _ if savepoint => closing = Some(Boundary::after(result.is_ok())),
+            Err(Error::Internal(_) | Error::Unavailable(_)) => {
+                // Without a savepoint, a database error may have undone more
+                // than this job: the transaction is lost.
+                outcome = Err(Error::Unavailable(
+                    "the write transaction failed; retry".into(),
+                ));
+            }
+            _ => {}
+        }
     }
-    // What this commit makes the feed's head, read inside the transaction.
-    let mut head = 0;
+    if outcome.is_ok() && kept == 0 {
+        // Nothing to keep: the failed jobs' errors are the answers.
+        if let Err(err) = execute(conn, "ROLLBACK").await {
+            tracing::warn!(error = %err, "rolling back failed writes failed");
+        }
+        completions.into_iter().for_each(|deliver| deliver(Ok(())));
+        return;
+    }
     if outcome.is_ok() {
-        outcome = match memories::feed_head(conn).await {
-            Ok(read) => {
-                head = read;
-                execute(conn, "COMMIT").await
+        outcome = match commit(conn, closing).await {
+            Ok(head) => {
+                feed_head.send_if_modified(|current| {
+                    let moved = head > *current;
+                    if moved {
+                        *current = head;
+                    }
+                    moved
+                });
+                Ok(())
             }
             Err(err) => Err(err),
         };
     }
-    match &outcome {
-        Ok(()) => {
-            feed_head.send_if_modified(|current| {
-                let moved = head > *current;
-                if moved {
-                    *current = head;
-                }
-                moved
-            });
-        }
-        Err(err) => {
-            tracing::error!(error = %err, jobs = completions.len(), "group commit failed");
-            let _ = execute(conn, "ROLLBACK").await;
-        }
+    if let Err(err) = &outcome {
+        tracing::error!(error = %err, jobs = completions.len(), "group commit failed");
+        let _ = execute(conn, "ROLLBACK").await;
     }
     for deliver in completions {
         deliver(outcome.clone());
     }
 }
 
-/// Runs one job inside a savepoint that is kept when the job succeeds and
-/// rolled back when it fails. An error here is the transaction's, not the job's.
-async fn run_in_savepoint(
-    conn: &mut SqliteConnection,
-    job: Box<dyn Job>,
-    completions: &mut Vec<Completion>,
-) -> Result<()> {
-    if let Err(err) = execute(conn, "SAVEPOINT job").await {
-        job.fail(err.clone());
-        return Err(err);
+/// How a job's savepoint ends: kept when the job succeeded, rolled back
+/// when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Boundary {
+    Keep,
+    Undo,
+}
+
+impl Boundary {
+    fn after(ok: bool) -> Boundary {
+        if ok { Boundary::Keep } else { Boundary::Undo }
     }
-    let (ok, deliver) = job.run(conn).await;
-    completions.push(deliver);
-    if !ok {
-        execute(conn, "ROLLBACK TO job").await?;
+
+    fn sql(self) -> &'static str {
+        match self {
+            Boundary::Keep => "RELEASE job",
+            Boundary::Undo => "ROLLBACK TO job; RELEASE job",
+        }
     }
-    execute(conn, "RELEASE job").await
+
+    /// Ends this savepoint and opens the next job's, in one round trip.
+    fn then_open(self) -> &'static str {
+        match self {
+            Boundary::Keep => "RELEASE job; SAVEPOINT job",
+            Boundary::Undo => "ROLLBACK TO job; RELEASE job; SAVEPOINT job",
+        }
+    }
+}
+
+/// Ends the last savepoint, reads the feed's head as this commit makes it
+/// and commits, in one round trip; returns the head (0 before any change).
+async fn commit(conn: &mut SqliteConnection, closing: Option<Boundary>) -> Result<i64> {
+    let sql = match closing {
+        None => concat!(feed_head_sql!(), "; COMMIT"),
+        Some(Boundary::Keep) => concat!("RELEASE job; ", feed_head_sql!(), "; COMMIT"),
+        Some(Boundary::Undo) => concat!(
+            "ROLLBACK TO job; RELEASE job; ",
+            feed_head_sql!(),
+            "; COMMIT"
+        ),
+    };
+    let rows = sqlx::raw_sql(sql)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    match rows.first() {
+        Some(row) => row.try_get::<i64, _>(0).map_err(db_error),
+        None => Ok(0),
+    }
 }
 
 /// Begins the group's transaction. Should an earlier failure have left a
