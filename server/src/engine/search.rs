@@ -107,7 +107,7 @@ pub async fn search(
             })
         })
         .collect();
-    store.record_access(hits.iter().map(|h| h.memory.id.clone()).collect(), now);
+    store.record_access(hits.iter().map(|h| h.memory.seq).collect(), now);
     Ok(hits)
 }
 

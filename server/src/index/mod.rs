@@ -44,10 +44,12 @@ use crate::store::Store;
 
 /// How often the committer commits, at most, while changes arrive.
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
-/// A tail this long is committed without waiting for the interval.
-const COMMIT_AT: usize = 20_000;
+/// A tail this long is committed without waiting for the interval: a
+/// search scores every tail document that has one of its terms (the tail
+/// has no skip lists), so the tail is kept short.
+const COMMIT_AT: usize = 5_000;
 /// The follower waits for a commit before the tail grows past this.
-const MAX_TAIL: usize = 50_000;
+const MAX_TAIL: usize = 20_000;
 /// Changes read from the feed at a time.
 const FEED_BATCH: usize = 5_000;
 /// How long a search waits for the follower before giving up (UNAVAILABLE).

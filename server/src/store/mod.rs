@@ -84,10 +84,11 @@ pub trait Store: Send + Sync + 'static {
         now: Micros,
     ) -> Result<Vec<Memory>>;
 
-    /// Records that a search returned these memories. Fire and forget: the
+    /// Records that a search returned these memories (by sequence number).
+    /// Fire and forget: the
     /// counts are gathered in memory and written in batches (within about a
     /// second); a crash loses the last batch, as bookkeeping may.
-    fn record_access(&self, ids: Vec<String>, now: Micros);
+    fn record_access(&self, seqs: Vec<i64>, now: Micros);
 
     /// Starts an episode; with a `request_id` already used in the namespace
     /// for the same episode, returns that episode.

@@ -961,11 +961,14 @@ async fn load(config: Load) -> anyhow::Result<()> {
         fill(&client, &big, &mut rng, stored, size - stored).await?;
         let load_rate = (size - stored) as f64 / started.elapsed().as_secs_f64();
         stored = size;
-        // The first search waits for the index to catch up with the load.
+        // The first search waits for the index to catch up with the load;
+        // then it is given time to commit and merge, so that latency is
+        // measured at rest (searching during a bulk load is slower).
         client
             .clone()
             .search_memories(search_request(&big, "warm up"))
             .await?;
+        tokio::time::sleep(SETTLE).await;
         let search_in = |namespace: proto::Scope| {
             let (client, queries) = (client.clone(), &queries);
             time_each(config.searches, move |i| {

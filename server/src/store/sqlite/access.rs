@@ -33,17 +33,17 @@ struct Access {
 /// Accesses waiting to be written.
 #[derive(Default)]
 pub(super) struct Accesses {
-    pending: Mutex<HashMap<String, Access>>,
+    pending: Mutex<HashMap<i64, Access>>,
     wake: Notify,
     closing: Notify,
 }
 
 impl Accesses {
-    /// Notes that a search returned `ids` at `now`.
-    pub(super) fn record(&self, ids: Vec<String>, now: Micros) {
+    /// Notes that a search returned the memories `seqs` at `now`.
+    pub(super) fn record(&self, seqs: Vec<i64>, now: Micros) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        for id in ids {
-            let access = pending.entry(id).or_insert(Access {
+        for seq in seqs {
+            let access = pending.entry(seq).or_insert(Access {
                 count: 0,
                 last: now,
             });
@@ -55,7 +55,7 @@ impl Accesses {
         }
     }
 
-    fn take(&self) -> Vec<(String, Access)> {
+    fn take(&self) -> Vec<(i64, Access)> {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         pending.drain().collect()
     }
@@ -90,24 +90,29 @@ pub(super) fn spawn_flusher(accesses: Arc<Accesses>, writer: Writer) -> JoinHand
     })
 }
 
-async fn write(conn: &mut SqliteConnection, batch: Vec<(String, Access)>) -> Result<()> {
+async fn write(conn: &mut SqliteConnection, batch: Vec<(i64, Access)>) -> Result<()> {
     for chunk in batch.chunks(ROWS_PER_STATEMENT) {
         let mut qb = QueryBuilder::<Sqlite>::new(
-            "UPDATE memories SET access_count = access_count + a.column2, \
-             last_access_time = max(coalesce(memories.last_access_time, 0), a.column3) \
-             FROM (VALUES ",
+            "INSERT INTO memory_access (memory_seq, access_count, last_access_time) \
+             SELECT a.column1, a.column2, a.column3 FROM (VALUES ",
         );
         let mut rows = qb.separated(", ");
-        for (id, access) in chunk {
+        for (seq, access) in chunk {
             rows.push("(")
-                .push_bind_unseparated(id.clone())
+                .push_bind_unseparated(*seq)
                 .push_unseparated(", ")
                 .push_bind_unseparated(access.count)
                 .push_unseparated(", ")
                 .push_bind_unseparated(access.last)
                 .push_unseparated(")");
         }
-        qb.push(") AS a WHERE memories.id = a.column1");
+        // Memories deleted meanwhile keep no bookkeeping.
+        qb.push(
+            ") AS a WHERE EXISTS (SELECT 1 FROM memories m WHERE m.seq = a.column1) \
+             ON CONFLICT (memory_seq) DO UPDATE SET \
+             access_count = access_count + excluded.access_count, \
+             last_access_time = max(last_access_time, excluded.last_access_time)",
+        );
         qb.build().execute(&mut *conn).await.map_err(db_error)?;
     }
     Ok(())

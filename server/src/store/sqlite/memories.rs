@@ -18,15 +18,20 @@ use crate::error::{Error, Result};
 use crate::store::Remembered;
 
 /// Rows are decoded by column name, so every memory column can be selected
-/// as `m.*` (the content hash comes along and is ignored).
-const COLUMNS: &str = "m.*";
+/// as `m.*` (the content hash comes along and is ignored); the access
+/// bookkeeping comes from its own table ([`FROM_MEMORIES`]).
+const COLUMNS: &str =
+    "m.*, coalesce(a.access_count, 0) AS access_count, a.last_access_time AS last_access_time";
+/// Memories with their access bookkeeping, for [`COLUMNS`].
+const FROM_MEMORIES: &str = "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
 
 /// Selects the memories with these sequence numbers (conditions may be
 /// appended). NOT INDEXED: they are looked up by rowid, never by walking a
 /// namespace's index, which a visibility rule would otherwise invite.
 fn select_by_seq(seqs: &[i64]) -> QueryBuilder<Sqlite> {
     let mut qb = QueryBuilder::new(format!(
-        "SELECT {COLUMNS} FROM memories m NOT INDEXED WHERE m.seq IN ("
+        "SELECT {COLUMNS} FROM memories m NOT INDEXED \
+         LEFT JOIN memory_access a ON a.memory_seq = m.seq WHERE m.seq IN ("
     ));
     let mut list = qb.separated(", ");
     for &seq in seqs {
@@ -37,7 +42,7 @@ fn select_by_seq(seqs: &[i64]) -> QueryBuilder<Sqlite> {
 }
 
 fn select_from_memories() -> QueryBuilder<Sqlite> {
-    QueryBuilder::new(format!("SELECT {COLUMNS} FROM memories m WHERE "))
+    QueryBuilder::new(format!("SELECT {COLUMNS} FROM {FROM_MEMORIES} WHERE "))
 }
 
 /// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
@@ -830,7 +835,8 @@ pub(super) async fn changes_after(
 ) -> Result<Vec<MemoryChange>> {
     let mut qb = QueryBuilder::<Sqlite>::new(format!(
         "SELECT c.seq AS change_seq, c.memory_seq, m.id IS NOT NULL AS present, {COLUMNS} \
-         FROM memory_changes c LEFT JOIN memories m ON m.seq = c.memory_seq WHERE c.seq > "
+         FROM memory_changes c LEFT JOIN memories m ON m.seq = c.memory_seq \
+         LEFT JOIN memory_access a ON a.memory_seq = m.seq WHERE c.seq > "
     ));
     qb.push_bind(after)
         .push(" ORDER BY c.seq LIMIT ")

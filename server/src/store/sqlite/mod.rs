@@ -314,8 +314,8 @@ impl Store for SqliteStore {
         memories::by_seq(&mut conn, scope, filter, seqs, now).await
     }
 
-    fn record_access(&self, ids: Vec<String>, now: Micros) {
-        self.accesses.record(ids, now);
+    fn record_access(&self, seqs: Vec<i64>, now: Micros) {
+        self.accesses.record(seqs, now);
     }
 
     async fn start_episode(
