@@ -33,7 +33,7 @@ use std::time::Duration;
 use tantivy::Searcher;
 use tokio::sync::{Notify, watch};
 
-pub use self::analyzer::{STOP_WORDS, query_terms};
+pub use self::analyzer::STOP_WORDS;
 pub use self::build::Progress;
 use self::document::Fields;
 use self::segment::SegmentView;
@@ -78,7 +78,7 @@ pub struct TextQuery<'a> {
 
 /// Whether `text` has anything to search for.
 pub fn has_terms(text: &str) -> bool {
-    !query_terms(text).is_empty()
+    !analyzer::query_terms(text).is_empty()
 }
 
 /// What searches read: the committed segments and the uncommitted tail.

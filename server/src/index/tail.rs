@@ -299,3 +299,125 @@ impl<'a> DocView<&'a str> for TailDoc<'a> {
         self.0.expire_time
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::domain::{Memory, MemoryLevel, MemorySource, MemoryType, Scope};
+    use crate::index::filter::Rule;
+
+    fn doc(seq: i64, namespace: &str, content: &str) -> Arc<IndexedDoc> {
+        Arc::new(IndexedDoc::new(&Memory {
+            id: format!("m{seq}"),
+            scope: Scope {
+                namespace: namespace.into(),
+                ..Scope::default()
+            },
+            level: MemoryLevel::Global,
+            memory_type: MemoryType::Fact,
+            content: content.into(),
+            summary: String::new(),
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
+            importance: 0.5,
+            confidence: 1.0,
+            source: MemorySource::Explicit,
+            seen_count: 1,
+            access_count: 0,
+            create_time: 0,
+            update_time: 0,
+            last_access_time: None,
+            expire_time: None,
+            version: 1,
+            seq,
+        }))
+    }
+
+    fn found(tail: &Tail, namespace: &str, term: &str) -> Vec<i64> {
+        let rule = Rule::new(
+            &Scope {
+                namespace: namespace.into(),
+                ..Scope::default()
+            },
+            &Default::default(),
+            1,
+        );
+        let rule = rule.resolve(|_, key| Some(key.as_str())).expect("resolves");
+        let weights = [TermWeight {
+            term,
+            weight: tantivy::query::Bm25Weight::for_one_term(1, 10, 5.0),
+        }];
+        let mut seqs: Vec<i64> = tail
+            .candidates(namespace, &weights, &rule)
+            .into_iter()
+            .map(|(doc, _)| doc.seq)
+            .collect();
+        seqs.sort_unstable();
+        seqs
+    }
+
+    #[test]
+    fn the_newest_change_of_a_memory_wins() {
+        let mut tail = Tail::new(0);
+        tail.apply(1, 7, Some(doc(7, "a", "kafka lag")));
+        tail.apply(2, 7, Some(doc(7, "a", "postgres vacuum")));
+        assert!(found(&tail, "a", "kafka").is_empty());
+        assert_eq!(found(&tail, "a", "postgr"), [7]);
+        assert_eq!(tail.namespace("a").map(|t| t.counts.docs), Some(1));
+        assert_eq!(tail.namespace("a").map(|t| t.doc_freq("kafka")), Some(0));
+        tail.apply(3, 7, None);
+        assert!(found(&tail, "a", "postgr").is_empty());
+        assert!(
+            tail.replaces(7),
+            "a deleted memory still hides its committed version"
+        );
+    }
+
+    #[test]
+    fn namespaces_do_not_mix() {
+        let mut tail = Tail::new(0);
+        tail.apply(1, 1, Some(doc(1, "a", "kafka")));
+        tail.apply(2, 2, Some(doc(2, "b", "kafka")));
+        assert_eq!(found(&tail, "a", "kafka"), [1]);
+        assert_eq!(found(&tail, "b", "kafka"), [2]);
+        assert_eq!(tail.namespace("a").map(|t| t.doc_freq("kafka")), Some(1));
+    }
+
+    #[test]
+    fn the_committer_gets_each_memory_once_and_a_commit_prunes_what_it_holds() {
+        let mut tail = Tail::new(0);
+        tail.apply(1, 1, Some(doc(1, "a", "one")));
+        tail.apply(2, 1, Some(doc(1, "a", "one again")));
+        tail.apply(3, 2, Some(doc(2, "a", "two")));
+        let batch = tail.take_pending();
+        assert_eq!(batch.watermark, 3);
+        assert_eq!(
+            batch
+                .changes
+                .iter()
+                .map(|(seq, _)| *seq)
+                .collect::<Vec<_>>(),
+            [1, 2]
+        );
+        // A change arriving during the commit stays for the next one.
+        tail.apply(4, 2, Some(doc(2, "a", "two again")));
+        tail.prune(batch.watermark);
+        assert!(!tail.replaces(1));
+        assert!(tail.replaces(2));
+        assert_eq!(found(&tail, "a", "two"), [2]);
+        assert_eq!(tail.take_pending().changes.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_commit_hands_everything_uncommitted_back() {
+        let mut tail = Tail::new(0);
+        tail.apply(1, 1, Some(doc(1, "a", "one")));
+        tail.apply(2, 2, Some(doc(2, "a", "two")));
+        assert_eq!(tail.take_pending().changes.len(), 2);
+        assert_eq!(tail.pending(), 0);
+        tail.requeue_after(0);
+        assert_eq!(tail.pending(), 2);
+    }
+}

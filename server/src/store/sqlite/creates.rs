@@ -90,9 +90,10 @@ async fn flush(queue: Arc<CreateQueue>, writer: Writer) {
     // of a failed commit too.
     let replies: Replies = Arc::default();
     let taken = replies.clone();
+    let store_from = queue.clone();
     // A create fails only with a database error: no savepoint needed.
     let stored = writer
-        .write_atomic(move |conn| Box::pin(store(conn, queue, taken)))
+        .write_atomic(move |conn| Box::pin(store(conn, store_from, taken)))
         .await;
     let replies = std::mem::take(&mut *replies.lock().unwrap_or_else(|p| p.into_inner()));
     match stored {
@@ -102,6 +103,19 @@ async fn flush(queue: Arc<CreateQueue>, writer: Writer) {
             }
         }
         Err(err) => {
+            // No replies taken means the job never ran (the writer is
+            // closing): a flush is only scheduled with a create waiting, and
+            // the job takes every one. Those are told, rather than left
+            // waiting for a flush that will not come.
+            let replies = if replies.is_empty() {
+                queue
+                    .take()
+                    .into_iter()
+                    .map(|pending| pending.reply)
+                    .collect()
+            } else {
+                replies
+            };
             for reply in replies {
                 let _ = reply.send(Err(err.clone()));
             }
