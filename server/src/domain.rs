@@ -269,9 +269,9 @@ pub struct TextMatch {
 }
 
 /// One entry of the change feed (DESIGN §7): the memory `memory_seq` changed
-/// in the change numbered `seq`. `memory` is the memory as it is when the
-/// feed is read (`None` once it is deleted), so a follower that applies it
-/// converges on the database whatever it missed in between.
+/// in the change numbered `seq`. `memory` is the memory as that change left
+/// it or as it is now (`None` once it is deleted): never older, so a
+/// follower that applies changes in order converges on the database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryChange {
     pub seq: i64,

@@ -26,11 +26,12 @@ ALTER TABLE memories DROP COLUMN last_access_time;
 CREATE TABLE memory_changes (
     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
     memory_seq INTEGER NOT NULL,  -- memories.seq of the changed memory
+    version    INTEGER NOT NULL,  -- memories.version after the change (before, when deleted)
     kind       INTEGER NOT NULL   -- 1 created, 2 updated, 3 merged (reinforced), 4 deleted
 );
 
 CREATE TRIGGER memories_created AFTER INSERT ON memories BEGIN
-    INSERT INTO memory_changes (memory_seq, kind) VALUES (new.seq, 1);
+    INSERT INTO memory_changes (memory_seq, version, kind) VALUES (new.seq, new.version, 1);
 END;
 
 -- Every column a caller can see.
@@ -38,12 +39,12 @@ CREATE TRIGGER memories_changed AFTER UPDATE OF
     level, memory_type, content, summary, tags, metadata, importance, confidence, source,
     seen_count, update_time, expire_time, version
 ON memories BEGIN
-    INSERT INTO memory_changes (memory_seq, kind)
-    VALUES (new.seq, CASE WHEN new.seen_count > old.seen_count THEN 3 ELSE 2 END);
+    INSERT INTO memory_changes (memory_seq, version, kind)
+    VALUES (new.seq, new.version, CASE WHEN new.seen_count > old.seen_count THEN 3 ELSE 2 END);
 END;
 
 CREATE TRIGGER memories_deleted AFTER DELETE ON memories BEGIN
-    INSERT INTO memory_changes (memory_seq, kind) VALUES (old.seq, 4);
+    INSERT INTO memory_changes (memory_seq, version, kind) VALUES (old.seq, old.version, 4);
     DELETE FROM memory_access WHERE memory_seq = old.seq;
 END;
 

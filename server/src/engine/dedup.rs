@@ -25,10 +25,14 @@ pub fn fingerprint(value: &impl std::fmt::Debug) -> String {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(digest.len() * 2);
+    for byte in digest {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
 }
 
 #[cfg(test)]
@@ -50,8 +54,10 @@ mod tests {
 
     #[test]
     fn hash_is_hex_sha256() {
-        let hash = content_hash("x");
-        assert_eq!(hash.len(), 64);
-        assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
+        // The form stored since the first release: lower-case hex of SHA-256.
+        assert_eq!(
+            content_hash("x"),
+            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+        );
     }
 }

@@ -280,7 +280,9 @@ pub trait Store: Send + Sync + 'static {
     fn feed_head(&self) -> watch::Receiver<i64>;
 
     /// Up to `limit` changes after the change `after`, oldest first, each
-    /// with the memory as it is now.
+    /// with the memory as that change left it or as it is now (`None` once
+    /// it is deleted): a follower that applies them in order converges on
+    /// the database.
     async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>>;
 
     /// Up to `limit` memories (expired ones included) with a sequence number

@@ -8,8 +8,9 @@
 //! background on its own connection (PASSIVE: it blocks no one) every
 //! [`CHECKPOINT_EVERY`]. But with writes always arriving, a background copy
 //! never quite catches up, and only a complete one lets the log start over.
-//! So once the log is long, the task holds the writer's gate for one more
-//! pass, which only has the last few pages left to copy.
+//! So once the log is long, the task catches up in a pass or two more, then
+//! holds the writer's gate for a last one, which only has the last few pages
+//! left to copy.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +20,18 @@ use tokio::sync::{Mutex, Notify};
 use tokio::task::JoinHandle;
 
 /// How often the log is copied back in the background.
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// A log this long (in pages) is completed with writes held.
-const COMPLETE_AT_PAGES: i64 = 8_000;
+const COMPLETE_AT_PAGES: i64 = 16_000;
+/// Writes are held for the last pass only once at most this many pages are
+/// left to copy (each pass copies what was written during the one before).
+const HOLD_WRITES_BELOW_PAGES: i64 = 1_000;
+/// Background passes tried before holding writes anyway.
+const CATCH_UP_PASSES: usize = 3;
+/// Passes with writes held before giving up until the next round, and the
+/// pause between them.
+const COMPLETE_TRIES: usize = 3;
+const COMPLETE_RETRY: Duration = Duration::from_millis(1);
 
 /// The writer holds it while it writes a group; the checkpointer takes it
 /// to complete a checkpoint with writes held.
@@ -40,10 +50,31 @@ pub(super) fn spawn(
                 () = closing.notified() => break,
             }
             match checkpoint(&mut conn).await {
-                Ok(pages) if pages >= COMPLETE_AT_PAGES => {
+                Ok(progress) if progress.log >= COMPLETE_AT_PAGES => {
+                    // Catch up while writes go on, until little is left to
+                    // copy with them held.
+                    let mut left = progress.left();
+                    for _ in 0..CATCH_UP_PASSES {
+                        if left <= HOLD_WRITES_BELOW_PAGES {
+                            break;
+                        }
+                        match checkpoint(&mut conn).await {
+                            Ok(progress) => left = progress.left(),
+                            Err(_) => break,
+                        }
+                    }
                     let _writes_held = gate.lock().await;
-                    if let Err(err) = checkpoint(&mut conn).await {
-                        tracing::warn!(error = %err, "completing a WAL checkpoint failed");
+                    // A reader still on an older snapshot stops the copy
+                    // short; readers are quick, so try a few times.
+                    for _ in 0..COMPLETE_TRIES {
+                        match checkpoint(&mut conn).await {
+                            Ok(progress) if progress.left() == 0 => break,
+                            Ok(_) => tokio::time::sleep(COMPLETE_RETRY).await,
+                            Err(err) => {
+                                tracing::warn!(error = %err, "completing a WAL checkpoint failed");
+                                break;
+                            }
+                        }
                     }
                 }
                 Ok(_) => {}
@@ -56,11 +87,28 @@ pub(super) fn spawn(
     })
 }
 
-/// One PASSIVE checkpoint; returns how many pages the log holds.
-async fn checkpoint(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+/// How far a checkpoint got, in pages.
+struct Progress {
+    /// Pages in the log.
+    log: i64,
+    /// Pages of it copied back into the database.
+    copied: i64,
+}
+
+impl Progress {
+    fn left(&self) -> i64 {
+        self.log - self.copied
+    }
+}
+
+/// One PASSIVE checkpoint.
+async fn checkpoint(conn: &mut SqliteConnection) -> Result<Progress, sqlx::Error> {
     let row = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
         .fetch_one(&mut *conn)
         .await?;
     // (busy, pages in the log, pages copied back)
-    row.try_get(1)
+    Ok(Progress {
+        log: row.try_get(1)?,
+        copied: row.try_get(2)?,
+    })
 }

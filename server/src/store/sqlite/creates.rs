@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use sqlx::SqliteConnection;
 use tokio::sync::oneshot;
 
-use super::memories::{self, Prepared};
-use super::writer::Writer;
+use super::memories::{self, Prepared, Written};
+use super::writer::{OnCommit, Writer};
 use crate::domain::{Created, Micros, NewMemory};
 use crate::error::{Error, Result};
 
@@ -51,6 +51,7 @@ impl CreateQueue {
     pub(super) async fn create(
         self: &Arc<Self>,
         writer: &Writer,
+        written: &Arc<Written>,
         memories: Vec<NewMemory>,
         now: Micros,
     ) -> Result<Vec<Created>> {
@@ -69,7 +70,7 @@ impl CreateQueue {
         if schedule {
             // A task of its own: the flush must happen even if this caller
             // goes away.
-            tokio::spawn(flush(self.clone(), writer.clone()));
+            tokio::spawn(flush(self.clone(), writer.clone(), written.clone()));
         }
         answer
             .await
@@ -85,15 +86,20 @@ impl CreateQueue {
 
 /// Runs one writer job that stores every waiting create, then answers each
 /// caller with the commit's outcome.
-async fn flush(queue: Arc<CreateQueue>, writer: Writer) {
+async fn flush(queue: Arc<CreateQueue>, writer: Writer, written: Arc<Written>) {
     // The callers' replies, kept outside the job so that they can be told
     // of a failed commit too.
     let replies: Replies = Arc::default();
     let taken = replies.clone();
     let store_from = queue.clone();
-    // A create fails only with a database error: no savepoint needed.
+    // The stored memories are handed to the change feed's follower, so that
+    // it need not read them back. A create fails only with a database
+    // error: no savepoint needed.
+    let keep: OnCommit<Vec<Vec<Created>>> = Box::new(move |stored| {
+        written.keep(stored.iter().flatten().map(|created| &created.memory));
+    });
     let stored = writer
-        .write_atomic(move |conn| Box::pin(store(conn, store_from, taken)))
+        .write_atomic_then(move |conn| Box::pin(store(conn, store_from, taken)), keep)
         .await;
     let replies = std::mem::take(&mut *replies.lock().unwrap_or_else(|p| p.into_inner()));
     match stored {

@@ -354,9 +354,10 @@ const MERGE: &str = " ON CONFLICT (namespace, level, agent_id, user_id, project_
                         ELSE max(expire_time, excluded.expire_time) END \
      WHERE expire_time IS NULL OR expire_time > excluded.update_time \
      RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, version";
-/// Memories per statement of a batch (19 parameters each, well under
-/// SQLite's limit of 32,766).
-const ROWS_PER_UPSERT: usize = 500;
+/// The most rows of one multi-row upsert (19 parameters a row, well under
+/// SQLite's limit of 32,766). A statement of each size is prepared once and
+/// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
+pub(super) const MAX_UPSERT_ROWS: usize = 256;
 
 /// A memory ready to be inserted: its new id and what derives from its
 /// content, computed by the caller so that the single writer only writes.
@@ -480,7 +481,7 @@ pub(super) async fn create_many(
         .collect();
     let mut results: Vec<Option<Created>> = vec![None; inserts.len()];
     let mut merged = Vec::new();
-    for chunk in inserts.chunks(ROWS_PER_UPSERT) {
+    for chunk in inserts.chunks(MAX_UPSERT_ROWS) {
         for row in upsert(conn, chunk, now).await? {
             let id: String = row.try_get("id").map_err(db_error)?;
             match by_id.get(id.as_str()) {
@@ -827,35 +828,92 @@ pub(super) async fn feed_head(conn: &mut SqliteConnection) -> Result<i64> {
     Ok(head.unwrap_or(0))
 }
 
-/// Up to `limit` changes after `after`, each with the memory as it is now.
+/// Up to `limit` changes after `after`, each with the memory as of that
+/// change or later: from `written` when it holds that very version (just
+/// stored by this server), else as the database holds it now.
 pub(super) async fn changes_after(
     conn: &mut SqliteConnection,
     after: i64,
     limit: usize,
+    written: &Written,
 ) -> Result<Vec<MemoryChange>> {
-    let mut qb = QueryBuilder::<Sqlite>::new(format!(
-        "SELECT c.seq AS change_seq, c.memory_seq, m.id IS NOT NULL AS present, {COLUMNS} \
-         FROM memory_changes c LEFT JOIN memories m ON m.seq = c.memory_seq \
-         LEFT JOIN memory_access a ON a.memory_seq = m.seq WHERE c.seq > "
-    ));
-    qb.push_bind(after)
-        .push(" ORDER BY c.seq LIMIT ")
-        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows.iter()
-        .map(|row| {
-            let present: bool = row.try_get("present").map_err(db_error)?;
-            Ok(MemoryChange {
-                seq: row.try_get("change_seq").map_err(db_error)?,
-                memory_seq: row.try_get("memory_seq").map_err(db_error)?,
-                memory: if present {
-                    Some(memory_from_row(row)?)
-                } else {
-                    None
-                },
-            })
+    let rows: Vec<(i64, i64, i64, i32)> = sqlx::query_as(
+        "SELECT seq, memory_seq, version, kind FROM memory_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+    )
+    .bind(after)
+    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let mut changes: Vec<MemoryChange> = rows
+        .iter()
+        .map(|&(seq, memory_seq, version, kind)| MemoryChange {
+            seq,
+            memory_seq,
+            memory: if kind == DELETED {
+                None
+            } else {
+                written.take(memory_seq, version)
+            },
         })
-        .collect()
+        .collect();
+    let missing: Vec<i64> = rows
+        .iter()
+        .zip(&changes)
+        .filter(|((.., kind), change)| *kind != DELETED && change.memory.is_none())
+        .map(|(_, change)| change.memory_seq)
+        .collect();
+    if !missing.is_empty() {
+        let read = select_by_seq(&missing)
+            .build()
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        let now: HashMap<i64, Memory> = read
+            .iter()
+            .map(|row| memory_from_row(row).map(|m| (m.seq, m)))
+            .collect::<Result<_>>()?;
+        for change in changes.iter_mut().filter(|c| c.memory.is_none()) {
+            change.memory = now.get(&change.memory_seq).cloned();
+        }
+    }
+    Ok(changes)
+}
+
+/// `memory_changes.kind` of a deletion.
+const DELETED: i32 = 4;
+
+/// Memories this server has just written, kept for the change feed's
+/// follower so that it need not read them back from the database. Keyed by
+/// sequence number and version: a cached memory is exactly the state that
+/// change left. Taken when read; bounded, so a follower that stops reading
+/// costs nothing but its own reads.
+#[derive(Default)]
+pub(super) struct Written {
+    memories: std::sync::Mutex<HashMap<(i64, i64), Memory>>,
+}
+
+/// The most memories [`Written`] holds.
+const MAX_WRITTEN: usize = 50_000;
+
+impl Written {
+    /// Keeps `memories`, as just committed.
+    pub(super) fn keep<'a>(&self, memories: impl IntoIterator<Item = &'a Memory>) {
+        let mut kept = self.memories.lock().unwrap_or_else(|p| p.into_inner());
+        for memory in memories {
+            if kept.len() >= MAX_WRITTEN {
+                break;
+            }
+            kept.insert((memory.seq, memory.version), memory.clone());
+        }
+    }
+
+    fn take(&self, seq: i64, version: i64) -> Option<Memory> {
+        self.memories
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(seq, version))
+    }
 }
 
 /// Up to `limit` memories after `after_seq`, in sequence order, expired ones

@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 
 use self::access::Accesses;
 use self::creates::CreateQueue;
-use self::memories::Prepared;
+use self::memories::{Prepared, Written};
 use self::writer::Writer;
 use super::{Remembered, Store};
 use crate::domain::episode::{
@@ -69,6 +69,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
 ];
 
+/// Prepared statements the write connection keeps: besides its few dozen
+/// fixed statements, a multi-row upsert of every size up to
+/// [`memories::MAX_UPSERT_ROWS`] (concurrent creates share one statement
+/// of as many rows as they are), each parsed once rather than every time.
+const WRITER_STATEMENTS: usize = 2 * memories::MAX_UPSERT_ROWS;
 /// SQLite's page cache per connection, in KiB.
 const CACHE_KIB: u32 = 32 * 1024;
 /// How much of the database file each connection may memory-map.
@@ -107,6 +112,8 @@ pub struct SqliteStore {
     writer_done: Mutex<Option<oneshot::Receiver<()>>>,
     accesses: Arc<Accesses>,
     creates: Arc<CreateQueue>,
+    /// Just-written memories, for the change feed (see [`memories::Written`]).
+    written: Arc<Written>,
     access_flusher: Mutex<Option<JoinHandle<()>>>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     stop_checkpointing: Arc<Notify>,
@@ -122,6 +129,7 @@ impl SqliteStore {
         let mut conn = connect
             .clone()
             .create_if_missing(true)
+            .statement_cache_capacity(WRITER_STATEMENTS)
             // Checkpoints are the checkpointer's (see `checkpoint`).
             .pragma("wal_autocheckpoint", "0")
             .connect()
@@ -151,6 +159,7 @@ impl SqliteStore {
             writer_done: Mutex::new(Some(writer_done)),
             accesses,
             creates: Arc::default(),
+            written: Arc::default(),
             access_flusher: Mutex::new(Some(access_flusher)),
             checkpointer: Mutex::new(Some(checkpointer)),
             stop_checkpointing,
@@ -252,7 +261,10 @@ impl Store for SqliteStore {
         now: Micros,
     ) -> Result<Vec<Created>> {
         if request_id.is_none() {
-            return self.creates.create(&self.writer, new, now).await;
+            return self
+                .creates
+                .create(&self.writer, &self.written, new, now)
+                .await;
         }
         let namespace = namespace.to_owned();
         let request_id = request_id.map(str::to_owned);
@@ -599,7 +611,7 @@ impl Store for SqliteStore {
 
     async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::changes_after(&mut conn, after, limit).await
+        memories::changes_after(&mut conn, after, limit, &self.written).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {

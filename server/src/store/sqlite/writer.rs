@@ -39,17 +39,17 @@ const MAX_GROUP: usize = 256;
 const QUEUE_DEPTH: usize = 1024;
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-/// Delivers a job's result once the transaction's fate is known.
-type Completion = Box<dyn FnOnce(Result<()>) + Send>;
+/// Runs with a job's result once its transaction has committed.
+pub(super) type OnCommit<T> = Box<dyn FnOnce(&T) + Send>;
 
 /// A unit of work for the write connection.
 trait Job: Send {
     /// Runs the work; returns its error, if any (to roll back its writes),
-    /// and how to deliver its result after the commit.
+    /// and what to do once the transaction's fate is known.
     fn run<'c>(
         self: Box<Self>,
         conn: &'c mut SqliteConnection,
-    ) -> BoxFuture<'c, (Result<()>, Completion)>;
+    ) -> BoxFuture<'c, (Result<()>, Box<dyn Completion>)>;
     /// Answers the caller with `err` without running the work.
     fn fail(self: Box<Self>, err: Error);
     /// Whether a failure may come after the work has written (so it runs in
@@ -57,10 +57,39 @@ trait Job: Send {
     fn needs_savepoint(&self) -> bool;
 }
 
+/// A job that has run, waiting for its transaction's fate.
+trait Completion: Send {
+    /// The transaction committed. Runs before the feed's head moves, so
+    /// before anyone can see the commit.
+    fn committed(&mut self);
+    /// Answers the caller: the commit's outcome, then the job's.
+    fn deliver(self: Box<Self>, commit: Result<()>);
+}
+
 struct Work<T, F> {
     work: F,
     reply: oneshot::Sender<Result<T>>,
     savepoint: bool,
+    on_commit: Option<OnCommit<T>>,
+}
+
+struct Ran<T> {
+    outcome: Result<T>,
+    reply: oneshot::Sender<Result<T>>,
+    on_commit: Option<OnCommit<T>>,
+}
+
+impl<T: Send> Completion for Ran<T> {
+    fn committed(&mut self) {
+        if let (Ok(value), Some(on_commit)) = (&self.outcome, self.on_commit.take()) {
+            on_commit(value);
+        }
+    }
+
+    fn deliver(self: Box<Self>, commit: Result<()>) {
+        // The caller may have gone away; its result is then nobody's concern.
+        let _ = self.reply.send(commit.and(self.outcome));
+    }
 }
 
 impl<T, F> Job for Work<T, F>
@@ -71,8 +100,13 @@ where
     fn run<'c>(
         self: Box<Self>,
         conn: &'c mut SqliteConnection,
-    ) -> BoxFuture<'c, (Result<()>, Completion)> {
-        let Work { work, reply, .. } = *self;
+    ) -> BoxFuture<'c, (Result<()>, Box<dyn Completion>)> {
+        let Work {
+            work,
+            reply,
+            on_commit,
+            ..
+        } = *self;
         Box::pin(async move {
             // A panic in one job must not take the writer (and so every later
             // write) down with it: it fails that job, whose savepoint is then
@@ -82,11 +116,12 @@ where
                 .await
                 .unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
             let result = outcome.as_ref().map(|_| ()).map_err(Clone::clone);
-            let deliver: Completion = Box::new(move |commit: Result<()>| {
-                // The caller may have gone away; its result is then nobody's concern.
-                let _ = reply.send(commit.and(outcome));
+            let ran: Box<dyn Completion> = Box::new(Ran {
+                outcome,
+                reply,
+                on_commit,
             });
-            (result, deliver)
+            (result, ran)
         })
     }
 
@@ -149,7 +184,7 @@ impl Writer {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.submit(work, true).await
+        self.submit(work, true, None).await
     }
 
     /// Like [`Writer::write`], for work that fails, if at all, before it
@@ -161,10 +196,25 @@ impl Writer {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.submit(work, false).await
+        self.submit(work, false, None).await
     }
 
-    async fn submit<T, F>(&self, work: F, savepoint: bool) -> Result<T>
+    /// Like [`Writer::write_atomic`], and `on_commit` runs with the result
+    /// once it is committed, before the change feed's head moves past it.
+    pub(super) async fn write_atomic_then<T, F>(&self, work: F, on_commit: OnCommit<T>) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.submit(work, false, Some(on_commit)).await
+    }
+
+    async fn submit<T, F>(
+        &self,
+        work: F,
+        savepoint: bool,
+        on_commit: Option<OnCommit<T>>,
+    ) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
@@ -175,6 +225,7 @@ impl Writer {
                 work,
                 reply,
                 savepoint,
+                on_commit,
             }))
             .await
             .map_err(|_| shutting_down())?;
@@ -274,12 +325,13 @@ async fn commit_group(
         if let Err(err) = execute(conn, "ROLLBACK").await {
             tracing::warn!(error = %err, "rolling back failed writes failed");
         }
-        completions.into_iter().for_each(|deliver| deliver(Ok(())));
+        completions.into_iter().for_each(|ran| ran.deliver(Ok(())));
         return;
     }
     if outcome.is_ok() {
         outcome = match commit(conn, closing).await {
             Ok(head) => {
+                completions.iter_mut().for_each(|ran| ran.committed());
                 feed_head.send_if_modified(|current| {
                     let moved = head > *current;
                     if moved {
@@ -296,8 +348,8 @@ async fn commit_group(
         tracing::error!(error = %err, jobs = completions.len(), "group commit failed");
         let _ = execute(conn, "ROLLBACK").await;
     }
-    for deliver in completions {
-        deliver(outcome.clone());
+    for ran in completions {
+        ran.deliver(outcome.clone());
     }
 }
 
