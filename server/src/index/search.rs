@@ -45,6 +45,7 @@ fn idf_boost(doc_freq: u64, docs: u64) -> Score {
 /// The namespace's BM25 statistics: committed segments plus the tail.
 struct Statistics<'a> {
     searcher: &'a Searcher,
+    segments: &'a [SegmentView],
     tail: Option<&'a NamespaceTail>,
     namespace: &'a str,
     counts: Counts,
@@ -70,7 +71,13 @@ impl Bm25StatisticsProvider for Statistics<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        let committed = self.searcher.doc_freq(term)?;
+        // Only segments that hold the namespace can hold its terms.
+        let mut committed = 0;
+        for (reader, segment) in self.searcher.segment_readers().iter().zip(self.segments) {
+            if segment.counts(self.namespace).docs > 0 {
+                committed += u64::from(reader.inverted_index(term.field())?.doc_freq(term)?);
+            }
+        }
         let uncommitted = match (self.tail, self.tail_term(term)) {
             (Some(tail), Some(bare)) => tail.doc_freq(bare),
             _ => 0,
@@ -169,6 +176,7 @@ pub(super) fn run(
     }
     let statistics = Statistics {
         searcher: &live.searcher,
+        segments: &live.segments,
         tail,
         namespace,
         counts,
