@@ -10,6 +10,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "interop tools (tests/interop/setup.sh: grpcio-tools, grpcurl, @grpc/grpc-js, buf)"
 tests/interop/setup.sh
 
+step "embedding model for the semantic search tests (scripts/fetch-model.sh)"
+scripts/fetch-model.sh
+
 step "proto lint (buf lint, STANDARD rules; see buf.yaml)"
 tests/interop/node/node_modules/.bin/buf lint
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::llm::LlmConfig;
+use crate::openai::ApiConfig;
 
 /// Engram: long-term memory for AI agents, over gRPC.
 #[derive(Debug, Clone, Parser)]
@@ -72,6 +74,34 @@ pub struct Config {
     /// How long one LLM call may take before the safe fallback is used, e.g. "20s".
     #[arg(long, env = "ENGRAM_LLM_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
     pub llm_timeout: Duration,
+
+    /// Semantic search: "none" (full text only), "local:DIR" (a
+    /// sentence-transformers model folder with config.json, tokenizer.json
+    /// and model.safetensors, e.g. all-MiniLM-L6-v2, run in process) or
+    /// "openai" (an OpenAI-compatible embeddings API; needs
+    /// --embedder-base-url and --embedder-model, key in
+    /// ENGRAM_EMBEDDER_API_KEY).
+    #[arg(long, env = "ENGRAM_EMBEDDER", default_value = "none", value_parser = crate::embed::parse_kind)]
+    pub embedder: EmbedderKind,
+
+    /// Base URL of the embeddings API (e.g. http://localhost:11434/v1);
+    /// "/embeddings" is appended. With --embedder openai.
+    #[arg(long, env = "ENGRAM_EMBEDDER_BASE_URL")]
+    pub embedder_base_url: Option<String>,
+
+    /// The model the embeddings API is asked for. With --embedder openai.
+    #[arg(long, env = "ENGRAM_EMBEDDER_MODEL")]
+    pub embedder_model: Option<String>,
+
+    /// The vectors' dimensions, sent as the API's `dimensions` parameter.
+    /// Without it, the server asks the API for one embedding at start to
+    /// learn them (and refuses to start if it cannot).
+    #[arg(long, env = "ENGRAM_EMBEDDER_DIMENSIONS", value_parser = clap::value_parser!(u32).range(1..=8192))]
+    pub embedder_dimensions: Option<u32>,
+
+    /// How long one call to the embeddings API may take, e.g. "30s".
+    #[arg(long, env = "ENGRAM_EMBEDDER_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub embedder_timeout: Duration,
 
     /// A file of API keys, one per line (blank lines and lines starting with
     /// # are ignored). When set, every call to the engram.v1 services must
@@ -145,37 +175,56 @@ impl Config {
         }
     }
 
+    /// The embedder to use.
+    pub fn embedder(&self) -> anyhow::Result<EmbedderConfig> {
+        let api_flags = self.embedder_base_url.is_some()
+            || self.embedder_model.is_some()
+            || self.embedder_dimensions.is_some();
+        match &self.embedder {
+            EmbedderKind::None | EmbedderKind::Local(_) if api_flags => {
+                bail!(
+                    "--embedder-base-url, --embedder-model and --embedder-dimensions go with --embedder openai"
+                )
+            }
+            EmbedderKind::None => Ok(EmbedderConfig::None),
+            EmbedderKind::Local(dir) => Ok(EmbedderConfig::Local(dir.clone())),
+            EmbedderKind::Api => {
+                let (Some(base_url), Some(model)) = (&self.embedder_base_url, &self.embedder_model)
+                else {
+                    bail!("--embedder openai needs --embedder-base-url and --embedder-model");
+                };
+                Ok(EmbedderConfig::Api {
+                    api: ApiConfig::new(
+                        "--embedder-base-url",
+                        base_url,
+                        model,
+                        EMBEDDER_API_KEY_ENV,
+                        self.embedder_timeout,
+                    )?,
+                    dimensions: self.embedder_dimensions.map(|d| d as usize),
+                })
+            }
+        }
+    }
+
     /// The LLM to use, if one is configured.
     pub fn llm(&self) -> anyhow::Result<Option<LlmConfig>> {
         match (&self.llm_base_url, &self.llm_model) {
             (None, None) => Ok(None),
-            (Some(base_url), Some(model)) => {
-                let Some(rest) = base_url
-                    .strip_prefix("http://")
-                    .or_else(|| base_url.strip_prefix("https://"))
-                else {
-                    bail!("--llm-base-url: expected an http:// or https:// URL");
-                };
-                // Credentials belong in ENGRAM_LLM_API_KEY, never in a URL that gets logged.
-                let authority = rest.split('/').next().unwrap_or(rest);
-                if authority.contains('@') || rest.contains('?') || rest.contains('#') {
-                    bail!(
-                        "--llm-base-url: no user, password, query or fragment; put the key in {LLM_API_KEY_ENV}"
-                    );
-                }
-                Ok(Some(LlmConfig {
-                    base_url: base_url.clone(),
-                    model: model.clone(),
-                    api_key: std::env::var(LLM_API_KEY_ENV)
-                        .ok()
-                        .filter(|k| !k.is_empty()),
-                    timeout: self.llm_timeout,
-                }))
-            }
+            (Some(base_url), Some(model)) => Ok(Some(ApiConfig::new(
+                "--llm-base-url",
+                base_url,
+                model,
+                LLM_API_KEY_ENV,
+                self.llm_timeout,
+            )?)),
             _ => bail!("--llm-base-url and --llm-model go together"),
         }
     }
 }
+
+/// The environment variable holding the embeddings API key.
+pub const EMBEDDER_API_KEY_ENV: &str = "ENGRAM_EMBEDDER_API_KEY";
 
 /// The environment variable holding the LLM API key.
 pub const LLM_API_KEY_ENV: &str = "ENGRAM_LLM_API_KEY";

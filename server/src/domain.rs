@@ -277,4 +277,26 @@ pub struct MemoryChange {
     pub seq: i64,
     pub memory_seq: i64,
     pub memory: Option<Memory>,
+    /// For a change that stored a vector: the memory's vector, if it is
+    /// still that of its current content.
+    pub vector: Option<Embedding>,
+}
+
+/// A memory's vector: of its content, made by the embedder `model`,
+/// L2-normalised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedding {
+    pub model: String,
+    pub values: std::sync::Arc<[f32]>,
+}
+
+/// A memory whose content has no vector of the current model yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unembedded {
+    pub seq: i64,
+    pub namespace: String,
+    pub content: String,
+    /// The normalised content hash: a vector is stored only if the memory
+    /// still has it.
+    pub content_hash: String,
 }

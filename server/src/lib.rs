@@ -5,11 +5,13 @@
 
 pub mod config;
 pub mod domain;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod grpc;
 pub mod index;
 pub mod llm;
+pub mod openai;
 pub mod reindex;
 pub mod server;
 pub mod store;

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use engram_server::config::{Command, Config, Database, LogFormat, Synchronous};
+use engram_server::embed::{Embedder, EmbedderConfig, Pooling, backfill};
+use engram_server::engine::search::{Retrieval, Semantic};
 use engram_server::grpc::auth::ApiKeys;
-use engram_server::index::{IndexOptions, TextIndex};
+use engram_server::index::{IndexOptions, TextIndex, VectorIndex};
 use engram_server::llm::LlmClient;
 use engram_server::store::Store;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
@@ -46,9 +48,13 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
 
+    let embedder = open_embedder(&config).await?;
     let security = security(&config)?;
+    let vectors = embedder
+        .as_ref()
+        .map(|e| Arc::new(VectorIndex::new(&e.info().id, e.info().dimensions)));
     let index = Arc::new(
-        TextIndex::open(&index_options, store.clone())
+        TextIndex::open(&index_options, store.clone(), vectors.clone())
             .await
             .with_context(|| {
                 format!(
@@ -57,6 +63,26 @@ async fn main() -> anyhow::Result<()> {
                 )
             })?,
     );
+
+    let semantic = embedder.zip(vectors).map(|(embedder, vectors)| {
+        let progress = Arc::new(backfill::Progress::default());
+        let backfill = tokio::spawn(backfill::run(
+            store.clone(),
+            embedder.clone(),
+            progress.clone(),
+        ))
+        .abort_handle();
+        Semantic {
+            embedder,
+            vectors,
+            progress,
+            backfill,
+        }
+    });
+    let retrieval = Arc::new(Retrieval {
+        text: index,
+        semantic,
+    });
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -77,13 +103,48 @@ async fn main() -> anyhow::Result<()> {
     server::serve(
         listener,
         store,
-        index,
+        retrieval,
         llm,
         security,
         shutdown,
         config.shutdown_grace,
     )
     .await
+}
+
+/// The configured embedder, its model described in the log; a model that
+/// cannot be loaded stops the server with the reason.
+async fn open_embedder(config: &Config) -> anyhow::Result<Option<Arc<Embedder>>> {
+    let embedder_config = config.embedder()?;
+    let Some(embedder) = Embedder::open(&embedder_config)
+        .await
+        .with_context(|| format!("--embedder {}", describe(&embedder_config)))?
+    else {
+        tracing::info!("no embedder: search is full text only");
+        return Ok(None);
+    };
+    let info = embedder.info();
+    tracing::info!(
+        model = %info.description,
+        id = %info.id,
+        dimensions = info.dimensions,
+        pooling = info.pooling.map_or("the API's", |p| match p {
+            Pooling::Mean => "mean",
+            Pooling::Cls => "cls",
+        }),
+        max_tokens = info.max_tokens,
+        "embedder ready"
+    );
+    Ok(Some(Arc::new(embedder)))
+}
+
+/// `--embedder`'s value in words, for errors.
+fn describe(config: &EmbedderConfig) -> String {
+    match config {
+        EmbedderConfig::None => "none".into(),
+        EmbedderConfig::Local(dir) => format!("local:{}", dir.display()),
+        EmbedderConfig::Api { api, .. } => format!("openai ({} at {})", api.model, api.base_url),
+    }
 }
 
 async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {

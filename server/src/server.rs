@@ -16,12 +16,12 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
+use crate::engine::search::Retrieval;
 use crate::grpc::auth::ApiKeys;
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
-use crate::index::TextIndex;
 use crate::llm::LlmClient;
 use crate::store::Store;
 
@@ -74,7 +74,7 @@ pub struct Security {
 pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn Store>,
-    index: Arc<TextIndex>,
+    retrieval: Arc<Retrieval>,
     llm: Option<Arc<LlmClient>>,
     security: Security,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -100,13 +100,21 @@ pub async fn serve(
     // open for load balancers and for discovering the API.
     let keys = security.api_keys;
     let memory = InterceptedService::new(
-        MemoryServiceServer::new(MemoryApi::new(store.clone(), index.clone()))
+        MemoryServiceServer::new(MemoryApi::new(store.clone(), retrieval.clone()))
             .max_decoding_message_size(MAX_REQUEST_BYTES),
         keys.clone(),
     );
+    let embedding_model = retrieval
+        .semantic
+        .as_ref()
+        .map(|s| s.embedder.info().id.clone());
     let learning = InterceptedService::new(
-        LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone()))
-            .max_decoding_message_size(MAX_REQUEST_BYTES),
+        LearningServiceServer::new(LearningApi::new(
+            store.clone(),
+            llm.clone(),
+            embedding_model,
+        ))
+        .max_decoding_message_size(MAX_REQUEST_BYTES),
         keys.clone(),
     );
     let policy = InterceptedService::new(
@@ -175,7 +183,12 @@ pub async fn serve(
     };
     // Whatever ended serving, commit what the index has applied and the
     // writes still queued (the index catches up with those at next start).
-    index.close().await;
+    if let Some(semantic) = &retrieval.semantic {
+        // Vectors are stored in transactions: stopping mid-batch loses
+        // nothing but the batch, which the next start embeds again.
+        semantic.backfill.abort();
+    }
+    retrieval.text.close().await;
     store.close().await;
     tracing::info!("stopped");
     served

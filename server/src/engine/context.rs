@@ -6,9 +6,10 @@
 
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
+use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
 use crate::error::Result;
-use crate::index::{self, TextIndex};
+use crate::index;
 use crate::store::Store;
 
 /// Tokens are estimated as characters / 4 (rounded up).
@@ -119,14 +120,14 @@ const EPISODE_SUMMARY_CHARS: usize = 100;
 /// in the sections of DESIGN §4.
 pub async fn build(
     store: &dyn Store,
-    index: &TextIndex,
+    retrieval: &Retrieval,
     request: &ContextRequest,
     now: Micros,
 ) -> Result<ContextBlock> {
     let knowledge = store
         .task_knowledge(&request.scope, &request.task_id, &request.task_type)
         .await?;
-    let relevant = relevant_memories(store, index, request, now).await?;
+    let relevant = relevant_memories(store, retrieval, request, now).await?;
     let preferences = store
         .list_memories(
             &ListQuery {
@@ -311,7 +312,7 @@ fn episode_line(episode: &Episode) -> String {
 /// with their priority; preferences have a section of their own.
 async fn relevant_memories(
     store: &dyn Store,
-    index: &TextIndex,
+    retrieval: &Retrieval,
     request: &ContextRequest,
     now: Micros,
 ) -> Result<Vec<(Memory, f64)>> {
@@ -349,9 +350,9 @@ async fn relevant_memories(
             })
             .collect());
     }
-    let hits = search::search(
+    let searched = search::search(
         store,
-        index,
+        retrieval,
         &SearchRequest {
             scope: request.scope.clone(),
             query: request.query.clone(),
@@ -362,7 +363,11 @@ async fn relevant_memories(
         now,
     )
     .await?;
-    Ok(hits.into_iter().map(|h| (h.memory, h.score)).collect())
+    Ok(searched
+        .hits
+        .into_iter()
+        .map(|h| (h.memory, h.score))
+        .collect())
 }
 
 fn shown_text(memory: &Memory) -> String {

@@ -2,10 +2,12 @@
 //! and importance (DESIGN §4).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
+use crate::embed::{Embedder, backfill};
 use crate::error::Result;
-use crate::index::{TextIndex, TextQuery};
+use crate::index::{TextIndex, TextQuery, VectorIndex, VectorMatch};
 use crate::store::Store;
 
 /// Default weight of full-text relevance.
@@ -14,6 +16,9 @@ pub const DEFAULT_RELEVANCE_WEIGHT: f64 = 0.6;
 pub const DEFAULT_RECENCY_WEIGHT: f64 = 0.2;
 /// Default weight of importance.
 pub const DEFAULT_IMPORTANCE_WEIGHT: f64 = 0.2;
+/// Default weight of meaning (cosine) against words (BM25) within
+/// relevance, when an embedder is configured.
+pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.5;
 /// Default half-life of recency: 30 days.
 pub const DEFAULT_HALF_LIFE_MICROS: Micros = 30 * 24 * 3600 * 1_000_000;
 /// How many full-text candidates are re-scored per requested hit, so that a
@@ -27,6 +32,9 @@ const MAX_CANDIDATES: usize = 500;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
     pub relevance: f64,
+    /// Within relevance: `semantic·cosine + (1 − semantic)·bm25`, both
+    /// min-max normalised over the candidates (used with an embedder only).
+    pub semantic: f64,
     pub recency: f64,
     pub importance: f64,
     /// Recency halves every `half_life` microseconds of age.
@@ -37,6 +45,7 @@ impl Default for Weights {
     fn default() -> Self {
         Weights {
             relevance: DEFAULT_RELEVANCE_WEIGHT,
+            semantic: DEFAULT_SEMANTIC_WEIGHT,
             recency: DEFAULT_RECENCY_WEIGHT,
             importance: DEFAULT_IMPORTANCE_WEIGHT,
             half_life: DEFAULT_HALF_LIFE_MICROS,
@@ -50,6 +59,8 @@ pub struct Hit {
     pub memory: Memory,
     pub score: f64,
     pub relevance: f64,
+    /// The normalised cosine within relevance (0 without semantic search).
+    pub semantic: f64,
     pub recency: f64,
     pub importance: f64,
 }
@@ -64,17 +75,59 @@ pub struct SearchRequest {
     pub weights: Weights,
 }
 
-/// Runs a search: full-text candidates from the index, re-ranked, then read
-/// from the store (which re-checks their visibility). Records the access of
-/// the returned memories without waiting for it.
+/// Semantic retrieval: the embedder for queries, the vector index, and how
+/// far the backfill got.
+pub struct Semantic {
+    pub embedder: Arc<Embedder>,
+    pub vectors: Arc<VectorIndex>,
+    pub progress: Arc<backfill::Progress>,
+    /// Stops the backfill when the server stops.
+    pub backfill: tokio::task::AbortHandle,
+}
+
+/// Where searches find candidates: the full-text index and, with an
+/// embedder, the vector index.
+pub struct Retrieval {
+    pub text: Arc<TextIndex>,
+    pub semantic: Option<Semantic>,
+}
+
+/// How a search used meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SemanticUse {
+    /// No embedder, or a semantic weight of 0: words only.
+    Off,
+    /// Every stored memory had its vector.
+    Complete,
+    /// Some memories written recently (or while the embedder was failing)
+    /// had no vector yet and could be found by their words only.
+    Partial,
+    /// The query could not be embedded: words only.
+    Unavailable,
+}
+
+/// A search's hits and how it used meaning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Searched {
+    pub hits: Vec<Hit>,
+    pub semantic: SemanticUse,
+}
+
+/// Runs a search: candidates from the full-text index (and the vector index
+/// with an embedder), ranked, then read from the store (which re-checks
+/// their visibility). Records the access of the returned memories without
+/// waiting for it.
 pub async fn search(
     store: &dyn Store,
-    index: &TextIndex,
+    retrieval: &Retrieval,
     request: &SearchRequest,
     now: Micros,
-) -> Result<Vec<Hit>> {
+) -> Result<Searched> {
     let candidates = (request.limit * CANDIDATES_PER_HIT).clamp(MIN_CANDIDATES, MAX_CANDIDATES);
-    let matches = index
+    // First: it waits until every acknowledged write is applied, to the
+    // vector index too.
+    let matches = retrieval
+        .text
         .search(&TextQuery {
             scope: &request.scope,
             filter: &request.filter,
@@ -83,9 +136,55 @@ pub async fn search(
             now,
         })
         .await?;
-    let ranked = rank(matches, &request.weights, now, request.limit);
+    let semantic = retrieval
+        .semantic
+        .as_ref()
+        .filter(|_| request.weights.semantic > 0.0);
+    let (ranked, used) = match semantic {
+        None => (
+            rank(matches, &request.weights, now, request.limit),
+            SemanticUse::Off,
+        ),
+        Some(semantic) => match semantic.embedder.embed_query(&request.query).await {
+            Err(err) => {
+                tracing::warn!(error = %err, "embedding the query failed; searching by words only");
+                (
+                    rank(matches, &request.weights, now, request.limit),
+                    SemanticUse::Unavailable,
+                )
+            }
+            Ok(query) => {
+                let vectors = &semantic.vectors;
+                let near = vectors.search(&request.scope, &request.filter, now, &query, candidates);
+                let missing: Vec<i64> = matches
+                    .iter()
+                    .map(|m| m.seq)
+                    .filter(|seq| near.iter().all(|n| n.seq != *seq))
+                    .collect();
+                let cosines = vectors.cosines(&request.scope.namespace, &query, &missing);
+                let head = *store.feed_head().borrow();
+                let used = if semantic.progress.caught_up(head) {
+                    SemanticUse::Complete
+                } else {
+                    SemanticUse::Partial
+                };
+                let fused = fuse(
+                    matches,
+                    near,
+                    &cosines,
+                    &request.weights,
+                    now,
+                    request.limit,
+                );
+                (fused, used)
+            }
+        },
+    };
     if ranked.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Searched {
+            hits: Vec::new(),
+            semantic: used,
+        });
     }
     let seqs: Vec<i64> = ranked.iter().map(|r| r.seq).collect();
     let mut memories: HashMap<i64, Memory> = store
@@ -102,13 +201,100 @@ pub async fn search(
                 memory: memories.remove(&r.seq)?,
                 score: r.score,
                 relevance: r.relevance,
+                semantic: r.semantic,
                 recency: r.recency,
                 importance: r.importance,
             })
         })
         .collect();
     store.record_access(hits.iter().map(|h| h.memory.seq).collect(), now);
-    Ok(hits)
+    Ok(Searched {
+        hits,
+        semantic: used,
+    })
+}
+
+/// A candidate of either index.
+struct Candidate {
+    seq: i64,
+    bm25: f64,
+    cosine: Option<f64>,
+    importance: f64,
+    update_time: Micros,
+}
+
+/// `value` scaled to 0..1 between `low` and `high` (1 when they are equal).
+fn min_max(value: f64, low: f64, high: f64) -> f64 {
+    if high > low {
+        ((value - low) / (high - low)).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Combines full-text and vector candidates (DESIGN §4): over all of them,
+/// BM25 (0 where the words did not match) and cosine (the lowest where a
+/// memory has no vector) are min-max normalised and mixed by the semantic
+/// weight into relevance; then scored as [`rank`] does. Keeps the best
+/// `limit`.
+pub fn fuse(
+    lexical: Vec<TextMatch>,
+    near: Vec<VectorMatch>,
+    cosines: &HashMap<i64, f32>,
+    weights: &Weights,
+    now: Micros,
+    limit: usize,
+) -> Vec<Ranked> {
+    let mut candidates: Vec<Candidate> = lexical
+        .into_iter()
+        .map(|m| Candidate {
+            seq: m.seq,
+            bm25: m.bm25,
+            cosine: cosines.get(&m.seq).map(|&c| f64::from(c)),
+            importance: m.importance,
+            update_time: m.update_time,
+        })
+        .collect();
+    for n in near {
+        match candidates.iter_mut().find(|c| c.seq == n.seq) {
+            Some(candidate) => candidate.cosine = Some(f64::from(n.cosine)),
+            None => candidates.push(Candidate {
+                seq: n.seq,
+                bm25: 0.0,
+                cosine: Some(f64::from(n.cosine)),
+                importance: n.importance,
+                update_time: n.update_time,
+            }),
+        }
+    }
+    let bounds = |values: &mut dyn Iterator<Item = f64>| {
+        values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        })
+    };
+    let (bm25_low, bm25_high) = bounds(&mut candidates.iter().map(|c| c.bm25));
+    let (cosine_low, cosine_high) = bounds(&mut candidates.iter().filter_map(|c| c.cosine));
+    let semantic_weight = weights.semantic.clamp(0.0, 1.0);
+    let mut ranked: Vec<Ranked> = candidates
+        .into_iter()
+        .map(|c| {
+            let lexical = if bm25_high > 0.0 {
+                min_max(c.bm25, bm25_low, bm25_high)
+            } else {
+                0.0
+            };
+            let semantic = c
+                .cosine
+                .map_or(0.0, |x| min_max(x, cosine_low, cosine_high));
+            let relevance = semantic_weight * semantic + (1.0 - semantic_weight) * lexical;
+            let mut ranked =
+                Ranked::scored(c.seq, relevance, c.importance, c.update_time, weights, now);
+            ranked.semantic = semantic;
+            ranked
+        })
+        .collect();
+    sort_and_cut(&mut ranked, limit);
+    ranked
 }
 
 /// `0.5^(age / half_life)`: 1 for a memory changed now, 0.5 after one half-life.
@@ -123,8 +309,33 @@ pub struct Ranked {
     pub seq: i64,
     pub score: f64,
     pub relevance: f64,
+    pub semantic: f64,
     pub recency: f64,
     pub importance: f64,
+}
+
+impl Ranked {
+    /// A candidate of this `relevance` scored with `weights` at `now`.
+    fn scored(
+        seq: i64,
+        relevance: f64,
+        importance: f64,
+        update_time: Micros,
+        weights: &Weights,
+        now: Micros,
+    ) -> Ranked {
+        let recency = recency(update_time, now, weights.half_life);
+        Ranked {
+            seq,
+            score: weights.relevance * relevance
+                + weights.recency * recency
+                + weights.importance * importance,
+            relevance,
+            semantic: 0.0,
+            recency,
+            importance,
+        }
+    }
 }
 
 /// Scores full-text matches and keeps the best `limit`. Relevance is BM25
@@ -139,18 +350,15 @@ pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros, limit: usiz
             } else {
                 1.0
             };
-            let recency = recency(m.update_time, now, weights.half_life);
-            Ranked {
-                seq: m.seq,
-                score: weights.relevance * relevance
-                    + weights.recency * recency
-                    + weights.importance * m.importance,
-                relevance,
-                recency,
-                importance: m.importance,
-            }
+            Ranked::scored(m.seq, relevance, m.importance, m.update_time, weights, now)
         })
         .collect();
+    sort_and_cut(&mut ranked, limit);
+    ranked
+}
+
+/// Best score first (then relevance, then the newer memory); the best `limit`.
+fn sort_and_cut(ranked: &mut Vec<Ranked>, limit: usize) {
     ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -158,7 +366,6 @@ pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros, limit: usiz
             .then(b.seq.cmp(&a.seq))
     });
     ranked.truncate(limit);
-    ranked
 }
 
 #[cfg(test)]
@@ -212,6 +419,44 @@ mod tests {
         let hits = rank(matches, &weights, now, 1);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].seq, 2);
+    }
+
+    fn near(seq: i64, cosine: f32) -> VectorMatch {
+        VectorMatch {
+            seq,
+            cosine,
+            importance: 0.5,
+            update_time: 0,
+        }
+    }
+
+    #[test]
+    fn fusion_normalises_both_scores_over_all_candidates() {
+        // 1 matches the words best but means little; 2 only means; 3 both.
+        let lexical = vec![matched(1, 4.0, 0.5, 0), matched(3, 2.0, 0.5, 0)];
+        let close = vec![near(2, 0.9), near(3, 0.7)];
+        let cosines = HashMap::from([(1, 0.1)]);
+        let weights = Weights {
+            relevance: 1.0,
+            recency: 0.0,
+            importance: 0.0,
+            ..Weights::default()
+        };
+        let fused = fuse(lexical.clone(), close.clone(), &cosines, &weights, 0, 10);
+        let by_seq = |seq: i64| fused.iter().find(|r| r.seq == seq).unwrap();
+        // bm25 over {4, 0, 2} and cosine over {0.1, 0.9, 0.7}, mixed half and half.
+        assert!((by_seq(1).relevance - 0.5).abs() < 1e-6);
+        assert!((by_seq(2).relevance - 0.5).abs() < 1e-6);
+        assert!((by_seq(3).relevance - (0.25 + 0.5 * 0.75)).abs() < 1e-6);
+        assert_eq!(fused[0].seq, 3);
+        assert_eq!(by_seq(2).semantic, 1.0);
+        // Words only: the dense-only candidate falls to the bottom.
+        let words = Weights {
+            semantic: 0.0,
+            ..weights
+        };
+        let fused = fuse(lexical, close, &cosines, &words, 0, 10);
+        assert_eq!(fused.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 3, 2]);
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub fn hit(hit: Hit) -> pb::SearchHit {
     pb::SearchHit {
         score: hit.score,
         relevance: hit.relevance,
+        semantic: hit.semantic,
         recency: hit.recency,
         importance: hit.importance,
         memory: Some(memory(hit.memory)),
@@ -238,6 +239,8 @@ pub fn stats(stats: Stats) -> pb::GetStatsResponse {
         outcomes: stats.task_types.iter().map(|t| t.outcomes).sum(),
         heuristics: stats.task_types.iter().map(|t| t.heuristics).sum(),
         anti_patterns: stats.task_types.iter().map(|t| t.anti_patterns).sum(),
+        // Filled in by the caller, which knows the embedder.
+        pending_embeddings: 0,
         task_types: stats
             .task_types
             .into_iter()

@@ -39,12 +39,23 @@ pub const DEFAULT_WEAK_CONFIDENCE: f64 = 0.3;
 pub struct LearningApi {
     store: Arc<dyn Store>,
     llm: Option<Arc<LlmClient>>,
+    /// The embedder's model id, when one is configured (for GetStats).
+    embedding_model: Option<String>,
 }
 
 impl LearningApi {
-    /// Consolidates with the rules, and with `llm` when one is configured.
-    pub fn new(store: Arc<dyn Store>, llm: Option<Arc<LlmClient>>) -> Self {
-        LearningApi { store, llm }
+    /// Consolidates with the rules, and with `llm` when one is configured;
+    /// GetStats counts memories waiting for a vector of `embedding_model`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        llm: Option<Arc<LlmClient>>,
+        embedding_model: Option<String>,
+    ) -> Self {
+        LearningApi {
+            store,
+            llm,
+            embedding_model,
+        }
     }
 
     /// An LLM consolidation: the latest episodes to the model, its rules
@@ -535,8 +546,20 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         v.finish(())?;
-        let stats = self.store.stats(&scope, now_micros()).await?;
-        Ok(Response::new(convert::stats(stats)))
+        let now = now_micros();
+        let stats = self.store.stats(&scope, now).await?;
+        let pending_embeddings = match &self.embedding_model {
+            Some(model) => {
+                self.store
+                    .pending_embeddings(&scope.namespace, model, now)
+                    .await?
+            }
+            None => 0,
+        };
+        Ok(Response::new(pb::GetStatsResponse {
+            pending_embeddings,
+            ..convert::stats(stats)
+        }))
     }
 }
 

@@ -10,9 +10,9 @@ use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::validate::Violations;
 use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
 use crate::domain::{PageCursor, Scope, now_micros};
+use crate::engine::search::{Retrieval, SemanticUse};
 use crate::engine::{context, search};
 use crate::error::Error;
-use crate::index::TextIndex;
 use crate::store::Store;
 
 /// The most bytes of memories in one list page: a page may hold fewer than
@@ -22,12 +22,12 @@ const MAX_PAGE_BYTES: usize = 3 * 1024 * 1024;
 /// The MemoryService implementation.
 pub struct MemoryApi {
     store: Arc<dyn Store>,
-    index: Arc<TextIndex>,
+    retrieval: Arc<Retrieval>,
 }
 
 impl MemoryApi {
-    pub fn new(store: Arc<dyn Store>, index: Arc<TextIndex>) -> Self {
-        MemoryApi { store, index }
+    pub fn new(store: Arc<dyn Store>, retrieval: Arc<Retrieval>) -> Self {
+        MemoryApi { store, retrieval }
     }
 
     /// Appends one streamed message's steps, recording each accepted or
@@ -262,9 +262,17 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::SearchMemoriesRequest>,
     ) -> Reply<pb::SearchMemoriesResponse> {
         let search = requests::search(&begin(request))?;
-        let hits = search::search(self.store.as_ref(), &self.index, &search, now_micros()).await?;
+        let searched =
+            search::search(self.store.as_ref(), &self.retrieval, &search, now_micros()).await?;
         Ok(Response::new(pb::SearchMemoriesResponse {
-            hits: hits.into_iter().map(convert::hit).collect(),
+            hits: searched.hits.into_iter().map(convert::hit).collect(),
+            semantic: match searched.semantic {
+                SemanticUse::Off => pb::SemanticSearch::Off,
+                SemanticUse::Complete => pb::SemanticSearch::Complete,
+                SemanticUse::Partial => pb::SemanticSearch::Partial,
+                SemanticUse::Unavailable => pb::SemanticSearch::Unavailable,
+            }
+            .into(),
         }))
     }
 
@@ -274,7 +282,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::BuildContextResponse> {
         let context = requests::build_context(&begin(request))?;
         let block =
-            context::build(self.store.as_ref(), &self.index, &context, now_micros()).await?;
+            context::build(self.store.as_ref(), &self.retrieval, &context, now_micros()).await?;
         Ok(Response::new(convert::context(block)))
     }
 

@@ -487,6 +487,13 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
     let relevance = weight("relevance", w.relevance, defaults.relevance);
     let recency = weight("recency", w.recency, defaults.recency);
     let importance = weight("importance", w.importance, defaults.importance);
+    let semantic = w.semantic.unwrap_or(defaults.semantic);
+    if !(0.0..=1.0).contains(&semantic) {
+        v.add(
+            "weights.semantic",
+            format!("must be between 0 and 1 (got {semantic})"),
+        );
+    }
     if relevance + recency + importance <= 0.0 {
         v.add("weights", "at least one weight must be above 0");
     }
@@ -495,6 +502,7 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
         .unwrap_or(defaults.half_life);
     Weights {
         relevance,
+        semantic,
         recency,
         importance,
         half_life,

@@ -1,7 +1,7 @@
 //! The follower: applies each change of the database's feed to the tail as
 //! soon as it is committed.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +49,15 @@ async fn apply_next(shared: &Shared, store: &dyn Store, applied: i64, target: i6
     };
     let last = changes.last().map_or(target, |c| c.seq);
     let latest = latest_per_memory(changes);
+    if let Some(vectors) = &shared.vectors {
+        for change in &latest {
+            vectors.apply(
+                change.memory_seq,
+                change.memory.as_ref(),
+                change.vector.as_ref(),
+            );
+        }
+    }
     let analysed = if latest.len() > INLINE_ANALYSIS {
         match tokio::task::spawn_blocking(move || analyse(latest)).await {
             Ok(analysed) => analysed,
@@ -76,14 +85,25 @@ async fn apply_next(shared: &Shared, store: &dyn Store, applied: i64, target: i6
 }
 
 /// Each memory's last change of the batch, in feed order: every change
-/// carries the memory's current state, so the earlier ones add nothing.
+/// carries the memory's current state, so the earlier ones add nothing —
+/// except a vector, which only a change that stored one carries (and which
+/// is the memory's current one too).
 fn latest_per_memory(changes: Vec<MemoryChange>) -> Vec<MemoryChange> {
-    let mut seen = HashSet::new();
-    let mut latest: Vec<MemoryChange> = changes
-        .into_iter()
-        .rev()
-        .filter(|c| seen.insert(c.memory_seq))
-        .collect();
+    let mut seen: HashMap<i64, usize> = HashMap::new();
+    let mut latest: Vec<MemoryChange> = Vec::new();
+    for change in changes.into_iter().rev() {
+        match seen.get(&change.memory_seq) {
+            Some(&at) => {
+                if latest[at].vector.is_none() {
+                    latest[at].vector = change.vector;
+                }
+            }
+            None => {
+                seen.insert(change.memory_seq, latest.len());
+                latest.push(change);
+            }
+        }
+    }
     latest.reverse();
     latest
 }

@@ -25,6 +25,7 @@ mod follow;
 mod search;
 mod segment;
 mod tail;
+mod vectors;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
@@ -38,6 +39,7 @@ pub use self::build::Progress;
 use self::document::Fields;
 use self::segment::SegmentView;
 use self::tail::Tail;
+pub use self::vectors::{VectorIndex, VectorMatch};
 use crate::domain::{MemoryFilter, Micros, Scope, TextMatch};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -103,6 +105,8 @@ struct Shared {
     room: Notify,
     /// Told to the follower when the index closes.
     stop_following: Notify,
+    /// The vector index the follower keeps current too, if any.
+    vectors: Option<Arc<VectorIndex>>,
 }
 
 impl Shared {
@@ -132,8 +136,18 @@ impl TextIndex {
     /// missing, unreadable, of another format or of another database, and
     /// caught up with the feed otherwise (progress in the log). Fails when
     /// another server holds the folder.
-    pub async fn open(options: &IndexOptions, store: Arc<dyn Store>) -> anyhow::Result<TextIndex> {
+    pub async fn open(
+        options: &IndexOptions,
+        store: Arc<dyn Store>,
+        vectors: Option<Arc<VectorIndex>>,
+    ) -> anyhow::Result<TextIndex> {
         let opened = build::open(options, store.as_ref(), &mut build::log_progress).await?;
+        if let Some(vectors) = &vectors {
+            // Loaded before the follower starts from the full-text index's
+            // watermark: replaying changes the load already saw is harmless,
+            // as every change carries the memory's current state.
+            vectors::load(vectors, store.as_ref()).await?;
+        }
         let build::Opened {
             writer,
             reader,
@@ -156,6 +170,7 @@ impl TextIndex {
             stopping: Mutex::new(false),
             room: Notify::new(),
             stop_following: Notify::new(),
+            vectors,
         });
         let feed_head = store.feed_head();
         let follower = tokio::spawn(follow::run(shared.clone(), store, watermark));

@@ -15,7 +15,8 @@ use crate::domain::outcome::{
     Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope,
+    Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
+    NewMemory, Scope, Unembedded,
 };
 use crate::engine::policy::Decision;
 use crate::error::Result;
@@ -289,6 +290,43 @@ pub trait Store: Send + Sync + 'static {
     /// above `after_seq`, in sequence order. For rebuilding an index: what
     /// changes during the scan is caught up from the feed afterwards.
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>>;
+
+    /// Up to `limit` unexpired memories without a vector of `model` for
+    /// their current content, in sequence order: those above `after_seq`,
+    /// or, with `among`, only those of these sequence numbers.
+    async fn unembedded(
+        &self,
+        model: &str,
+        after_seq: i64,
+        among: Option<&[i64]>,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<Unembedded>>;
+
+    /// Stores vectors of `model`, each only if its memory still has the
+    /// content that was embedded; returns how many were stored. Each stored
+    /// vector is a change of the feed.
+    async fn store_vectors(
+        &self,
+        model: &str,
+        vectors: Vec<(Unembedded, Vec<f32>)>,
+    ) -> Result<usize>;
+
+    /// How many unexpired memories of `namespace` wait for a vector of `model`.
+    async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64>;
+
+    /// Up to `limit` memories above `after_seq`, in sequence order, that
+    /// have a vector of `model` for their current content, with it.
+    async fn scan_embedded(
+        &self,
+        model: &str,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<(Memory, Embedding)>>;
+
+    /// Up to `limit` changes after the change `after`, oldest first, as
+    /// (change, memory) sequence numbers: the feed without the memories.
+    async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>>;
 
     /// How many memories are stored, expired ones included.
     async fn count_memories(&self) -> Result<i64>;

@@ -128,7 +128,7 @@ fn push_in(qb: &mut QueryBuilder<Sqlite>, column: &str, codes: impl ExactSizeIte
     }
 }
 
-fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
+pub(super) fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
     let enum_value =
         |column: &str| -> Result<i32> { row.try_get::<i32, _>(column).map_err(db_error) };
     let text =
@@ -850,6 +850,7 @@ pub(super) async fn changes_after(
         .map(|&(seq, memory_seq, version, kind)| MemoryChange {
             seq,
             memory_seq,
+            vector: None,
             memory: if kind == DELETED {
                 None
             } else {
@@ -877,11 +878,28 @@ pub(super) async fn changes_after(
             change.memory = now.get(&change.memory_seq).cloned();
         }
     }
+    let stored: Vec<i64> = rows
+        .iter()
+        .filter(|(.., kind)| *kind == VECTOR_STORED)
+        .map(|&(_, memory_seq, ..)| memory_seq)
+        .collect();
+    if !stored.is_empty() {
+        let vectors = super::vectors::current(conn, &stored).await?;
+        for (change, _) in changes
+            .iter_mut()
+            .zip(&rows)
+            .filter(|(_, (.., kind))| *kind == VECTOR_STORED)
+        {
+            change.vector = vectors.get(&change.memory_seq).cloned();
+        }
+    }
     Ok(changes)
 }
 
 /// `memory_changes.kind` of a deletion.
 const DELETED: i32 = 4;
+/// `memory_changes.kind` of a stored vector.
+const VECTOR_STORED: i32 = 5;
 
 /// Memories this server has just written, kept for the change feed's
 /// follower so that it need not read them back from the database. Keyed by

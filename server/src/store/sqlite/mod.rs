@@ -10,6 +10,7 @@ mod learning;
 mod memories;
 mod outcomes;
 mod requests;
+mod vectors;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -39,7 +40,8 @@ use crate::domain::outcome::{
     Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros, NewMemory, Scope,
+    Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
+    NewMemory, Scope, Unembedded,
 };
 use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
@@ -66,6 +68,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         4,
         "change_feed",
         include_str!("../../../migrations/sqlite/0004_change_feed.sql"),
+    ),
+    (
+        5,
+        "vectors",
+        include_str!("../../../migrations/sqlite/0005_vectors.sql"),
     ),
 ];
 
@@ -617,6 +624,49 @@ impl Store for SqliteStore {
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         memories::scan(&mut conn, after_seq, limit).await
+    }
+
+    async fn unembedded(
+        &self,
+        model: &str,
+        after_seq: i64,
+        among: Option<&[i64]>,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<Unembedded>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        vectors::unembedded(&mut conn, model, after_seq, among, limit, now).await
+    }
+
+    async fn store_vectors(
+        &self,
+        model: &str,
+        stored: Vec<(Unembedded, Vec<f32>)>,
+    ) -> Result<usize> {
+        let model = model.to_owned();
+        self.writer
+            .write(move |conn| Box::pin(async move { vectors::store(conn, &model, &stored).await }))
+            .await
+    }
+
+    async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        vectors::pending(&mut conn, namespace, model, now).await
+    }
+
+    async fn scan_embedded(
+        &self,
+        model: &str,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<(Memory, Embedding)>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        vectors::scan(&mut conn, model, after_seq, limit).await
+    }
+
+    async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        vectors::changed(&mut conn, after, limit).await
     }
 
     async fn count_memories(&self) -> Result<i64> {

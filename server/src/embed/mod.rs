@@ -1,0 +1,297 @@
+//! Embedding providers (DESIGN §7): none, a local sentence encoder (candle),
+//! or an OpenAI-compatible embeddings API.
+//!
+//! Every vector is L2-normalised, so a dot product is a cosine. A model is
+//! known by an id that changes whenever its vectors would (the weights,
+//! tokenizer and pooling of a local model; the name and dimensions of an
+//! API model); stored vectors carry it, and vectors of another id are
+//! embedded again.
+
+mod api;
+pub mod backfill;
+mod bert;
+mod local;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context as _, bail};
+
+use self::local::LocalModel;
+use crate::openai::{ApiClient, ApiConfig, ApiError};
+
+/// Query vectors remembered, so a repeated query skips the model.
+const QUERY_CACHE: usize = 1024;
+
+/// Which embedder to use.
+#[derive(Debug, Clone)]
+pub enum EmbedderConfig {
+    /// Lexical search only.
+    None,
+    /// A model folder (sentence-transformers layout).
+    Local(PathBuf),
+    /// An OpenAI-compatible API; `dimensions`, when given, is asked for and
+    /// enforced, and otherwise learned from a first call at start.
+    Api {
+        api: ApiConfig,
+        dimensions: Option<usize>,
+    },
+}
+
+/// How token vectors become one sentence vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    /// The mean over the real tokens (all-MiniLM-L6-v2, e5).
+    Mean,
+    /// The first token's vector (bge).
+    Cls,
+}
+
+/// What the vectors are.
+#[derive(Debug, Clone)]
+pub struct ModelInfo {
+    /// Stored with every vector; a new id means re-embedding.
+    pub id: String,
+    /// For the log: where the model is.
+    pub description: String,
+    pub dimensions: usize,
+    /// Known for local models.
+    pub pooling: Option<Pooling>,
+    /// The input cap of local models, in tokens.
+    pub max_tokens: Option<usize>,
+}
+
+/// Why texts could not be embedded (the texts are tried again later).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EmbedError {
+    #[error("embeddings API: {0}")]
+    Api(#[from] ApiError),
+    #[error("embeddings API reply refused: {0}")]
+    BadReply(String),
+    #[error("local model: {0}")]
+    Model(String),
+}
+
+/// Scales `vector` to length 1; false (and unchanged) when it is zero.
+pub fn normalise(vector: &mut [f32]) -> bool {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !(norm > 0.0 && norm.is_finite()) {
+        return false;
+    }
+    for x in vector.iter_mut() {
+        *x /= norm;
+    }
+    true
+}
+
+/// The dot product of two vectors (their cosine when normalised).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+enum Backend {
+    Local(Arc<LocalModel>),
+    Api {
+        client: ApiClient,
+        ask_dimensions: bool,
+    },
+}
+
+/// A configured embedder.
+pub struct Embedder {
+    backend: Backend,
+    info: ModelInfo,
+    queries: Mutex<QueryCache>,
+}
+
+impl Embedder {
+    /// Opens the embedder of `config`: loads a local model (refusing one it
+    /// cannot load, saying why), or reaches the API once to learn its
+    /// dimensions when they are not given. `None` when none is configured.
+    pub async fn open(config: &EmbedderConfig) -> anyhow::Result<Option<Embedder>> {
+        let (backend, info) = match config {
+            EmbedderConfig::None => return Ok(None),
+            EmbedderConfig::Local(dir) => {
+                let dir = dir.clone();
+                let model = tokio::task::spawn_blocking(move || LocalModel::load(&dir))
+                    .await
+                    .context("loading the model")??;
+                let info = model.info().clone();
+                (Backend::Local(Arc::new(model)), info)
+            }
+            EmbedderConfig::Api { api, dimensions } => {
+                let client = ApiClient::new(api.clone())?;
+                let dimensions = match dimensions {
+                    Some(dimensions) => *dimensions,
+                    None => api::embed(&client, &["dimensions".to_owned()], None, false)
+                        .await
+                        .map(|vectors| vectors[0].len())
+                        .with_context(|| {
+                            format!(
+                                "asking {} for a first embedding to learn the model's dimensions \
+                                 (give --embedder-dimensions to start without it)",
+                                api.base_url
+                            )
+                        })?,
+                };
+                let id = format!("api:{}:{dimensions}", api.model);
+                let info = ModelInfo {
+                    description: format!("{} at {}", api.model, api.base_url),
+                    id,
+                    dimensions,
+                    pooling: None,
+                    max_tokens: None,
+                };
+                let backend = Backend::Api {
+                    client,
+                    ask_dimensions: matches!(
+                        config,
+                        EmbedderConfig::Api {
+                            dimensions: Some(_),
+                            ..
+                        }
+                    ),
+                };
+                (backend, info)
+            }
+        };
+        Ok(Some(Embedder {
+            backend,
+            info,
+            queries: Mutex::new(QueryCache::default()),
+        }))
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// The vectors of `texts`, in order.
+    pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match &self.backend {
+            Backend::Local(model) => {
+                let model = model.clone();
+                tokio::task::spawn_blocking(move || model.embed(&texts))
+                    .await
+                    .map_err(|err| EmbedError::Model(err.to_string()))?
+                    .map_err(|err| EmbedError::Model(format!("{err:#}")))
+            }
+            Backend::Api {
+                client,
+                ask_dimensions,
+            } => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                for batch in texts.chunks(api::API_BATCH) {
+                    let dimensions = Some(self.info.dimensions);
+                    vectors.extend(api::embed(client, batch, dimensions, *ask_dimensions).await?);
+                }
+                Ok(vectors)
+            }
+        }
+    }
+
+    /// The vector of a search query; recent queries are remembered.
+    pub async fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, EmbedError> {
+        if let Some(vector) = self.cache().get(query) {
+            return Ok(vector);
+        }
+        let vector: Arc<[f32]> = self
+            .embed(vec![query.to_owned()])
+            .await?
+            .pop()
+            .ok_or_else(|| EmbedError::Model("no vector for the query".into()))?
+            .into();
+        self.cache().insert(query.to_owned(), vector.clone());
+        Ok(vector)
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, QueryCache> {
+        self.queries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The most recent [`QUERY_CACHE`] query vectors (oldest forgotten first).
+#[derive(Default)]
+struct QueryCache {
+    vectors: HashMap<String, Arc<[f32]>>,
+    order: VecDeque<String>,
+}
+
+impl QueryCache {
+    fn get(&self, query: &str) -> Option<Arc<[f32]>> {
+        self.vectors.get(query).cloned()
+    }
+
+    fn insert(&mut self, query: String, vector: Arc<[f32]>) {
+        if self.vectors.insert(query.clone(), vector).is_none() {
+            self.order.push_back(query);
+        }
+        while self.order.len() > QUERY_CACHE {
+            if let Some(oldest) = self.order.pop_front() {
+                self.vectors.remove(&oldest);
+            }
+        }
+    }
+}
+
+/// Parses `--embedder`: `none`, `local:DIR` or `openai`.
+pub fn parse_kind(text: &str) -> anyhow::Result<EmbedderKind> {
+    match text {
+        "none" | "" => Ok(EmbedderKind::None),
+        "openai" => Ok(EmbedderKind::Api),
+        _ => match text.strip_prefix("local:") {
+            Some(dir) if !dir.is_empty() => Ok(EmbedderKind::Local(PathBuf::from(dir))),
+            _ => bail!("expected none, local:DIR or openai"),
+        },
+    }
+}
+
+/// The `--embedder` flag's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbedderKind {
+    None,
+    Local(PathBuf),
+    Api,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_names_a_kind() {
+        assert_eq!(parse_kind("none").unwrap(), EmbedderKind::None);
+        assert_eq!(parse_kind("openai").unwrap(), EmbedderKind::Api);
+        assert_eq!(
+            parse_kind("local:/models/minilm").unwrap(),
+            EmbedderKind::Local("/models/minilm".into())
+        );
+        assert!(parse_kind("local:").is_err());
+        assert!(parse_kind("cohere").is_err());
+    }
+
+    #[test]
+    fn vectors_are_normalised_unless_zero() {
+        let mut v = [3.0, 4.0];
+        assert!(normalise(&mut v));
+        assert_eq!(v, [0.6, 0.8]);
+        let mut zero = [0.0, 0.0];
+        assert!(!normalise(&mut zero));
+        let mut nan = [f32::NAN, 1.0];
+        assert!(!normalise(&mut nan));
+    }
+
+    #[test]
+    fn the_query_cache_forgets_the_oldest() {
+        let mut cache = QueryCache::default();
+        for n in 0..=QUERY_CACHE {
+            cache.insert(format!("q{n}"), Arc::from(vec![n as f32]));
+        }
+        assert!(cache.get("q0").is_none());
+        assert_eq!(cache.get("q1").as_deref(), Some(&[1.0][..]));
+        assert_eq!(cache.vectors.len(), QUERY_CACHE);
+    }
+}
