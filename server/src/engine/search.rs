@@ -1,7 +1,7 @@
 //! Search: full-text matches from the index, ranked by relevance, recency
 //! and importance (DESIGN §4).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
@@ -156,10 +156,11 @@ pub async fn search(
             Ok(query) => {
                 let vectors = &semantic.vectors;
                 let near = vectors.search(&request.scope, &request.filter, now, &query, candidates);
+                let found: HashSet<i64> = near.iter().map(|n| n.seq).collect();
                 let missing: Vec<i64> = matches
                     .iter()
                     .map(|m| m.seq)
-                    .filter(|seq| near.iter().all(|n| n.seq != *seq))
+                    .filter(|seq| !found.contains(seq))
                     .collect();
                 let cosines = vectors.cosines(&request.scope.namespace, &query, &missing);
                 let head = *store.feed_head().borrow();
@@ -255,9 +256,14 @@ pub fn fuse(
             update_time: m.update_time,
         })
         .collect();
+    let at: HashMap<i64, usize> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.seq, i))
+        .collect();
     for n in near {
-        match candidates.iter_mut().find(|c| c.seq == n.seq) {
-            Some(candidate) => candidate.cosine = Some(f64::from(n.cosine)),
+        match at.get(&n.seq) {
+            Some(&i) => candidates[i].cosine = Some(f64::from(n.cosine)),
             None => candidates.push(Candidate {
                 seq: n.seq,
                 bm25: 0.0,
