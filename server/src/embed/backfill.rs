@@ -12,8 +12,9 @@ use super::Embedder;
 use crate::domain::{Unembedded, now_micros};
 use crate::store::Store;
 
-/// Memories embedded at a time.
-const BATCH: usize = 32;
+/// Memories embedded at a time: enough for the local model to sort them by
+/// length into batches that pad little (it encodes 32 at a time).
+const BATCH: usize = 256;
 /// Changes read from the feed at a time.
 const FEED_BATCH: usize = 1_000;
 /// The first and the longest wait before retrying a failed batch.

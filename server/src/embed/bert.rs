@@ -6,7 +6,7 @@
 //! positions are masked out of attention, so a sentence encodes the same
 //! alone or in a batch padded to a longer one.
 
-use candle_core::{D, DType, Device, Module, Tensor};
+use candle_core::{CpuStorage, CustomOp1, D, DType, Device, Layout, Module, Shape, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use serde::Deserialize;
 
@@ -63,11 +63,71 @@ impl Activation {
 
     fn apply(self, xs: &Tensor) -> candle_core::Result<Tensor> {
         match self {
+            Activation::Gelu if xs.dtype() == DType::F32 && xs.is_contiguous() => {
+                xs.apply_op1_no_bwd(&FastGelu)
+            }
             Activation::Gelu => xs.gelu_erf(),
             Activation::GeluTanh => xs.gelu(),
             Activation::Relu => xs.relu(),
         }
     }
+}
+
+/// Exact GELU, `x·Φ(x) = x·(1 + erf(x/√2))/2`, with erf by a rational
+/// approximation accurate to float precision (Eigen's and XLA's): the
+/// same values as candle's `gelu_erf`, whose libm erf took a fifth of the
+/// encoder's time.
+struct FastGelu;
+
+impl CustomOp1 for FastGelu {
+    fn name(&self) -> &'static str {
+        "fast-gelu-erf"
+    }
+
+    fn cpu_fwd(
+        &self,
+        storage: &CpuStorage,
+        layout: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets())
+        else {
+            return Err(candle_core::Error::Msg(
+                "fast-gelu-erf takes a contiguous f32 tensor".into(),
+            ));
+        };
+        let out = values[start..end]
+            .iter()
+            .map(|&x| 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)))
+            .collect();
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
+/// erf(x) as `x·p(x²)/q(x²)` on [-4, 4] (±1 beyond, in single precision).
+fn erf(x: f32) -> f32 {
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let p = [
+        -2.726_142_3e-10,
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906_3e-4,
+        -2.954_6e-3,
+        -1.609_603_3e-2,
+    ]
+    .iter()
+    .fold(0.0f32, |acc, &c| acc * x2 + c);
+    let q = [
+        -1.456_607_2e-5,
+        -2.133_740_6e-4,
+        -1.682_827e-3,
+        -7.373_329e-3,
+        -1.426_473_9e-2,
+    ]
+    .iter()
+    .fold(0.0f32, |acc, &c| acc * x2 + c);
+    x * p / q
 }
 
 struct Layer {
@@ -253,4 +313,23 @@ pub fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> 
 /// The hidden state of the first token (`[CLS]`): `(batch, hidden)`.
 pub fn cls_pool(hidden: &Tensor) -> candle_core::Result<Tensor> {
     hidden.narrow(1, 0, 1)?.squeeze(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_gelu_matches_candles_exact_gelu() {
+        let xs: Vec<f32> = (-12_000..12_000).map(|i| i as f32 / 1_000.0).collect();
+        let tensor = Tensor::new(xs.as_slice(), &Device::Cpu).unwrap();
+        let exact: Vec<f32> = tensor.gelu_erf().unwrap().to_vec1().unwrap();
+        let fast: Vec<f32> = Activation::Gelu.apply(&tensor).unwrap().to_vec1().unwrap();
+        for ((x, e), f) in xs.iter().zip(&exact).zip(&fast) {
+            assert!(
+                (e - f).abs() <= 1e-6 * (1.0 + x.abs()),
+                "gelu({x}) = {e}, fast {f}"
+            );
+        }
+    }
 }

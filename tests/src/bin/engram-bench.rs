@@ -35,6 +35,11 @@ enum Command {
         /// Folder holding the LoCoMo conversation files (*.json).
         #[arg(long, default_value = "../shared/eval/locomo-dev")]
         data: PathBuf,
+        /// Search by meaning too, with this `--embedder` of the server (e.g.
+        /// `local:target/models/all-MiniLM-L6-v2`): prints lexical, dense-only
+        /// and hybrid rows, and the embedding rate.
+        #[arg(long)]
+        embedder: Option<String>,
         /// Run this engram-server binary instead of the workspace's.
         #[arg(long)]
         server_binary: Option<PathBuf>,
@@ -96,8 +101,9 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Locomo {
             data,
+            embedder,
             server_binary,
-        } => locomo(&data, server_binary.as_deref()).await,
+        } => locomo(&data, embedder.as_deref(), server_binary.as_deref()).await,
         Command::Cli { runs } => cli(runs).await,
         Command::Load {
             sizes,
@@ -136,10 +142,10 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// A server of `binary`, or of this workspace.
-async fn start(binary: Option<&Path>) -> Server {
+async fn start(binary: Option<&Path>, args: &[&str]) -> Server {
     match binary {
-        Some(binary) => Server::start_binary(binary, &[]).await,
-        None => Server::start().await,
+        Some(binary) => Server::start_binary(binary, args).await,
+        None => Server::start_with_args(args).await,
     }
 }
 
@@ -225,7 +231,98 @@ impl Recall {
     }
 }
 
-async fn locomo(data: &Path, server_binary: Option<&Path>) -> anyhow::Result<()> {
+/// One conversation: its namespace, turns and evaluated questions.
+struct Conversation {
+    name: String,
+    namespace: proto::Scope,
+    turns: Vec<Turn>,
+    questions: Vec<Question>,
+}
+
+struct Question {
+    category: u64,
+    text: String,
+    evidence: HashSet<String>,
+}
+
+/// Reads a LoCoMo conversation file.
+fn conversation(file: &Path) -> anyhow::Result<Conversation> {
+    let name = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("conversation")
+        .to_owned();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(file)?)?;
+    let turns = turns(json.get("conversation").unwrap_or(&json))?;
+    let known: HashSet<&str> = turns.iter().map(|t| t.dia_id.as_str()).collect();
+    let mut questions = Vec::new();
+    for qa in json
+        .get("qa")
+        .and_then(|q| q.as_array())
+        .context("qa list")?
+    {
+        let category = qa.get("category").and_then(|c| c.as_u64()).unwrap_or(0);
+        let evidence: HashSet<String> = qa
+            .get("evidence")
+            .and_then(|e| e.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.as_str())
+            .flat_map(|e| e.split(';'))
+            .map(str::trim)
+            .filter(|id| known.contains(id))
+            .map(str::to_owned)
+            .collect();
+        let text = qa
+            .get("question")
+            .and_then(|q| q.as_str())
+            .unwrap_or_default();
+        if EVALUATED_CATEGORIES.contains(&category)
+            && !evidence.is_empty()
+            && !text.trim().is_empty()
+        {
+            questions.push(Question {
+                category,
+                text: text.to_owned(),
+                evidence,
+            });
+        }
+    }
+    Ok(Conversation {
+        namespace: scope(&format!("locomo-{name}")),
+        name,
+        turns,
+        questions,
+    })
+}
+
+/// A way of searching measured by the LoCoMo bench.
+struct Mode {
+    name: &'static str,
+    /// `SearchWeights.semantic`; `None` leaves the server's default.
+    semantic: Option<f64>,
+    overall: Recall,
+    by_category: BTreeMap<u64, Recall>,
+    latencies: Vec<Duration>,
+}
+
+impl Mode {
+    fn new(name: &'static str, semantic: Option<f64>) -> Mode {
+        Mode {
+            name,
+            semantic,
+            overall: Recall::default(),
+            by_category: BTreeMap::new(),
+            latencies: Vec::new(),
+        }
+    }
+}
+
+async fn locomo(
+    data: &Path,
+    embedder: Option<&str>,
+    server_binary: Option<&Path>,
+) -> anyhow::Result<()> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(data)
         .with_context(|| format!("reading {}", data.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -235,103 +332,142 @@ async fn locomo(data: &Path, server_binary: Option<&Path>) -> anyhow::Result<()>
     if files.is_empty() {
         bail!("no LoCoMo conversations (*.json) in {}", data.display());
     }
+    let conversations = files
+        .iter()
+        .map(|file| conversation(file).with_context(|| format!("reading {}", file.display())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
 
-    let server = start(server_binary).await;
+    let args: Vec<&str> = embedder.map(|e| vec!["--embedder", e]).unwrap_or_default();
+    let server = start(server_binary, &args).await;
     let engram = server.client().await;
-    let mut overall = Recall::default();
-    let mut by_category: BTreeMap<u64, Recall> = BTreeMap::new();
-    let mut latencies = Vec::new();
-    for file in &files {
-        let name = file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("conversation");
-        let conversation: serde_json::Value = serde_json::from_slice(&std::fs::read(file)?)?;
-        let sample = conversation.get("conversation").unwrap_or(&conversation);
-        let turns = turns(sample)?;
-        let namespace = scope(&format!("locomo-{name}"));
-        let merged = store_turns(&engram, &namespace, &turns).await?;
-        let known: HashSet<&str> = turns.iter().map(|t| t.dia_id.as_str()).collect();
-        let questions = conversation
-            .get("qa")
-            .and_then(|q| q.as_array())
-            .context("qa list")?;
+
+    let started = Instant::now();
+    let mut stored = 0;
+    for conversation in &conversations {
+        let merged = store_turns(&engram, &conversation.namespace, &conversation.turns).await?;
+        stored += conversation.turns.len();
         eprintln!(
-            "conversation {name}: {} turns stored ({merged} merged as duplicates), {} questions",
-            turns.len(),
-            questions.len()
+            "conversation {}: {} turns stored ({merged} merged as duplicates), {} questions",
+            conversation.name,
+            conversation.turns.len(),
+            conversation.questions.len()
         );
-        for qa in questions {
-            let category = qa.get("category").and_then(|c| c.as_u64()).unwrap_or(0);
-            if !EVALUATED_CATEGORIES.contains(&category) {
-                continue;
+    }
+    let ingest = started.elapsed();
+    println!(
+        "ingest: {stored} turns in {:.2} s, {:.0} memories/s",
+        ingest.as_secs_f64(),
+        stored as f64 / ingest.as_secs_f64()
+    );
+    let mut modes = if embedder.is_some() {
+        for conversation in &conversations {
+            while pending_embeddings(&engram, &conversation.namespace).await? > 0 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            let evidence: HashSet<String> = qa
-                .get("evidence")
-                .and_then(|e| e.as_array())
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.as_str())
-                .flat_map(|e| e.split(';'))
-                .map(str::trim)
-                .filter(|id| known.contains(id))
-                .map(str::to_owned)
-                .collect();
-            let question = qa
-                .get("question")
-                .and_then(|q| q.as_str())
-                .unwrap_or_default();
-            if evidence.is_empty() || question.trim().is_empty() {
-                continue;
+        }
+        let embedded = started.elapsed();
+        println!(
+            "embedded: {stored} turns {:.2} s after the first write, {:.0} memories/s",
+            embedded.as_secs_f64(),
+            stored as f64 / embedded.as_secs_f64()
+        );
+        vec![
+            Mode::new("lexical", Some(0.0)),
+            Mode::new("dense", Some(1.0)),
+            Mode::new("hybrid", None),
+        ]
+    } else {
+        vec![Mode::new("engram", None)]
+    };
+
+    // Hybrid first, so that its latency includes embedding each question
+    // (the later modes find the question's vector in the server's cache).
+    for mode in modes.iter_mut().rev() {
+        for conversation in &conversations {
+            for question in &conversation.questions {
+                let started = Instant::now();
+                let hits = engram
+                    .memory()
+                    .search_memories(proto::SearchMemoriesRequest {
+                        scope: Some(conversation.namespace.clone()),
+                        query: question.text.clone(),
+                        limit: 20,
+                        weights: mode.semantic.map(|semantic| proto::SearchWeights {
+                            semantic: Some(semantic),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    })
+                    .await?
+                    .hits;
+                mode.latencies.push(started.elapsed());
+                let ranked: Vec<String> = hits
+                    .into_iter()
+                    .filter_map(|h| h.memory?.metadata.get("dia_id").cloned())
+                    .collect();
+                mode.overall.add(&question.evidence, &ranked);
+                mode.by_category
+                    .entry(question.category)
+                    .or_default()
+                    .add(&question.evidence, &ranked);
             }
-            let started = Instant::now();
-            let hits = engram
-                .memory()
-                .search_memories(proto::SearchMemoriesRequest {
-                    scope: Some(namespace.clone()),
-                    query: question.to_owned(),
-                    limit: 20,
-                    ..Default::default()
-                })
-                .await?
-                .hits;
-            latencies.push(started.elapsed());
-            let ranked: Vec<String> = hits
-                .into_iter()
-                .filter_map(|h| h.memory?.metadata.get("dia_id").cloned())
-                .collect();
-            overall.add(&evidence, &ranked);
-            by_category
-                .entry(category)
-                .or_default()
-                .add(&evidence, &ranked);
         }
     }
 
-    println!("LoCoMo dev evidence recall ({} conversations)", files.len());
+    println!(
+        "\nLoCoMo dev evidence recall ({} conversations)",
+        files.len()
+    );
     println!(
         "{:<16} {:>9}  {}",
         "",
         "questions",
         RECALL_AT.map(|k| format!("  @{k:<2}")).join("  ")
     );
-    println!("{}", overall.row("engram"));
-    for (category, recall) in &by_category {
-        println!("{}", recall.row(&format!("  category {category}")));
+    for mode in &modes {
+        println!("{}", mode.overall.row(mode.name));
+        for (category, recall) in &mode.by_category {
+            println!("{}", recall.row(&format!("  category {category}")));
+        }
     }
+    let best = modes.last().expect("at least one mode");
     let reference: Vec<String> = BM25_REFERENCE
         .iter()
         .map(|(k, r)| {
             format!(
-                "@{k} {r:.3} (engram {:.3}, ratio {:.2})",
-                overall.at(*k),
-                overall.at(*k) / r
+                "@{k} {r:.3} ({} {:.3}, ratio {:.2})",
+                best.name,
+                best.overall.at(*k),
+                best.overall.at(*k) / r
             )
         })
         .collect();
     println!("plain BM25 reference: {}", reference.join(", "));
-    println!("search latency: {}", summary(&mut latencies));
+    for mode in &mut modes {
+        let note = match mode.semantic {
+            _ if embedder.is_none() => "",
+            None => " (each question embedded)",
+            Some(semantic) if semantic > 0.0 => " (question vectors cached)",
+            Some(_) => " (words only)",
+        };
+        println!(
+            "search latency, {}{note}: {}",
+            mode.name,
+            summary(&mut mode.latencies)
+        );
+    }
     Ok(())
+}
+
+/// How many memories of `namespace` still wait for their vector.
+async fn pending_embeddings(engram: &Engram, namespace: &proto::Scope) -> anyhow::Result<i64> {
+    Ok(engram
+        .learning()
+        .get_stats(proto::GetStatsRequest {
+            scope: Some(namespace.clone()),
+        })
+        .await?
+        .pending_embeddings)
 }
 
 /// Stores the turns, 500 per batch; returns how many merged into an earlier
@@ -834,7 +970,7 @@ fn search_request(namespace: &proto::Scope, query: &str) -> proto::SearchMemorie
 }
 
 async fn load(config: Load) -> anyhow::Result<()> {
-    let mut server = start(config.server_binary.as_deref()).await;
+    let mut server = start(config.server_binary.as_deref(), &[]).await;
     let engram = server.client().await;
     let client = engram.memory();
     // Throughput is measured through the bare generated stubs, for Check
