@@ -81,6 +81,15 @@ enum Command {
         /// BuildContext calls measured per size (one client).
         #[arg(long, default_value_t = 200)]
         contexts: usize,
+        /// Search by meaning too, with this `--embedder` of the server (e.g.
+        /// `local:target/models/all-MiniLM-L6-v2`): after each fill the bench
+        /// waits until every memory is embedded and prints the rate; each
+        /// query is embedded by its first search in the big namespace (the
+        /// small and empty ones and BuildContext find its vector cached).
+        /// Embedding is slow next to writing: pair it with fewer writes, e.g.
+        /// `--concurrent-writes 10000 --sequential-writes 1000`.
+        #[arg(long)]
+        embedder: Option<String>,
         /// Run this engram-server binary instead of the workspace's (e.g. an
         /// older build, for before/after numbers from one bench).
         #[arg(long)]
@@ -116,6 +125,7 @@ async fn main() -> anyhow::Result<()> {
             concurrency,
             searches,
             contexts,
+            embedder,
             server_binary,
         } => {
             let mut sizes = sizes;
@@ -134,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
                 concurrency,
                 searches,
                 contexts,
+                embedder,
                 server_binary,
             })
             .await
@@ -361,9 +372,7 @@ async fn locomo(
     );
     let mut modes = if embedder.is_some() {
         for conversation in &conversations {
-            while pending_embeddings(&engram, &conversation.namespace).await? > 0 {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            wait_embedded(&engram, &conversation.namespace).await?;
         }
         let embedded = started.elapsed();
         println!(
@@ -457,6 +466,26 @@ async fn locomo(
         );
     }
     Ok(())
+}
+
+/// Waits until every memory of `namespace` has its vector, reporting the
+/// backlog every 30 s.
+async fn wait_embedded(engram: &Engram, namespace: &proto::Scope) -> anyhow::Result<()> {
+    let mut reported = Instant::now();
+    loop {
+        let pending = pending_embeddings(engram, namespace).await?;
+        if pending == 0 {
+            return Ok(());
+        }
+        if reported.elapsed() >= Duration::from_secs(30) {
+            eprintln!(
+                "  {pending} memories of {} still to embed",
+                namespace.namespace
+            );
+            reported = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// How many memories of `namespace` still wait for their vector.
@@ -860,6 +889,7 @@ struct Load {
     concurrency: usize,
     searches: usize,
     contexts: usize,
+    embedder: Option<String>,
     server_binary: Option<PathBuf>,
 }
 
@@ -970,7 +1000,12 @@ fn search_request(namespace: &proto::Scope, query: &str) -> proto::SearchMemorie
 }
 
 async fn load(config: Load) -> anyhow::Result<()> {
-    let mut server = start(config.server_binary.as_deref(), &[]).await;
+    let args: Vec<&str> = config
+        .embedder
+        .as_deref()
+        .map(|e| vec!["--embedder", e])
+        .unwrap_or_default();
+    let mut server = start(config.server_binary.as_deref(), &args).await;
     let engram = server.client().await;
     let client = engram.memory();
     // Throughput is measured through the bare generated stubs, for Check
@@ -979,12 +1014,13 @@ async fn load(config: Load) -> anyhow::Result<()> {
     let health = tonic_health::pb::health_client::HealthClient::new(engram.channel());
     let stub = proto::memory_service_client::MemoryServiceClient::new(engram.channel());
     println!(
-        "engram-bench load: server {}, {} CPUs",
+        "engram-bench load: server {}, {} CPUs, embedder {}",
         config.server_binary.as_ref().map_or_else(
             || "of this workspace (release)".to_owned(),
             |b| b.display().to_string()
         ),
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        config.embedder.as_deref().unwrap_or("none")
     );
 
     // The empty-call baseline, and creates beside it: alternating rounds,
@@ -1080,6 +1116,17 @@ async fn load(config: Load) -> anyhow::Result<()> {
     let (big, small, empty) = (scope("big"), scope("small"), scope("empty"));
     let mut rng = Text::new(0xcafe);
     fill(&client, &small, &mut rng, 0, config.small).await?;
+    if config.embedder.is_some() {
+        // The backfill embeds in the order of writing: what the create
+        // phases wrote first, so that the rates below are the fills' own.
+        let started = Instant::now();
+        wait_embedded(&engram, &writes).await?;
+        wait_embedded(&engram, &small).await?;
+        println!(
+            "the create phases' memories embedded {:.1} s after they ended",
+            started.elapsed().as_secs_f64()
+        );
+    }
     let queries: Vec<String> = (0..config.searches.max(config.contexts))
         .map(|i| rng.sentence(2 + i % 3))
         .collect();
@@ -1096,6 +1143,15 @@ async fn load(config: Load) -> anyhow::Result<()> {
         let started = Instant::now();
         fill(&client, &big, &mut rng, stored, size - stored).await?;
         let load_rate = (size - stored) as f64 / started.elapsed().as_secs_f64();
+        if config.embedder.is_some() {
+            wait_embedded(&engram, &big).await?;
+            let elapsed = started.elapsed().as_secs_f64();
+            println!(
+                "  {} memories embedded {elapsed:.1} s after the first write of them: {:.0} memories/s",
+                size - stored,
+                (size - stored) as f64 / elapsed
+            );
+        }
         stored = size;
         // The first search waits for the index to catch up with the load;
         // then it is given time to commit and merge, so that latency is
