@@ -150,6 +150,9 @@ pub struct Memory {
     pub update_time: Micros,
     pub last_access_time: Option<Micros>,
     pub expire_time: Option<Micros>,
+    /// The session it was written in (the writer's `session_id`), whatever
+    /// its level; empty when written outside a session.
+    pub origin_session_id: String,
     /// Incremented by every change a caller can see; the etag is derived from it.
     pub version: i64,
     /// Insertion sequence number (the row id): the tie-breaker of keyset paging.
@@ -178,6 +181,17 @@ pub struct NewMemory {
     pub confidence: f64,
     pub source: MemorySource,
     pub expire_time: Option<Micros>,
+    /// The writer's session, kept whatever the level (provenance only).
+    pub origin_session_id: String,
+}
+
+/// A memory's neighbours in the conversation it was written in: the memories
+/// written just before and just after it in the same session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Neighbours {
+    pub seq: i64,
+    pub before: Option<i64>,
+    pub after: Option<i64>,
 }
 
 /// Whether a create stored a new memory or reinforced an identical one.

@@ -19,6 +19,13 @@ pub const DEFAULT_IMPORTANCE_WEIGHT: f64 = 0.2;
 /// Default weight of meaning (cosine) against words (BM25) within
 /// relevance, when an embedder is configured.
 pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.5;
+/// Default share of a conversation neighbour's relevance a memory gets.
+pub const DEFAULT_CONTEXT_WEIGHT: f64 = 0.3;
+/// Conversation context: the best candidates whose neighbours are looked up,
+/// per requested hit (at least [`MIN_LENDERS`]). A candidate further down
+/// has too little relevance to lend for its neighbour to make the cut.
+const LENDERS_PER_HIT: usize = 2;
+const MIN_LENDERS: usize = 20;
 /// Default half-life of recency: 30 days.
 pub const DEFAULT_HALF_LIFE_MICROS: Micros = 30 * 24 * 3600 * 1_000_000;
 /// How many full-text candidates are re-scored per requested hit, so that a
@@ -35,6 +42,11 @@ pub struct Weights {
     /// Within relevance: `semantic·cosine + (1 − semantic)·bm25`, both
     /// min-max normalised over the candidates (used with an embedder only).
     pub semantic: f64,
+    /// Conversation context: a memory's relevance `r` becomes
+    /// `r + context·n·(1 − r)`, `n` being the relevance of its best
+    /// neighbour (the memory written just before or after it in the same
+    /// session) among the best candidates.
+    pub context: f64,
     pub recency: f64,
     pub importance: f64,
     /// Recency halves every `half_life` microseconds of age.
@@ -46,6 +58,7 @@ impl Default for Weights {
         Weights {
             relevance: DEFAULT_RELEVANCE_WEIGHT,
             semantic: DEFAULT_SEMANTIC_WEIGHT,
+            context: DEFAULT_CONTEXT_WEIGHT,
             recency: DEFAULT_RECENCY_WEIGHT,
             importance: DEFAULT_IMPORTANCE_WEIGHT,
             half_life: DEFAULT_HALF_LIFE_MICROS,
@@ -61,6 +74,8 @@ pub struct Hit {
     pub relevance: f64,
     /// The normalised cosine within relevance (0 without semantic search).
     pub semantic: f64,
+    /// The relevance of the best conversation neighbour (0 without one).
+    pub context: f64,
     pub recency: f64,
     pub importance: f64,
 }
@@ -140,16 +155,13 @@ pub async fn search(
         .semantic
         .as_ref()
         .filter(|_| request.weights.semantic > 0.0);
-    let (ranked, used) = match semantic {
-        None => (
-            rank(matches, &request.weights, now, request.limit),
-            SemanticUse::Off,
-        ),
+    let (mut ranked, used) = match semantic {
+        None => (rank(matches, &request.weights, now), SemanticUse::Off),
         Some(semantic) => match semantic.embedder.embed_query(&request.query).await {
             Err(err) => {
                 tracing::warn!(error = %err, "embedding the query failed; searching by words only");
                 (
-                    rank(matches, &request.weights, now, request.limit),
+                    rank(matches, &request.weights, now),
                     SemanticUse::Unavailable,
                 )
             }
@@ -169,31 +181,33 @@ pub async fn search(
                 } else {
                     SemanticUse::Partial
                 };
-                let fused = fuse(
-                    matches,
-                    near,
-                    &cosines,
-                    &request.weights,
-                    now,
-                    request.limit,
-                );
+                let fused = fuse(matches, near, &cosines, &request.weights, now);
                 (fused, used)
             }
         },
     };
+    let mut memories = add_context(store, request, &mut ranked, now).await?;
+    sort_and_cut(&mut ranked, request.limit);
     if ranked.is_empty() {
         return Ok(Searched {
             hits: Vec::new(),
             semantic: used,
         });
     }
-    let seqs: Vec<i64> = ranked.iter().map(|r| r.seq).collect();
-    let mut memories: HashMap<i64, Memory> = store
-        .memories_by_seq(&request.scope, &request.filter, &seqs, now)
-        .await?
-        .into_iter()
-        .map(|m| (m.seq, m))
+    let unread: Vec<i64> = ranked
+        .iter()
+        .map(|r| r.seq)
+        .filter(|seq| !memories.contains_key(seq))
         .collect();
+    if !unread.is_empty() {
+        memories.extend(
+            store
+                .memories_by_seq(&request.scope, &request.filter, &unread, now)
+                .await?
+                .into_iter()
+                .map(|m| (m.seq, m)),
+        );
+    }
     // A memory deleted since the index answered is simply left out.
     let hits: Vec<Hit> = ranked
         .into_iter()
@@ -203,6 +217,7 @@ pub async fn search(
                 score: r.score,
                 relevance: r.relevance,
                 semantic: r.semantic,
+                context: r.context,
                 recency: r.recency,
                 importance: r.importance,
             })
@@ -213,6 +228,82 @@ pub async fn search(
         hits,
         semantic: used,
     })
+}
+
+/// Conversation context (DESIGN §4): the neighbours of the best candidates
+/// — the memories written just before and after them in the same session —
+/// get a share of their relevance, found by words and meaning or not; a
+/// neighbour that was no candidate joins the ranking if the reader may see
+/// it and it passes the filter. Returns the memories read for that.
+async fn add_context(
+    store: &dyn Store,
+    request: &SearchRequest,
+    ranked: &mut Vec<Ranked>,
+    now: Micros,
+) -> Result<HashMap<i64, Memory>> {
+    let weights = &request.weights;
+    if weights.context <= 0.0 || ranked.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let lenders = (request.limit * LENDERS_PER_HIT).max(MIN_LENDERS);
+    let mut best: Vec<(i64, f64)> = ranked
+        .iter()
+        .filter(|r| r.relevance > 0.0)
+        .map(|r| (r.seq, r.relevance))
+        .collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    best.truncate(lenders);
+    let seqs: Vec<i64> = best.iter().map(|&(seq, _)| seq).collect();
+    let neighbours = store
+        .conversation_neighbours(&request.scope.namespace, &seqs)
+        .await?;
+    if neighbours.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let relevance: HashMap<i64, f64> = best.into_iter().collect();
+    // Each receiver's best lender.
+    let mut lent: HashMap<i64, f64> = HashMap::new();
+    for n in &neighbours {
+        let Some(&given) = relevance.get(&n.seq) else {
+            continue;
+        };
+        for receiver in [n.before, n.after].into_iter().flatten() {
+            let share = lent.entry(receiver).or_default();
+            *share = share.max(given);
+        }
+    }
+    let known: HashSet<i64> = ranked.iter().map(|r| r.seq).collect();
+    let joining: Vec<i64> = lent
+        .keys()
+        .copied()
+        .filter(|seq| !known.contains(seq))
+        .collect();
+    let memories: HashMap<i64, Memory> = if joining.is_empty() {
+        HashMap::new()
+    } else {
+        store
+            .memories_by_seq(&request.scope, &request.filter, &joining, now)
+            .await?
+            .into_iter()
+            .map(|m| (m.seq, m))
+            .collect()
+    };
+    ranked.extend(
+        memories
+            .values()
+            .map(|m| Ranked::scored(m.seq, 0.0, m.importance, m.update_time, weights, now)),
+    );
+    for r in ranked.iter_mut() {
+        if let Some(&neighbour) = lent.get(&r.seq) {
+            let relevance = r.relevance + weights.context * neighbour * (1.0 - r.relevance);
+            *r = Ranked {
+                context: neighbour,
+                semantic: r.semantic,
+                ..Ranked::with_relevance(r, relevance, weights)
+            };
+        }
+    }
+    Ok(memories)
 }
 
 /// A candidate of either index.
@@ -237,14 +328,13 @@ fn min_max(value: f64, low: f64, high: f64) -> f64 {
 /// BM25 (0 where the words did not match) and cosine (the lowest where a
 /// memory has no vector) are min-max normalised and mixed by the semantic
 /// weight into relevance; then scored as [`rank`] does. Keeps the best
-/// `limit`.
+/// Best first.
 pub fn fuse(
     lexical: Vec<TextMatch>,
     near: Vec<VectorMatch>,
     cosines: &HashMap<i64, f32>,
     weights: &Weights,
     now: Micros,
-    limit: usize,
 ) -> Vec<Ranked> {
     let mut candidates: Vec<Candidate> = lexical
         .into_iter()
@@ -299,7 +389,7 @@ pub fn fuse(
             ranked
         })
         .collect();
-    sort_and_cut(&mut ranked, limit);
+    sort(&mut ranked);
     ranked
 }
 
@@ -316,11 +406,24 @@ pub struct Ranked {
     pub score: f64,
     pub relevance: f64,
     pub semantic: f64,
+    pub context: f64,
     pub recency: f64,
     pub importance: f64,
 }
 
 impl Ranked {
+    /// `ranked` with another relevance, scored again (its other
+    /// components kept).
+    fn with_relevance(ranked: &Ranked, relevance: f64, weights: &Weights) -> Ranked {
+        Ranked {
+            relevance,
+            score: weights.relevance * relevance
+                + weights.recency * ranked.recency
+                + weights.importance * ranked.importance,
+            ..*ranked
+        }
+    }
+
     /// A candidate of this `relevance` scored with `weights` at `now`.
     fn scored(
         seq: i64,
@@ -338,15 +441,16 @@ impl Ranked {
                 + weights.importance * importance,
             relevance,
             semantic: 0.0,
+            context: 0.0,
             recency,
             importance,
         }
     }
 }
 
-/// Scores full-text matches and keeps the best `limit`. Relevance is BM25
-/// scaled so the best match of this search is 1.
-pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros, limit: usize) -> Vec<Ranked> {
+/// Scores full-text matches, best first. Relevance is BM25 scaled so the
+/// best match of this search is 1.
+pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros) -> Vec<Ranked> {
     let best = matches.iter().map(|m| m.bm25).fold(0.0f64, f64::max);
     let mut ranked: Vec<Ranked> = matches
         .into_iter()
@@ -359,18 +463,23 @@ pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros, limit: usiz
             Ranked::scored(m.seq, relevance, m.importance, m.update_time, weights, now)
         })
         .collect();
-    sort_and_cut(&mut ranked, limit);
+    sort(&mut ranked);
     ranked
 }
 
-/// Best score first (then relevance, then the newer memory); the best `limit`.
-fn sort_and_cut(ranked: &mut Vec<Ranked>, limit: usize) {
+/// Best score first, then relevance, then the newer memory.
+fn sort(ranked: &mut [Ranked]) {
     ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then(b.relevance.total_cmp(&a.relevance))
             .then(b.seq.cmp(&a.seq))
     });
+}
+
+/// The best `limit`, best first.
+fn sort_and_cut(ranked: &mut Vec<Ranked>, limit: usize) {
+    sort(ranked);
     ranked.truncate(limit);
 }
 
@@ -403,7 +512,7 @@ mod tests {
             matched(1, 2.0, 0.0, now),
             matched(2, 4.0, 1.0, now - DEFAULT_HALF_LIFE_MICROS),
         ];
-        let hits = rank(matches, &Weights::default(), now, 10);
+        let hits = rank(matches, &Weights::default(), now);
         assert_eq!(hits[0].seq, 2);
         assert_eq!(hits[0].relevance, 1.0);
         assert!((hits[0].recency - 0.5).abs() < 1e-12);
@@ -422,7 +531,8 @@ mod tests {
             importance: 1.0,
             ..Weights::default()
         };
-        let hits = rank(matches, &weights, now, 1);
+        let mut hits = rank(matches, &weights, now);
+        sort_and_cut(&mut hits, 1);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].seq, 2);
     }
@@ -448,7 +558,7 @@ mod tests {
             importance: 0.0,
             ..Weights::default()
         };
-        let fused = fuse(lexical.clone(), close.clone(), &cosines, &weights, 0, 10);
+        let fused = fuse(lexical.clone(), close.clone(), &cosines, &weights, 0);
         let by_seq = |seq: i64| fused.iter().find(|r| r.seq == seq).unwrap();
         // bm25 over {4, 0, 2} and cosine over {0.1, 0.9, 0.7}, mixed half and half.
         assert!((by_seq(1).relevance - 0.5).abs() < 1e-6);
@@ -461,7 +571,7 @@ mod tests {
             semantic: 0.0,
             ..weights
         };
-        let fused = fuse(lexical, close, &cosines, &words, 0, 10);
+        let fused = fuse(lexical, close, &cosines, &words, 0);
         assert_eq!(fused.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 3, 2]);
     }
 
@@ -471,7 +581,6 @@ mod tests {
             vec![matched(1, 1.0, 0.5, 0), matched(2, 1.0, 0.5, 0)],
             &Weights::default(),
             0,
-            2,
         );
         assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [2, 1]);
     }

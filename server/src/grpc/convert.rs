@@ -51,6 +51,7 @@ pub fn memory(memory: Memory) -> pb::Memory {
         last_access_time: memory.last_access_time.map(timestamp),
         expire_time: memory.expire_time.map(timestamp),
         etag,
+        origin_session_id: memory.origin_session_id,
     }
 }
 
@@ -66,6 +67,7 @@ pub fn hit(hit: Hit) -> pb::SearchHit {
         score: hit.score,
         relevance: hit.relevance,
         semantic: hit.semantic,
+        context: hit.context,
         recency: hit.recency,
         importance: hit.importance,
         memory: Some(memory(hit.memory)),

@@ -151,6 +151,7 @@ fn memory_input(
         confidence: fields.confidence,
         source,
         expire_time: fields.expire_time,
+        origin_session_id: scope.session_id.clone(),
     }
 }
 
@@ -474,26 +475,22 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
     let Some(w) = weights else {
         return defaults;
     };
-    let mut weight = |name: &str, value: Option<f64>, default: f64| {
+    let mut weight = |name: &str, value: Option<f64>, default: f64, max: f64| {
         let value = value.unwrap_or(default);
-        if !(0.0..=MAX_WEIGHT).contains(&value) {
+        if !(0.0..=max).contains(&value) {
             v.add(
                 format!("weights.{name}"),
-                format!("must be between 0 and {MAX_WEIGHT} (got {value})"),
+                format!("must be between 0 and {max} (got {value})"),
             );
         }
         value
     };
-    let relevance = weight("relevance", w.relevance, defaults.relevance);
-    let recency = weight("recency", w.recency, defaults.recency);
-    let importance = weight("importance", w.importance, defaults.importance);
-    let semantic = w.semantic.unwrap_or(defaults.semantic);
-    if !(0.0..=1.0).contains(&semantic) {
-        v.add(
-            "weights.semantic",
-            format!("must be between 0 and 1 (got {semantic})"),
-        );
-    }
+    let relevance = weight("relevance", w.relevance, defaults.relevance, MAX_WEIGHT);
+    let recency = weight("recency", w.recency, defaults.recency, MAX_WEIGHT);
+    let importance = weight("importance", w.importance, defaults.importance, MAX_WEIGHT);
+    // Shares of relevance.
+    let semantic = weight("semantic", w.semantic, defaults.semantic, 1.0);
+    let context = weight("context", w.context, defaults.context, 1.0);
     if relevance + recency + importance <= 0.0 {
         v.add("weights", "at least one weight must be above 0");
     }
@@ -503,6 +500,7 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
     Weights {
         relevance,
         semantic,
+        context,
         recency,
         importance,
         half_life,

@@ -330,6 +330,7 @@ mod tests {
             update_time: 0,
             last_access_time: None,
             expire_time: None,
+            origin_session_id: String::new(),
             version: 1,
             seq,
         }))

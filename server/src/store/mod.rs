@@ -16,7 +16,7 @@ use crate::domain::outcome::{
 };
 use crate::domain::{
     Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    NewMemory, Scope, Unembedded,
+    Neighbours, NewMemory, Scope, Unembedded,
 };
 use crate::engine::policy::Decision;
 use crate::error::Result;
@@ -73,6 +73,15 @@ pub trait Store: Send + Sync + 'static {
     /// One page of memories (at most `page_size + 1`, so the caller can tell
     /// whether another page follows).
     async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>>;
+
+    /// For each of the memories `seqs` of `namespace` that was written in a
+    /// session, the memories written just before and just after it in that
+    /// session (visible or not: the caller only uses what it found itself).
+    async fn conversation_neighbours(
+        &self,
+        namespace: &str,
+        seqs: &[i64],
+    ) -> Result<Vec<Neighbours>>;
 
     /// The memories with these sequence numbers that are visible from
     /// `scope` and match `filter`, in no particular order (the search index

@@ -499,18 +499,22 @@ async fn pending_embeddings(engram: &Engram, namespace: &proto::Scope) -> anyhow
         .pending_embeddings)
 }
 
-/// Stores the turns, 500 per batch; returns how many merged into an earlier
-/// identical turn.
+/// Stores the turns as an agent importing its past conversations would: a
+/// batch per session, written from that session's scope (so that each turn
+/// keeps its conversation as origin_session_id) at GLOBAL level (so that a
+/// question from any session finds it). Returns how many merged into an
+/// earlier identical turn.
 async fn store_turns(
     engram: &Engram,
     namespace: &proto::Scope,
     turns: &[Turn],
 ) -> anyhow::Result<usize> {
     let mut merged = 0;
-    for chunk in turns.chunks(500) {
-        let memories = chunk
+    for session in turns.chunk_by(|a, b| a.session == b.session) {
+        let memories = session
             .iter()
             .map(|turn| proto::MemoryInput {
+                level: proto::MemoryLevel::Global.into(),
                 metadata: HashMap::from([
                     ("dia_id".to_owned(), turn.dia_id.clone()),
                     ("session".to_owned(), turn.session.to_string()),
@@ -519,10 +523,14 @@ async fn store_turns(
                 ..input(MemoryType::Event, &turn.content)
             })
             .collect();
+        let scope = proto::Scope {
+            session_id: format!("session_{}", session[0].session),
+            ..namespace.clone()
+        };
         let results = engram
             .memory()
             .batch_create_memories(proto::BatchCreateMemoriesRequest {
-                scope: Some(namespace.clone()),
+                scope: Some(scope),
                 memories,
                 request_id: String::new(),
             })

@@ -10,7 +10,7 @@ use super::db_error;
 use super::requests;
 use crate::domain::{
     Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
-    MemorySource, MemoryType, Micros, NewMemory, Scope, WriteResult,
+    MemorySource, MemoryType, Micros, Neighbours, NewMemory, Scope, WriteResult,
 };
 use crate::engine::dedup::content_hash;
 use crate::engine::policy::Decision;
@@ -31,14 +31,20 @@ const FROM_MEMORIES: &str = "memories m LEFT JOIN memory_access a ON a.memory_se
 fn select_by_seq(seqs: &[i64]) -> QueryBuilder<Sqlite> {
     let mut qb = QueryBuilder::new(format!(
         "SELECT {COLUMNS} FROM memories m NOT INDEXED \
-         LEFT JOIN memory_access a ON a.memory_seq = m.seq WHERE m.seq IN ("
+         LEFT JOIN memory_access a ON a.memory_seq = m.seq WHERE m.seq IN "
     ));
+    push_list(&mut qb, seqs);
+    qb
+}
+
+/// Appends `(?, ?, …)` binding `seqs`.
+pub(super) fn push_list(qb: &mut QueryBuilder<Sqlite>, seqs: &[i64]) {
+    qb.push("(");
     let mut list = qb.separated(", ");
     for &seq in seqs {
         list.push_bind(seq);
     }
     qb.push(")");
-    qb
 }
 
 fn select_from_memories() -> QueryBuilder<Sqlite> {
@@ -160,6 +166,7 @@ pub(super) fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
         update_time: row.try_get("update_time").map_err(db_error)?,
         last_access_time: row.try_get("last_access_time").map_err(db_error)?,
         expire_time: row.try_get("expire_time").map_err(db_error)?,
+        origin_session_id: text("origin_session_id")?,
         version: row.try_get("version").map_err(db_error)?,
     })
 }
@@ -342,7 +349,7 @@ pub(super) async fn remember(
 /// The columns a create writes, in the order [`upsert`] binds them.
 const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
      memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-     update_time, expire_time) ";
+     update_time, expire_time, origin_session_id) ";
 /// An identical memory is reinforced instead (DESIGN §3). An expired twin is
 /// not (as far as anyone can see, it is gone): no row comes back for it.
 /// What comes back is what the insert did not know: the rest of an inserted
@@ -353,8 +360,8 @@ const MERGE: &str = " ON CONFLICT (namespace, level, agent_id, user_id, project_
      expire_time = CASE WHEN expire_time IS NULL OR excluded.expire_time IS NULL THEN NULL \
                         ELSE max(expire_time, excluded.expire_time) END \
      WHERE expire_time IS NULL OR expire_time > excluded.update_time \
-     RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, version";
-/// The most rows of one multi-row upsert (19 parameters a row, well under
+     RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, origin_session_id, version";
+/// The most rows of one multi-row upsert (20 parameters a row, well under
 /// SQLite's limit of 32,766). A statement of each size is prepared once and
 /// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
 pub(super) const MAX_UPSERT_ROWS: usize = 256;
@@ -412,6 +419,7 @@ impl Prepared {
             update_time: row.try_get("update_time").map_err(db_error)?,
             last_access_time: None,
             expire_time: row.try_get("expire_time").map_err(db_error)?,
+            origin_session_id: row.try_get("origin_session_id").map_err(db_error)?,
             version: row.try_get("version").map_err(db_error)?,
         })
     }
@@ -452,7 +460,8 @@ async fn upsert(
             .push_bind(new.source.code())
             .push_bind(now)
             .push_bind(now)
-            .push_bind(new.expire_time);
+            .push_bind(new.expire_time)
+            .push_bind(new.origin_session_id.as_str());
     });
     qb.push(MERGE);
     qb.build().fetch_all(&mut *conn).await.map_err(db_error)
@@ -807,6 +816,42 @@ pub(super) async fn by_seq(
     push_filter(&mut qb, filter);
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
     rows.iter().map(memory_from_row).collect()
+}
+
+/// The conversation neighbours of the memories `seqs` of `namespace`: for
+/// each one written in a session, the memory written just before and just
+/// after it in that session (whoever may see them).
+pub(super) async fn conversation_neighbours(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    seqs: &[i64],
+) -> Result<Vec<Neighbours>> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The literal `<> ''` lets SQLite use the partial index.
+    let mut qb = QueryBuilder::<Sqlite>::new(
+        "SELECT m.seq, \
+           (SELECT p.seq FROM memories p WHERE p.namespace = m.namespace \
+              AND p.origin_session_id = m.origin_session_id AND p.origin_session_id <> '' \
+              AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1) AS before, \
+           (SELECT n.seq FROM memories n WHERE n.namespace = m.namespace \
+              AND n.origin_session_id = m.origin_session_id AND n.origin_session_id <> '' \
+              AND n.seq > m.seq ORDER BY n.seq LIMIT 1) AS after \
+         FROM memories m NOT INDEXED WHERE m.origin_session_id <> '' AND m.namespace = ",
+    );
+    qb.push_bind(namespace).push(" AND m.seq IN ");
+    push_list(&mut qb, seqs);
+    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+    rows.iter()
+        .map(|row| {
+            Ok(Neighbours {
+                seq: row.try_get("seq").map_err(db_error)?,
+                before: row.try_get("before").map_err(db_error)?,
+                after: row.try_get("after").map_err(db_error)?,
+            })
+        })
+        .collect()
 }
 
 /// The statement that reads the change feed's head: AUTOINCREMENT keeps the

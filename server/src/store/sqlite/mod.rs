@@ -41,7 +41,7 @@ use crate::domain::outcome::{
 };
 use crate::domain::{
     Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    NewMemory, Scope, Unembedded,
+    Neighbours, NewMemory, Scope, Unembedded,
 };
 use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
@@ -73,6 +73,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "vectors",
         include_str!("../../../migrations/sqlite/0005_vectors.sql"),
+    ),
+    (
+        7,
+        "origin_session",
+        include_str!("../../../migrations/sqlite/0007_origin_session.sql"),
     ),
 ];
 
@@ -331,6 +336,15 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         memories::by_seq(&mut conn, scope, filter, seqs, now).await
+    }
+
+    async fn conversation_neighbours(
+        &self,
+        namespace: &str,
+        seqs: &[i64],
+    ) -> Result<Vec<Neighbours>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::conversation_neighbours(&mut conn, namespace, seqs).await
     }
 
     fn record_access(&self, seqs: Vec<i64>, now: Micros) {

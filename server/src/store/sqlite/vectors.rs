@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
-use super::memories::memory_from_row;
+use super::memories::{self, memory_from_row};
 use crate::domain::{Embedding, Memory, Micros, Unembedded};
 use crate::error::{Error, Result};
 
@@ -39,13 +39,9 @@ pub(super) async fn current(
     seqs: &[i64],
 ) -> Result<HashMap<i64, Embedding>> {
     let mut qb = QueryBuilder::<Sqlite>::new(format!(
-        "SELECT v.memory_seq, v.model, v.vector FROM {CURRENT} WHERE v.memory_seq IN ("
+        "SELECT v.memory_seq, v.model, v.vector FROM {CURRENT} WHERE v.memory_seq IN "
     ));
-    let mut list = qb.separated(", ");
-    for &seq in seqs {
-        list.push_bind(seq);
-    }
-    qb.push(")");
+    memories::push_list(&mut qb, seqs);
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
     rows.iter()
         .map(|row| {
@@ -85,12 +81,8 @@ pub(super) async fn unembedded(
     );
     qb.push_bind(after_seq);
     if let Some(seqs) = among {
-        qb.push(" AND m.seq IN (");
-        let mut list = qb.separated(", ");
-        for &seq in seqs {
-            list.push_bind(seq);
-        }
-        qb.push(")");
+        qb.push(" AND m.seq IN ");
+        memories::push_list(&mut qb, seqs);
     }
     qb.push(" AND (m.expire_time IS NULL OR m.expire_time > ")
         .push_bind(now)
