@@ -104,17 +104,10 @@ pub async fn serve(
             .max_decoding_message_size(MAX_REQUEST_BYTES),
         keys.clone(),
     );
-    let embedding_model = retrieval
-        .semantic
-        .as_ref()
-        .map(|s| s.embedder.info().id.clone());
+    let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     let learning = InterceptedService::new(
-        LearningServiceServer::new(LearningApi::new(
-            store.clone(),
-            llm.clone(),
-            embedding_model,
-        ))
-        .max_decoding_message_size(MAX_REQUEST_BYTES),
+        LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone(), embedder))
+            .max_decoding_message_size(MAX_REQUEST_BYTES),
         keys.clone(),
     );
     let policy = InterceptedService::new(

@@ -193,17 +193,47 @@ impl Embedder {
 
     /// The vector of a search query; recent queries are remembered.
     pub async fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, EmbedError> {
-        if let Some(vector) = self.cache().get(query) {
-            return Ok(vector);
-        }
-        let vector: Arc<[f32]> = self
-            .embed(vec![query.to_owned()])
+        self.embed_cached(&[query.to_owned()])
             .await?
             .pop()
-            .ok_or_else(|| EmbedError::Model("no vector for the query".into()))?
-            .into();
-        self.cache().insert(query.to_owned(), vector.clone());
-        Ok(vector)
+            .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
+    }
+
+    /// The vectors of short texts (queries, strategies), in order: those
+    /// embedded recently from the cache, the others in one batch.
+    pub async fn embed_cached(&self, texts: &[String]) -> Result<Vec<Arc<[f32]>>, EmbedError> {
+        let cached: Vec<Option<Arc<[f32]>>> = {
+            let cache = self.cache();
+            texts.iter().map(|t| cache.get(t)).collect()
+        };
+        let missing: Vec<String> = texts
+            .iter()
+            .zip(&cached)
+            .filter(|(_, v)| v.is_none())
+            .map(|(t, _)| t.clone())
+            .collect();
+        let mut fresh = if missing.is_empty() {
+            Vec::new()
+        } else {
+            self.embed(missing).await?
+        }
+        .into_iter()
+        .map(Arc::<[f32]>::from);
+        let mut vectors = Vec::with_capacity(texts.len());
+        for (text, vector) in texts.iter().zip(cached) {
+            let vector = match vector {
+                Some(vector) => vector,
+                None => {
+                    let vector = fresh.next().ok_or_else(|| {
+                        EmbedError::Model(format!("no vector for {} texts", texts.len()))
+                    })?;
+                    self.cache().insert(text.clone(), vector.clone());
+                    vector
+                }
+            };
+            vectors.push(vector);
+        }
+        Ok(vectors)
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, QueryCache> {

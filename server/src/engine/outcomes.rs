@@ -1,7 +1,8 @@
 //! The outcome-learning rules of DESIGN §5 as plain functions: task-type
 //! inference, strategy and error similarity, and agent learning scopes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::index::STOP_WORDS;
 
@@ -16,6 +17,9 @@ pub const RECENT_OUTCOMES: i64 = 200;
 /// Two strategies are similar when they share at least this many words
 /// (or half the words of the shorter one, whichever is less).
 const MAX_SHARED_WORDS_NEEDED: usize = 3;
+/// With an embedder, two strategies are also similar when the cosine of
+/// their vectors is at least this.
+pub const SIMILAR_STRATEGY_COSINE: f32 = 0.75;
 
 /// Task types inferred from task words, first match wins: the specific ones
 /// before the general "testing".
@@ -84,6 +88,63 @@ pub fn strategy_overlap(a: &HashSet<String>, b: &HashSet<String>) -> Option<usiz
     (shared >= MAX_SHARED_WORDS_NEEDED.min(n.div_ceil(2))).then_some(shared)
 }
 
+/// Strategy vectors, when an embedder is configured: two strategies are
+/// similar when they are worded alike ([`similar_strategies`]) or, when
+/// both have a vector, mean alike (cosine ≥ [`SIMILAR_STRATEGY_COSINE`]) —
+/// unless one is negated and the other not ("use the cache" and "do not
+/// use the cache" embed close but are opposite strategies).
+#[derive(Debug, Clone, Default)]
+pub struct StrategyVectors(HashMap<String, Arc<[f32]>>);
+
+impl StrategyVectors {
+    /// L2-normalised vectors of strategies, by their text.
+    pub fn new(vectors: HashMap<String, Arc<[f32]>>) -> Self {
+        StrategyVectors(vectors)
+    }
+
+    /// Words only.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Whether strategies `a` and `b` are similar.
+    pub fn similar(&self, a: &str, b: &str) -> bool {
+        similar_strategies(a, b) || self.mean_alike(a, b)
+    }
+
+    fn mean_alike(&self, a: &str, b: &str) -> bool {
+        let (Some(va), Some(vb)) = (self.0.get(a), self.0.get(b)) else {
+            return false;
+        };
+        let negated = |text: &str| NEGATIONS.iter().any(|n| strategy_words(text).contains(*n));
+        negated(a) == negated(b) && crate::embed::dot(va, vb) >= SIMILAR_STRATEGY_COSINE
+    }
+
+    /// Of `candidates` (an id and the wording it is matched by), the one a
+    /// strategy belongs to: the most shared words (a match by meaning alone
+    /// shares none), then the lowest id.
+    pub fn best_match<'a, Id: Ord + Copy>(
+        &self,
+        strategy: &str,
+        candidates: impl IntoIterator<Item = (Id, &'a str)>,
+    ) -> Option<Id> {
+        let words = strategy_words(strategy);
+        candidates
+            .into_iter()
+            .filter(|(_, key)| self.similar(strategy, key))
+            .map(|(id, key)| {
+                let shared = if similar_strategies(strategy, key) {
+                    strategy_overlap(&words, &strategy_words(key)).unwrap_or(usize::MAX)
+                } else {
+                    0
+                };
+                (shared, id)
+            })
+            .max_by(|(sa, ia), (sb, ib)| sa.cmp(sb).then(ib.cmp(ia)))
+            .map(|(_, id)| id)
+    }
+}
+
 /// Whether two strategies are worded alike (see [`strategy_overlap`]).
 pub fn similar_strategies(a: &str, b: &str) -> bool {
     let (wa, wb) = (strategy_words(a), strategy_words(b));
@@ -92,27 +153,6 @@ pub fn similar_strategies(a: &str, b: &str) -> bool {
         return !normalise(a).is_empty() && normalise(a) == normalise(b);
     }
     strategy_overlap(&wa, &wb).is_some()
-}
-
-/// Of `candidates` (an id and the wording it is matched by), the one a
-/// strategy belongs to: the most shared words, then the lowest id.
-pub fn best_match<'a, Id: Ord + Copy>(
-    strategy: &str,
-    candidates: impl IntoIterator<Item = (Id, &'a str)>,
-) -> Option<Id> {
-    let words = strategy_words(strategy);
-    candidates
-        .into_iter()
-        .filter_map(|(id, key)| {
-            let shared = if similar_strategies(strategy, key) {
-                strategy_overlap(&words, &strategy_words(key)).unwrap_or(usize::MAX)
-            } else {
-                return None;
-            };
-            Some((shared, id))
-        })
-        .max_by(|(sa, ia), (sb, ib)| sa.cmp(sb).then(ib.cmp(ia)))
-        .map(|(_, id)| id)
 }
 
 /// Whether two errors are the same error: one contains the other, ignoring case.
@@ -198,11 +238,46 @@ mod tests {
             (1, "retry with backoff"),
             (2, "retry with exponential backoff and jitter"),
         ];
+        let words = StrategyVectors::none();
         assert_eq!(
-            best_match("exponential backoff with jitter then retry", groups),
+            words.best_match("exponential backoff with jitter then retry", groups),
             Some(2)
         );
-        assert_eq!(best_match("cache responses in redis", groups), None);
+        assert_eq!(words.best_match("cache responses in redis", groups), None);
+    }
+
+    fn unit(values: &[f32]) -> Arc<[f32]> {
+        let mut values = values.to_vec();
+        crate::embed::normalise(&mut values);
+        values.into()
+    }
+
+    #[test]
+    fn with_vectors_strategies_that_mean_alike_are_similar() {
+        let (a, b, c) = (
+            "roll back the release",
+            "revert to the previous version",
+            "page the on-call engineer",
+        );
+        let negated = "do not revert to the previous version";
+        let vectors = StrategyVectors::new(HashMap::from([
+            (a.to_owned(), unit(&[1.0, 0.1, 0.0])),
+            (b.to_owned(), unit(&[0.9, 0.3, 0.0])),
+            (c.to_owned(), unit(&[0.0, 0.2, 1.0])),
+            (negated.to_owned(), unit(&[0.9, 0.3, 0.0])),
+        ]));
+        assert!(!similar_strategies(a, b), "no shared words");
+        assert!(vectors.similar(a, b) && vectors.similar(b, a));
+        assert!(!vectors.similar(a, c), "far apart");
+        assert!(!vectors.similar(a, negated), "a negation on one side only");
+        assert!(
+            !vectors.similar(a, "unknown wording"),
+            "no vector: words only"
+        );
+        // A group matched by words wins over one matched by meaning alone.
+        let groups = [(1, b), (2, "roll back the release quickly")];
+        assert_eq!(vectors.best_match(a, groups), Some(2));
+        assert_eq!(vectors.best_match(a, [(7, b), (3, c)]), Some(7));
     }
 
     #[test]

@@ -14,14 +14,19 @@ use super::{begin, convert, page_token};
 use crate::domain::episode::Consolidation;
 use crate::domain::now_micros;
 use crate::domain::outcome::{AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome};
+use crate::embed::Embedder;
 use crate::engine::learning::{
     LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
     consolidated_rules, consolidation_prompt, consolidation_schema,
 };
-use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, infer_task_type};
+use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, StrategyVectors, infer_task_type};
 use crate::error::Error;
 use crate::llm::LlmClient;
 use crate::store::Store;
+
+/// How long RecordOutcome waits for strategy vectors (DESIGN §5) before it
+/// compares strategies by their words only.
+const STRATEGY_EMBEDDING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub const MAX_TASK_CHARS: usize = 1000;
 pub const MAX_STRATEGY_CHARS: usize = 2000;
@@ -39,22 +44,54 @@ pub const DEFAULT_WEAK_CONFIDENCE: f64 = 0.3;
 pub struct LearningApi {
     store: Arc<dyn Store>,
     llm: Option<Arc<LlmClient>>,
-    /// The embedder's model id, when one is configured (for GetStats).
-    embedding_model: Option<String>,
+    /// The embedder, when one is configured: GetStats counts what waits for
+    /// its vectors, and RecordOutcome compares strategies by meaning too.
+    embedder: Option<Arc<Embedder>>,
 }
 
 impl LearningApi {
     /// Consolidates with the rules, and with `llm` when one is configured;
-    /// GetStats counts memories waiting for a vector of `embedding_model`.
+    /// with `embedder`, GetStats counts memories waiting for its vectors and
+    /// strategies are also similar by meaning (DESIGN §5).
     pub fn new(
         store: Arc<dyn Store>,
         llm: Option<Arc<LlmClient>>,
-        embedding_model: Option<String>,
+        embedder: Option<Arc<Embedder>>,
     ) -> Self {
         LearningApi {
             store,
             llm,
-            embedding_model,
+            embedder,
+        }
+    }
+
+    /// The vectors of the strategies a new outcome's is compared with, its
+    /// own included; words only (and a warning) when the embedder fails or
+    /// takes longer than [`STRATEGY_EMBEDDING_WAIT`]: an outcome is never
+    /// refused or held up for long for want of a vector.
+    async fn strategy_vectors(&self, new: &NewOutcome) -> Result<StrategyVectors, Error> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(StrategyVectors::none());
+        };
+        let mut texts = self.store.compared_strategies(new).await?;
+        texts.push(new.strategy.clone());
+        texts.sort_unstable();
+        texts.dedup();
+        match tokio::time::timeout(STRATEGY_EMBEDDING_WAIT, embedder.embed_cached(&texts)).await {
+            Ok(Ok(vectors)) => Ok(StrategyVectors::new(
+                texts.into_iter().zip(vectors).collect(),
+            )),
+            Ok(Err(err)) => {
+                tracing::warn!(error = %err, "embedding strategies failed; comparing their words only");
+                Ok(StrategyVectors::none())
+            }
+            Err(_) => {
+                tracing::warn!(
+                    wait = ?STRATEGY_EMBEDDING_WAIT,
+                    "embedding strategies took too long; comparing their words only"
+                );
+                Ok(StrategyVectors::none())
+            }
         }
     }
 
@@ -326,9 +363,10 @@ impl pb::learning_service_server::LearningService for LearningApi {
             feedback: req.feedback,
         };
         let request_id = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        let vectors = self.strategy_vectors(&new).await?;
         let recorded = self
             .store
-            .record_outcome(new, request_id, now_micros())
+            .record_outcome(new, request_id, vectors, now_micros())
             .await?;
         Ok(Response::new(convert::recorded(recorded)))
     }
@@ -548,10 +586,10 @@ impl pb::learning_service_server::LearningService for LearningApi {
         v.finish(())?;
         let now = now_micros();
         let stats = self.store.stats(&scope, now).await?;
-        let pending_embeddings = match &self.embedding_model {
-            Some(model) => {
+        let pending_embeddings = match &self.embedder {
+            Some(embedder) => {
                 self.store
-                    .pending_embeddings(&scope.namespace, model, now)
+                    .pending_embeddings(&scope.namespace, &embedder.info().id, now)
                     .await?
             }
             None => 0,

@@ -18,6 +18,7 @@ use crate::domain::{
     Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
     Neighbours, NewMemory, Scope, Unembedded,
 };
+use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
 use crate::error::Result;
 
@@ -218,8 +219,13 @@ pub trait Store: Send + Sync + 'static {
         &self,
         new: NewOutcome,
         request_id: Option<&str>,
+        vectors: StrategyVectors,
         now: Micros,
     ) -> Result<Recorded>;
+
+    /// The strategies a new outcome's is compared with when it is recorded
+    /// (to embed them beforehand, see [`StrategyVectors`]).
+    async fn compared_strategies(&self, new: &NewOutcome) -> Result<Vec<String>>;
 
     /// An agent's learning scope, or the defaults.
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<AgentScope>;

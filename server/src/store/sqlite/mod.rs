@@ -43,6 +43,7 @@ use crate::domain::{
     Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
     Neighbours, NewMemory, Scope, Unembedded,
 };
+use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
 
@@ -521,15 +522,25 @@ impl Store for SqliteStore {
         learning::knowledge(&mut snapshot, scope, task_id, task_type).await
     }
 
+    async fn compared_strategies(&self, new: &NewOutcome) -> Result<Vec<String>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        outcomes::compared_strategies(&mut conn, new).await
+    }
+
     async fn record_outcome(
         &self,
         new: NewOutcome,
         request_id: Option<&str>,
+        vectors: StrategyVectors,
         now: Micros,
     ) -> Result<Recorded> {
         let request_id = request_id.map(str::to_owned);
         self.writer
-            .write(move |conn| Box::pin(outcomes::record(conn, new, request_id, now)))
+            .write(move |conn| {
+                Box::pin(
+                    async move { outcomes::record(conn, new, request_id, &vectors, now).await },
+                )
+            })
             .await
     }
 

@@ -12,8 +12,8 @@ use crate::domain::outcome::{
 };
 use crate::domain::{Micros, Scope};
 use crate::engine::outcomes::{
-    DEFAULT_MIN_OCCURRENCES, MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, best_match,
-    may_learn, similar_errors, similar_strategies,
+    DEFAULT_MIN_OCCURRENCES, MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, StrategyVectors,
+    may_learn, similar_errors,
 };
 use crate::error::{Error, Result};
 
@@ -195,6 +195,7 @@ pub(super) async fn record(
     conn: &mut SqliteConnection,
     new: NewOutcome,
     request_id: Option<String>,
+    vectors: &StrategyVectors,
     now: Micros,
 ) -> Result<Recorded> {
     let (namespace, agent_id) = (new.scope.namespace.clone(), new.scope.agent_id.clone());
@@ -253,9 +254,10 @@ pub(super) async fn record(
     .await
     .map_err(db_error)?;
 
-    let heuristic = learn_heuristic(conn, &outcome, &recent, scope.min_occurrences, now).await?;
+    let heuristic =
+        learn_heuristic(conn, &outcome, &recent, scope.min_occurrences, vectors, now).await?;
     let anti_pattern = if !outcome.success && !outcome.error.trim().is_empty() {
-        learn_anti_pattern(conn, &outcome, &recent, now).await?
+        learn_anti_pattern(conn, &outcome, &recent, vectors, now).await?
     } else {
         None
     };
@@ -270,6 +272,40 @@ pub(super) async fn record(
         requests::remember(conn, &namespace, request_id, fingerprint, &snapshot, now).await?;
     }
     Ok(recorded)
+}
+
+/// The strategies a new outcome's is compared with when it is recorded: those
+/// of the agent's latest outcomes of its task type and project, and of their
+/// heuristics (as first worded and as last seen). Without repeats.
+pub(super) async fn compared_strategies(
+    conn: &mut SqliteConnection,
+    new: &NewOutcome,
+) -> Result<Vec<String>> {
+    let (namespace, agent_id, project_id) = (
+        &new.scope.namespace,
+        &new.scope.agent_id,
+        &new.scope.project_id,
+    );
+    let mut qb = QueryBuilder::<Sqlite>::new(
+        "SELECT strategy FROM (SELECT t.strategy FROM outcomes t WHERE ",
+    );
+    push_owned(&mut qb, namespace, agent_id, project_id);
+    qb.push(" AND t.task_type = ")
+        .push_bind(new.task_type.clone())
+        .push(" ORDER BY t.seq DESC LIMIT ")
+        .push_bind(RECENT_OUTCOMES)
+        .push(") UNION SELECT t.match_key FROM heuristics t WHERE ");
+    push_owned(&mut qb, namespace, agent_id, project_id);
+    qb.push(" AND t.task_type = ")
+        .push_bind(new.task_type.clone())
+        .push(" UNION SELECT t.strategy FROM heuristics t WHERE ");
+    push_owned(&mut qb, namespace, agent_id, project_id);
+    qb.push(" AND t.task_type = ")
+        .push_bind(new.task_type.clone());
+    qb.build_query_scalar()
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)
 }
 
 /// `columns` of the rows of `table` that belong to the outcome's agent,
@@ -307,11 +343,12 @@ async fn learn_heuristic(
     outcome: &TaskOutcome,
     recent: &[(bool, String, String)],
     min_occurrences: i64,
+    vectors: &StrategyVectors,
     now: Micros,
 ) -> Result<Option<(Heuristic, Change)>> {
     let groups: Vec<(i64, String)> =
         of_task_type(conn, "seq, match_key", "heuristics", outcome).await?;
-    if let Some(seq) = best_match(
+    if let Some(seq) = vectors.best_match(
         &outcome.strategy,
         groups.iter().map(|(seq, key)| (*seq, key.as_str())),
     ) {
@@ -332,7 +369,7 @@ async fn learn_heuristic(
     }
     let similar: Vec<bool> = recent
         .iter()
-        .filter(|(_, strategy, _)| similar_strategies(&outcome.strategy, strategy))
+        .filter(|(_, strategy, _)| vectors.similar(&outcome.strategy, strategy))
         .map(|(success, _, _)| *success)
         .collect();
     let occurrences = i64::try_from(similar.len()).unwrap_or(i64::MAX);
@@ -372,9 +409,10 @@ async fn learn_anti_pattern(
     conn: &mut SqliteConnection,
     outcome: &TaskOutcome,
     recent: &[(bool, String, String)],
+    vectors: &StrategyVectors,
     now: Micros,
 ) -> Result<Option<(AntiPattern, Change)>> {
-    let (alternative, alternative_id) = better_alternative(conn, outcome).await?;
+    let (alternative, alternative_id) = better_alternative(conn, outcome, vectors).await?;
     let patterns: Vec<(i64, String)> =
         of_task_type(conn, "seq, error", "anti_patterns", outcome).await?;
     if let Some((seq, _)) = patterns
@@ -442,13 +480,14 @@ async fn learn_anti_pattern(
 async fn better_alternative(
     conn: &mut SqliteConnection,
     outcome: &TaskOutcome,
+    vectors: &StrategyVectors,
 ) -> Result<(String, String)> {
     let heuristics: Vec<(String, String, f64)> =
         of_task_type(conn, "id, strategy, confidence", "heuristics", outcome).await?;
     Ok(heuristics
         .into_iter()
         .filter(|(_, strategy, confidence)| {
-            *confidence > MIN_SUCCESS_RATE && !similar_strategies(&outcome.strategy, strategy)
+            *confidence > MIN_SUCCESS_RATE && !vectors.similar(&outcome.strategy, strategy)
         })
         .max_by(|a, b| a.2.total_cmp(&b.2))
         .map(|(id, strategy, _)| (strategy, id))
