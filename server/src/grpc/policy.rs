@@ -228,6 +228,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
                 DecisionSource::Rules | DecisionSource::Fallback => MemorySource::PolicyRules,
             },
             expire_time: None,
+            occurred_at: None,
         });
         // A fallback is not an answer worth pinning to the request id: a
         // retry after the model recovers should be classified again.
