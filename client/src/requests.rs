@@ -195,6 +195,26 @@ impl CreateMemory {
         self
     }
 
+    /// When the remembered thing happened, for what is recorded after the
+    /// fact (at most a day ahead of the server's clock); by default, when it
+    /// is stored. Search recency is measured from it.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use engram_client::{CreateMemory, proto::{CreateMemoryRequest, MemoryLevel, MemoryType, Scope}};
+    ///
+    /// let last_week = SystemTime::now() - Duration::from_secs(7 * 24 * 3600);
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Event, "The checkout outage began")
+    ///     .occurred_at(last_week)
+    ///     .into();
+    /// let memory = request.memory.unwrap();
+    /// assert_eq!(memory.occurred_at, Some(last_week.into()));
+    /// ```
+    pub fn occurred_at(mut self, occurred_at: SystemTime) -> Self {
+        self.memory().occurred_at = Some(occurred_at.into());
+        self
+    }
+
     /// A client-chosen id that makes the create safe to retry: a repeat
     /// returns the first result and stores nothing twice.
     ///
@@ -268,6 +288,36 @@ macro_rules! filter_setters {
         /// ```
         pub fn min_importance(mut self, min_importance: f64) -> Self {
             self.filter().min_importance = min_importance;
+            self
+        }
+
+        /// Only memories of what happened at or after this time.
+        ///
+        /// ```
+        /// use std::time::{Duration, SystemTime};
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, Scope}};
+        ///
+        /// let yesterday = SystemTime::now() - Duration::from_secs(24 * 3600);
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).occurred_after(yesterday).into();
+        /// assert_eq!(request.filter.unwrap().occurred_after, Some(yesterday.into()));
+        /// ```
+        pub fn occurred_after(mut self, time: SystemTime) -> Self {
+            self.filter().occurred_after = Some(time.into());
+            self
+        }
+
+        /// Only memories of what happened before this time.
+        ///
+        /// ```
+        /// use std::time::{Duration, SystemTime};
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, Scope}};
+        ///
+        /// let yesterday = SystemTime::now() - Duration::from_secs(24 * 3600);
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).occurred_before(yesterday).into();
+        /// assert_eq!(request.filter.unwrap().occurred_before, Some(yesterday.into()));
+        /// ```
+        pub fn occurred_before(mut self, time: SystemTime) -> Self {
+            self.filter().occurred_before = Some(time.into());
             self
         }
     };

@@ -150,6 +150,8 @@ pub struct Memory {
     pub update_time: Micros,
     pub last_access_time: Option<Micros>,
     pub expire_time: Option<Micros>,
+    /// When the remembered thing happened; search recency is measured from it.
+    pub occurred_at: Micros,
     /// The session it was written in (the writer's `session_id`), whatever
     /// its level; empty when written outside a session.
     pub origin_session_id: String,
@@ -181,6 +183,8 @@ pub struct NewMemory {
     pub confidence: f64,
     pub source: MemorySource,
     pub expire_time: Option<Micros>,
+    /// When the remembered thing happened; `None`: when it is stored.
+    pub occurred_at: Option<Micros>,
     /// The writer's session, kept whatever the level (provenance only).
     pub origin_session_id: String,
 }
@@ -220,6 +224,8 @@ pub struct MemoryPatch {
     pub confidence: Option<f64>,
     /// `Some(None)` clears the expiry.
     pub expire_time: Option<Option<Micros>>,
+    /// `Some(None)` resets it to the create time.
+    pub occurred_at: Option<Option<Micros>>,
 }
 
 /// Filters shared by list and search; empty fields match everything.
@@ -229,9 +235,32 @@ pub struct MemoryFilter {
     pub levels: Vec<MemoryLevel>,
     pub tags: Vec<String>,
     pub min_importance: f64,
-    pub created_after: Option<Micros>,
-    pub created_before: Option<Micros>,
+    /// Of `create_time`.
+    pub created: TimeRange,
+    /// Of `occurred_at`.
+    pub occurred: TimeRange,
     pub metadata: BTreeMap<String, String>,
+}
+
+/// A range of times: at or after `after`, and before `before`; an unset
+/// end is open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeRange {
+    pub after: Option<Micros>,
+    pub before: Option<Micros>,
+}
+
+impl TimeRange {
+    /// Whether the range holds every time (neither end is set).
+    pub fn is_open(&self) -> bool {
+        self.after.is_none() && self.before.is_none()
+    }
+
+    /// Whether `time` is in the range.
+    pub fn contains(&self, time: Micros) -> bool {
+        self.after.is_none_or(|after| time >= after)
+            && self.before.is_none_or(|before| time < before)
+    }
 }
 
 /// The order of a memory listing.
@@ -279,7 +308,7 @@ pub struct TextMatch {
     pub seq: i64,
     pub bm25: f64,
     pub importance: f64,
-    pub update_time: Micros,
+    pub occurred_at: Micros,
 }
 
 /// One entry of the change feed (DESIGN §7): the memory `memory_seq` changed

@@ -3,10 +3,11 @@
 
 pub mod fake_llm;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use engram_client::{Code, Engram, Error, proto};
 use tempfile::TempDir;
@@ -15,6 +16,8 @@ use tokio::process::{Child, Command};
 
 /// How long a server may take to start or stop.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the background embedding of a test's few memories may take.
+const EMBEDDING_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `engram-server`, built (with every binary of the workspace, see
 /// [`binaries_dir`]) in the profile this program was built in — debug for
@@ -130,6 +133,13 @@ impl Server {
             ANY_PORT,
         )
         .await
+    }
+
+    /// Starts a server on a fresh database with semantic search by the
+    /// test model ([`test_model`]).
+    pub async fn start_with_test_model() -> Server {
+        let model = format!("local:{}", test_model().display());
+        Server::start_with_args(&["--embedder", &model]).await
     }
 
     /// Starts a server on a fresh database with extra command-line flags.
@@ -386,6 +396,50 @@ pub async fn list_all(engram: &Engram, scope: &proto::Scope, page_size: i32) -> 
             return memories;
         }
         page_token = page.next_page_token;
+    }
+}
+
+/// The ids of the memories ListMemories returns from `scope` with `filter`
+/// (up to 1,000: one page).
+pub async fn listed_ids(
+    engram: &Engram,
+    scope: &proto::Scope,
+    filter: &proto::MemoryFilter,
+) -> BTreeSet<String> {
+    engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(scope.clone()),
+            filter: Some(filter.clone()),
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .expect("list memories")
+        .memories
+        .into_iter()
+        .map(|m| m.id)
+        .collect()
+}
+
+/// How many memories of `scope`'s namespace wait for their vector.
+pub async fn pending_embeddings(engram: &Engram, scope: &proto::Scope) -> i64 {
+    engram
+        .learning()
+        .get_stats(proto::GetStatsRequest {
+            scope: Some(scope.clone()),
+        })
+        .await
+        .expect("stats")
+        .pending_embeddings
+}
+
+/// Waits until the backfill has embedded everything of `scope`'s namespace.
+pub async fn embedded(engram: &Engram, scope: &proto::Scope) {
+    let deadline = Instant::now() + EMBEDDING_TIMEOUT;
+    while pending_embeddings(engram, scope).await > 0 {
+        assert!(Instant::now() < deadline, "embedding did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -194,6 +194,58 @@ async fn a_dash_reads_the_content_from_standard_input() {
 }
 
 #[tokio::test]
+async fn create_takes_when_the_thing_happened_and_get_shows_it() {
+    let server = Server::start().await;
+    let created = json(
+        engram(
+            &server,
+            &[
+                "--json",
+                "-n",
+                "occurred",
+                "create",
+                "--type",
+                "event",
+                "--occurred-at",
+                "2024-05-08T15:56:00+02:00",
+                "The checkout outage began",
+            ],
+            None,
+        )
+        .await,
+    );
+    assert_eq!(
+        created["memory"]["occurredAt"], "2024-05-08T13:56:00Z",
+        "{created}"
+    );
+    let id = created["memory"]["id"].as_str().expect("id").to_owned();
+    let shown = ok(engram(&server, &["-n", "occurred", "get", &id], None).await);
+    assert!(
+        shown.contains("occurred:   2024-05-08T13:56:00Z"),
+        "{shown}"
+    );
+    fails(
+        engram(
+            &server,
+            &[
+                "-n",
+                "occurred",
+                "create",
+                "--type",
+                "event",
+                "--occurred-at",
+                "yesterday",
+                "x",
+            ],
+            None,
+        )
+        .await,
+        2,
+        &["--occurred-at", "RFC 3339"],
+    );
+}
+
+#[tokio::test]
 async fn json_output_is_the_protobuf_json_mapping_with_every_field() {
     let server = Server::start().await;
     let created = json(

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use engram_client::proto::{self, MemoryType, WriteResult};
 use engram_client::{Code, Engram};
-use engram_tests::{Server, create, input, scope, search, server_binary};
+use engram_tests::{Server, create, input, listed_ids, scope, search, server_binary};
 
 fn query(ns: &proto::Scope, text: &str) -> proto::SearchMemoriesRequest {
     proto::SearchMemoriesRequest {
@@ -327,6 +327,7 @@ async fn a_varied_namespace(engram: &Engram, ns: &str) -> Vec<proto::SearchMemor
         "alpha the user prefers dark mode",
         "alpha retry with backoff on timeouts",
     ];
+    let (now, day) = (SystemTime::now(), Duration::from_secs(24 * 3600));
     for (i, text) in words.iter().cycle().take(40).enumerate() {
         let owner = [&base, &shop, &session, &alice, &bot][i % 5];
         let mut memory = input(
@@ -347,6 +348,10 @@ async fn a_varied_namespace(engram: &Engram, ns: &str) -> Vec<proto::SearchMemor
         }
         if i % 7 == 0 {
             memory.level = proto::MemoryLevel::Global.into();
+        }
+        if i % 3 == 1 {
+            // Recorded after the fact: it happened i days ago.
+            memory.occurred_at = Some((now - day * i as u32).into());
         }
         create(engram, owner, memory).await;
     }
@@ -384,6 +389,22 @@ async fn a_varied_namespace(engram: &Engram, ns: &str) -> Vec<proto::SearchMemor
                     ..Default::default()
                 }),
             ),
+            (
+                "alpha",
+                filter(proto::MemoryFilter {
+                    occurred_before: Some((now - day * 10).into()),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "alpha",
+                filter(proto::MemoryFilter {
+                    occurred_after: Some((now - day * 30).into()),
+                    occurred_before: Some((now - day * 4).into()),
+                    memory_types: vec![MemoryType::Fact.into(), MemoryType::Lesson.into()],
+                    ..Default::default()
+                }),
+            ),
             ("deploy migration", proto::MemoryFilter::default()),
             ("dark mode preferences", proto::MemoryFilter::default()),
         ] {
@@ -411,20 +432,12 @@ async fn the_index_filters_exactly_as_the_database_lists() {
                 .into_iter()
                 .map(|(id, _)| id)
                 .collect();
-            let listed: BTreeSet<String> = engram
-                .memory()
-                .list_memories(proto::ListMemoriesRequest {
-                    scope: request.scope.clone(),
-                    filter: request.filter.clone(),
-                    page_size: 1000,
-                    ..Default::default()
-                })
-                .await
-                .expect("list")
-                .memories
-                .into_iter()
-                .map(|m| m.id)
-                .collect();
+            let listed = listed_ids(
+                &engram,
+                request.scope.as_ref().expect("scope"),
+                request.filter.as_ref().expect("filter"),
+            )
+            .await;
             assert_eq!(searched, listed, "{request:?}");
             matched += searched.len();
         }

@@ -3,11 +3,9 @@
 //! background and survive a restart, and the vector index never crosses a
 //! tenant or a scope.
 
-use std::time::{Duration, Instant};
-
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryType, SemanticSearch};
-use engram_tests::{Server, create, input, scope, test_model};
+use engram_tests::{Server, create, embedded, input, pending_embeddings, scope};
 
 const DOG: &str = "My dog loves playing fetch in the park";
 /// Not one word (or stem) in common with [`DOG`].
@@ -17,31 +15,6 @@ const OTHERS: [&str; 3] = [
     "Kubernetes pods restart when they exceed their memory limits",
     "Alice prefers concise answers with code first",
 ];
-
-async fn start() -> Server {
-    let model = format!("local:{}", test_model().display());
-    Server::start_with_args(&["--embedder", &model]).await
-}
-
-async fn pending(engram: &Engram, ns: &proto::Scope) -> i64 {
-    engram
-        .learning()
-        .get_stats(proto::GetStatsRequest {
-            scope: Some(ns.clone()),
-        })
-        .await
-        .expect("stats")
-        .pending_embeddings
-}
-
-/// Waits until the backfill has embedded everything of `ns`.
-async fn embedded(engram: &Engram, ns: &proto::Scope) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while pending(engram, ns).await > 0 {
-        assert!(Instant::now() < deadline, "embedding did not finish");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 async fn search(engram: &Engram, ns: &proto::Scope, query: &str) -> proto::SearchMemoriesResponse {
     engram
@@ -66,7 +39,7 @@ fn contents(response: &proto::SearchMemoriesResponse) -> Vec<String> {
 
 #[tokio::test]
 async fn a_paraphrase_without_a_shared_word_is_found_first_and_after_a_restart() {
-    let mut server = start().await;
+    let mut server = Server::start_with_test_model().await;
     let engram = server.client().await;
     let ns = scope("semantic");
     create(&engram, &ns, input(MemoryType::Fact, DOG)).await;
@@ -104,14 +77,14 @@ async fn a_paraphrase_without_a_shared_word_is_found_first_and_after_a_restart()
     server.stop().await;
     let server = server.start_again().await;
     let engram = server.client().await;
-    assert_eq!(pending(&engram, &ns).await, 0);
+    assert_eq!(pending_embeddings(&engram, &ns).await, 0);
     let found = search(&engram, &ns, PARAPHRASE).await;
     assert_eq!(contents(&found).first().map(String::as_str), Some(DOG));
 }
 
 #[tokio::test]
 async fn the_vector_index_keeps_to_the_namespace_and_the_scope() {
-    let server = start().await;
+    let server = Server::start_with_test_model().await;
     let engram = server.client().await;
     let (a, b, empty) = (scope("vectors-a"), scope("vectors-b"), scope("vectors-c"));
     let mine = create(&engram, &a, input(MemoryType::Fact, OTHERS[0]))
@@ -144,7 +117,7 @@ async fn the_vector_index_keeps_to_the_namespace_and_the_scope() {
 
 #[tokio::test]
 async fn an_edited_memory_is_embedded_again() {
-    let server = start().await;
+    let server = Server::start_with_test_model().await;
     let engram = server.client().await;
     let ns = scope("re-embed");
     let memory = create(&engram, &ns, input(MemoryType::Fact, OTHERS[0]))

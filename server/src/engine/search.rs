@@ -1,5 +1,5 @@
 //! Search: full-text matches from the index, ranked by relevance, recency
-//! and importance (DESIGN §4).
+//! (the age of when the remembered thing happened) and importance (DESIGN §4).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -291,7 +291,7 @@ async fn add_context(
     ranked.extend(
         memories
             .values()
-            .map(|m| Ranked::scored(m.seq, 0.0, m.importance, m.update_time, weights, now)),
+            .map(|m| Ranked::scored(m.seq, 0.0, m.importance, m.occurred_at, weights, now)),
     );
     for r in ranked.iter_mut() {
         if let Some(&neighbour) = lent.get(&r.seq) {
@@ -312,7 +312,7 @@ struct Candidate {
     bm25: f64,
     cosine: Option<f64>,
     importance: f64,
-    update_time: Micros,
+    occurred_at: Micros,
 }
 
 /// `value` scaled to 0..1 between `low` and `high` (1 when they are equal).
@@ -343,7 +343,7 @@ pub fn fuse(
             bm25: m.bm25,
             cosine: cosines.get(&m.seq).map(|&c| f64::from(c)),
             importance: m.importance,
-            update_time: m.update_time,
+            occurred_at: m.occurred_at,
         })
         .collect();
     let at: HashMap<i64, usize> = candidates
@@ -359,7 +359,7 @@ pub fn fuse(
                 bm25: 0.0,
                 cosine: Some(f64::from(n.cosine)),
                 importance: n.importance,
-                update_time: n.update_time,
+                occurred_at: n.occurred_at,
             }),
         }
     }
@@ -384,7 +384,7 @@ pub fn fuse(
                 .map_or(0.0, |x| min_max(x, cosine_low, cosine_high));
             let relevance = semantic_weight * semantic + (1.0 - semantic_weight) * lexical;
             let mut ranked =
-                Ranked::scored(c.seq, relevance, c.importance, c.update_time, weights, now);
+                Ranked::scored(c.seq, relevance, c.importance, c.occurred_at, weights, now);
             ranked.semantic = semantic;
             ranked
         })
@@ -393,9 +393,10 @@ pub fn fuse(
     ranked
 }
 
-/// `0.5^(age / half_life)`: 1 for a memory changed now, 0.5 after one half-life.
-pub fn recency(update_time: Micros, now: Micros, half_life: Micros) -> f64 {
-    let age = now.saturating_sub(update_time).max(0) as f64;
+/// `0.5^(age / half_life)` of the age of `occurred_at`: 1 for what happened
+/// now (or is to happen), 0.5 after one half-life.
+pub fn recency(occurred_at: Micros, now: Micros, half_life: Micros) -> f64 {
+    let age = now.saturating_sub(occurred_at).max(0) as f64;
     0.5f64.powf(age / half_life.max(1) as f64)
 }
 
@@ -429,11 +430,11 @@ impl Ranked {
         seq: i64,
         relevance: f64,
         importance: f64,
-        update_time: Micros,
+        occurred_at: Micros,
         weights: &Weights,
         now: Micros,
     ) -> Ranked {
-        let recency = recency(update_time, now, weights.half_life);
+        let recency = recency(occurred_at, now, weights.half_life);
         Ranked {
             seq,
             score: weights.relevance * relevance
@@ -460,7 +461,7 @@ pub fn rank(matches: Vec<TextMatch>, weights: &Weights, now: Micros) -> Vec<Rank
             } else {
                 1.0
             };
-            Ranked::scored(m.seq, relevance, m.importance, m.update_time, weights, now)
+            Ranked::scored(m.seq, relevance, m.importance, m.occurred_at, weights, now)
         })
         .collect();
     sort(&mut ranked);
@@ -487,12 +488,12 @@ fn sort_and_cut(ranked: &mut Vec<Ranked>, limit: usize) {
 mod tests {
     use super::*;
 
-    fn matched(seq: i64, bm25: f64, importance: f64, update_time: Micros) -> TextMatch {
+    fn matched(seq: i64, bm25: f64, importance: f64, occurred_at: Micros) -> TextMatch {
         TextMatch {
             seq,
             bm25,
             importance,
-            update_time,
+            occurred_at,
         }
     }
 
@@ -501,8 +502,27 @@ mod tests {
         assert_eq!(recency(1_000, 1_000, 100), 1.0);
         assert!((recency(0, 100, 100) - 0.5).abs() < 1e-12);
         assert!((recency(0, 200, 100) - 0.25).abs() < 1e-12);
-        // A clock that went backwards does not make a memory "newer than now".
+        // What is still to happen (an occurred_at up to a day ahead, or a
+        // clock that went backwards) is not "newer than now".
         assert_eq!(recency(500, 100, 100), 1.0);
+    }
+
+    #[test]
+    fn of_equally_relevant_matches_what_happened_recently_ranks_first() {
+        let now = 1_000 * DEFAULT_HALF_LIFE_MICROS;
+        let ninety_days_ago = now - 3 * DEFAULT_HALF_LIFE_MICROS;
+        let hits = rank(
+            // The newer memory (seq 2) is about what happened long ago.
+            vec![
+                matched(1, 1.0, 0.5, now),
+                matched(2, 1.0, 0.5, ninety_days_ago),
+            ],
+            &Weights::default(),
+            now,
+        );
+        assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(hits[0].recency, 1.0);
+        assert!((hits[1].recency - 0.125).abs() < 1e-12);
     }
 
     #[test]
@@ -542,7 +562,7 @@ mod tests {
             seq,
             cosine,
             importance: 0.5,
-            update_time: 0,
+            occurred_at: 0,
         }
     }
 

@@ -51,6 +51,7 @@ pub fn memory(memory: Memory) -> pb::Memory {
         last_access_time: memory.last_access_time.map(timestamp),
         expire_time: memory.expire_time.map(timestamp),
         etag,
+        occurred_at: Some(timestamp(memory.occurred_at)),
         origin_session_id: memory.origin_session_id,
     }
 }

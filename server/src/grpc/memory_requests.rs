@@ -7,7 +7,7 @@ use super::page_token;
 use super::validate::{MAX_ID_CHARS, Violations};
 use crate::domain::{
     ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource, MemoryType,
-    Micros, NewMemory, Scope,
+    Micros, NewMemory, Scope, TimeRange,
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
@@ -34,6 +34,9 @@ pub const MAX_WEIGHT: f64 = 1000.0;
 pub const MAX_TASK_TYPE_CHARS: usize = 64;
 pub const DEFAULT_IMPORTANCE: f64 = 0.5;
 pub const DEFAULT_CONFIDENCE: f64 = 1.0;
+/// How far in the future a memory's occurred_at may be: room for the
+/// caller's clock being ahead of the server's, not for planned events.
+pub const MAX_OCCURRED_AT_AHEAD: Micros = 24 * 3600 * 1_000_000;
 
 /// The memory fields UpdateMemory can change, as named in `update_mask`.
 const UPDATABLE_FIELDS: &[&str] = &[
@@ -45,6 +48,7 @@ const UPDATABLE_FIELDS: &[&str] = &[
     "importance",
     "confidence",
     "expire_time",
+    "occurred_at",
 ];
 
 /// A validated create: the namespace, the optional request id and the memories.
@@ -151,6 +155,7 @@ fn memory_input(
         confidence: fields.confidence,
         source,
         expire_time: fields.expire_time,
+        occurred_at: fields.occurred_at,
         origin_session_id: scope.session_id.clone(),
     }
 }
@@ -165,6 +170,7 @@ struct MemoryFields {
     importance: f64,
     confidence: f64,
     expire_time: Option<Micros>,
+    occurred_at: Option<Micros>,
 }
 
 impl MemoryFields {
@@ -221,6 +227,17 @@ impl MemoryFields {
         if expire_time.is_some_and(|t| t <= now) {
             v.add(expire_field, "must be in the future");
         }
+        let occurred_field = format!("{field}.occurred_at");
+        let occurred_at = v.timestamp(&occurred_field, input.occurred_at.as_ref());
+        if occurred_at.is_some_and(|t| t > now.saturating_add(MAX_OCCURRED_AT_AHEAD)) {
+            v.add(
+                occurred_field,
+                format!(
+                    "must not be more than {} hours ahead of the server's clock",
+                    MAX_OCCURRED_AT_AHEAD / 3_600_000_000
+                ),
+            );
+        }
         MemoryFields {
             memory_type,
             content: input.content.clone(),
@@ -230,6 +247,7 @@ impl MemoryFields {
             importance,
             confidence,
             expire_time,
+            occurred_at,
         }
     }
 }
@@ -300,6 +318,7 @@ fn update_paths(v: &mut Violations, mask: Vec<String>, input: &pb::MemoryInput) 
             ("importance", input.importance.is_some()),
             ("confidence", input.confidence.is_some()),
             ("expire_time", input.expire_time.is_some()),
+            ("occurred_at", input.occurred_at.is_some()),
         ];
         let paths: Vec<String> = set
             .iter()
@@ -351,6 +370,7 @@ fn patch(paths: &[String], fields: MemoryFields) -> MemoryPatch {
         importance: has("importance").then_some(fields.importance),
         confidence: has("confidence").then_some(fields.confidence),
         expire_time: has("expire_time").then_some(fields.expire_time),
+        occurred_at: has("occurred_at").then_some(fields.occurred_at),
     }
 }
 
@@ -395,25 +415,44 @@ fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter
         MAX_METADATA_KEY_CHARS,
         MAX_METADATA_VALUE_CHARS,
     );
-    let created_after = v.timestamp("filter.created_after", f.created_after.as_ref());
-    let created_before = v.timestamp("filter.created_before", f.created_before.as_ref());
-    if let (Some(after), Some(before)) = (created_after, created_before)
-        && after >= before
-    {
-        v.add(
-            "filter.created_before",
-            "must be later than filter.created_after",
-        );
-    }
+    let created = time_range(
+        v,
+        ("filter.created_after", f.created_after.as_ref()),
+        ("filter.created_before", f.created_before.as_ref()),
+    );
+    let occurred = time_range(
+        v,
+        ("filter.occurred_after", f.occurred_after.as_ref()),
+        ("filter.occurred_before", f.occurred_before.as_ref()),
+    );
     MemoryFilter {
         memory_types,
         levels,
         tags: f.tags.clone(),
         min_importance: f.min_importance,
-        created_after,
-        created_before,
+        created,
+        occurred,
         metadata,
     }
+}
+
+/// A filter's time range from its `(field, value)` ends; the later end must
+/// be later than the earlier one.
+fn time_range(
+    v: &mut Violations,
+    (after_field, after): (&str, Option<&prost_types::Timestamp>),
+    (before_field, before): (&str, Option<&prost_types::Timestamp>),
+) -> TimeRange {
+    let range = TimeRange {
+        after: v.timestamp(after_field, after),
+        before: v.timestamp(before_field, before),
+    };
+    if let (Some(after), Some(before)) = (range.after, range.before)
+        && after >= before
+    {
+        v.add(before_field, format!("must be later than {after_field}"));
+    }
+    range
 }
 
 /// A validated list request, and the fingerprint its page tokens carry.

@@ -228,6 +228,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
                 DecisionSource::Rules | DecisionSource::Fallback => MemorySource::PolicyRules,
             },
             expire_time: None,
+            occurred_at: None,
             origin_session_id: request.scope.session_id.clone(),
         });
         // A fallback is not an answer worth pinning to the request id: a

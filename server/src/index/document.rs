@@ -19,8 +19,9 @@ use super::analyzer::{self, DocTerms};
 use crate::domain::{Memory, Micros};
 
 /// The version of the schema and of the analysis. An index written with
-/// another version is rebuilt at start.
-pub const FORMAT: u32 = 1;
+/// another version is rebuilt at start. 2: `occurred_at` replaces
+/// `update_time` (recency and the occurred range filter read it).
+pub const FORMAT: u32 = 2;
 
 /// The tokenizer of the text field: see [`TermList`].
 const TERM_LIST: &str = "engram_term_list";
@@ -46,7 +47,7 @@ pub struct IndexedDoc {
     pub metadata: Vec<String>,
     pub importance: f64,
     pub create_time: Micros,
-    pub update_time: Micros,
+    pub occurred_at: Micros,
     /// [`NEVER`] when the memory does not expire.
     pub expire_time: Micros,
     /// The terms of its content, summary and tags.
@@ -76,7 +77,7 @@ impl IndexedDoc {
                 .collect(),
             importance: memory.importance,
             create_time: memory.create_time,
-            update_time: memory.update_time,
+            occurred_at: memory.occurred_at,
             expire_time: memory.expire_time.unwrap_or(NEVER),
             terms: analyzer::doc_terms(text),
         }
@@ -121,7 +122,7 @@ pub struct Fields {
     pub metadata: Field,
     pub importance: Field,
     pub create_time: Field,
-    pub update_time: Field,
+    pub occurred_at: Field,
     pub expire_time: Field,
 }
 
@@ -139,7 +140,7 @@ pub mod names {
     pub const MEMORY_TYPE: &str = "memory_type";
     pub const IMPORTANCE: &str = "importance";
     pub const CREATE_TIME: &str = "create_time";
-    pub const UPDATE_TIME: &str = "update_time";
+    pub const OCCURRED_AT: &str = "occurred_at";
     pub const EXPIRE_TIME: &str = "expire_time";
 }
 
@@ -168,7 +169,7 @@ pub fn schema() -> (Schema, Fields) {
         metadata: builder.add_text_field(names::METADATA, fast_text()),
         importance: builder.add_f64_field(names::IMPORTANCE, fast_number()),
         create_time: builder.add_i64_field(names::CREATE_TIME, fast_number()),
-        update_time: builder.add_i64_field(names::UPDATE_TIME, fast_number()),
+        occurred_at: builder.add_i64_field(names::OCCURRED_AT, fast_number()),
         expire_time: builder.add_i64_field(names::EXPIRE_TIME, fast_number()),
     };
     (builder.build(), fields)
@@ -212,7 +213,7 @@ impl Fields {
         }
         out.add_f64(self.importance, doc.importance);
         out.add_i64(self.create_time, doc.create_time);
-        out.add_i64(self.update_time, doc.update_time);
+        out.add_i64(self.occurred_at, doc.occurred_at);
         out.add_i64(self.expire_time, doc.expire_time);
         out
     }

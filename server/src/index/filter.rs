@@ -6,7 +6,7 @@
 //! (each string is looked up in the segment's dictionary once per search, so
 //! checking a document compares integers).
 
-use crate::domain::{MemoryFilter, MemoryLevel, Micros, Scope};
+use crate::domain::{MemoryFilter, MemoryLevel, Micros, Scope, TimeRange};
 
 /// Who may see a memory through its agent or user field.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,8 +36,10 @@ pub struct Rule<K> {
     /// Metadata entries (`key\0value`) a memory must all have.
     pub metadata: Vec<K>,
     pub min_importance: f64,
-    pub created_after: Option<Micros>,
-    pub created_before: Option<Micros>,
+    /// Of the create time.
+    pub created: TimeRange,
+    /// Of the time the remembered thing happened.
+    pub occurred: TimeRange,
     /// Memories that expire at or before this are invisible.
     pub now: Micros,
 }
@@ -54,6 +56,7 @@ pub trait DocView<K> {
     fn has_metadata(&self, entry: &K) -> bool;
     fn importance(&self) -> f64;
     fn create_time(&self) -> Micros;
+    fn occurred_at(&self) -> Micros;
     fn expire_time(&self) -> Micros;
 }
 
@@ -92,8 +95,8 @@ impl Rule<String> {
                 .map(|(key, value)| super::document::metadata_entry(key, value))
                 .collect(),
             min_importance: filter.min_importance,
-            created_after: filter.created_after,
-            created_before: filter.created_before,
+            created: filter.created,
+            occurred: filter.occurred,
             now,
         }
     }
@@ -150,8 +153,8 @@ impl<K: PartialEq> Rule<K> {
             tags,
             metadata,
             min_importance: self.min_importance,
-            created_after: self.created_after,
-            created_before: self.created_before,
+            created: self.created,
+            occurred: self.occurred,
             now: self.now,
         })
     }
@@ -172,18 +175,17 @@ impl<K: PartialEq> Rule<K> {
             && (self.types == 0 || in_set(self.types, doc.memory_type()))
             && (self.levels == 0 || in_set(self.levels, level))
             && (self.min_importance <= 0.0 || doc.importance() >= self.min_importance)
-            && (self.created_after.is_none() && self.created_before.is_none()
-                || self.created_in_range(doc.create_time()))
+            && in_range(self.created, || doc.create_time())
+            && in_range(self.occurred, || doc.occurred_at())
             && self.tags.iter().all(|tag| doc.has_tag(tag))
             && self.metadata.iter().all(|entry| doc.has_metadata(entry))
     }
+}
 
-    fn created_in_range(&self, create_time: Micros) -> bool {
-        self.created_after.is_none_or(|after| create_time >= after)
-            && self
-                .created_before
-                .is_none_or(|before| create_time < before)
-    }
+/// Whether `time` is in `range`; read only when the range has an end (a
+/// committed segment reads it from a column).
+fn in_range(range: TimeRange, time: impl FnOnce() -> Micros) -> bool {
+    range.is_open() || range.contains(time())
 }
 
 fn owned<K: PartialEq>(owner: &Owner<K>, value: impl FnOnce() -> Option<K>) -> bool {
@@ -215,6 +217,8 @@ mod tests {
         user: &'static str,
         memory_type: MemoryType,
         tags: Vec<&'static str>,
+        create_time: Micros,
+        occurred_at: Micros,
         expire_time: Micros,
     }
 
@@ -251,7 +255,10 @@ mod tests {
             0.5
         }
         fn create_time(&self) -> Micros {
-            0
+            self.create_time
+        }
+        fn occurred_at(&self) -> Micros {
+            self.occurred_at
         }
         fn expire_time(&self) -> Micros {
             self.expire_time
@@ -267,6 +274,8 @@ mod tests {
             user: "",
             memory_type: MemoryType::Fact,
             tags: Vec::new(),
+            create_time: 0,
+            occurred_at: 0,
             expire_time: Micros::MAX,
         }
     }
@@ -395,6 +404,56 @@ mod tests {
                 ..lesson
             }
         ));
+    }
+
+    #[test]
+    fn time_ranges_include_their_start_and_exclude_their_end() {
+        // Imported a year after it happened.
+        let imported = Doc {
+            create_time: 400,
+            occurred_at: 30,
+            ..global()
+        };
+        let occurred = |after, before| {
+            rule(
+                Scope::default(),
+                MemoryFilter {
+                    occurred: TimeRange { after, before },
+                    ..MemoryFilter::default()
+                },
+            )
+        };
+        assert!(accepts(&occurred(Some(30), Some(31)), &imported));
+        assert!(accepts(&occurred(None, Some(31)), &imported));
+        assert!(!accepts(&occurred(Some(31), None), &imported));
+        assert!(!accepts(&occurred(None, Some(30)), &imported));
+        // The created range reads the create time, not when it happened.
+        let created_early = rule(
+            Scope::default(),
+            MemoryFilter {
+                created: TimeRange {
+                    after: None,
+                    before: Some(100),
+                },
+                ..MemoryFilter::default()
+            },
+        );
+        assert!(!accepts(&created_early, &imported));
+        let both = rule(
+            Scope::default(),
+            MemoryFilter {
+                created: TimeRange {
+                    after: Some(400),
+                    before: None,
+                },
+                occurred: TimeRange {
+                    after: Some(0),
+                    before: Some(100),
+                },
+                ..MemoryFilter::default()
+            },
+        );
+        assert!(accepts(&both, &imported));
     }
 
     #[test]

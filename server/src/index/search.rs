@@ -93,7 +93,7 @@ struct Ranked {
     score: Score,
     seq: i64,
     importance: f64,
-    update_time: i64,
+    occurred_at: i64,
 }
 
 impl Eq for Ranked {}
@@ -227,7 +227,7 @@ pub(super) fn run(
                 score,
                 seq,
                 importance: segment.importance.first(doc).unwrap_or(0.0),
-                update_time: segment.update_time.first(doc).unwrap_or(0),
+                occurred_at: segment.occurred_at.first(doc).unwrap_or(0),
             });
             top.threshold()
         };
@@ -257,7 +257,7 @@ pub(super) fn run(
                 score,
                 seq: doc.seq,
                 importance: doc.importance,
-                update_time: doc.update_time,
+                occurred_at: doc.occurred_at,
             });
         }
     }
@@ -269,7 +269,7 @@ pub(super) fn run(
             seq: r.seq,
             bm25: f64::from(r.score),
             importance: r.importance,
-            update_time: r.update_time,
+            occurred_at: r.occurred_at,
         })
         .collect())
 }
@@ -313,7 +313,7 @@ mod tests {
             score,
             seq,
             importance: 0.0,
-            update_time: 0,
+            occurred_at: 0,
         };
         assert_eq!(top.threshold(), Score::MIN);
         top.push(ranked(1.0, 1));

@@ -27,7 +27,7 @@ pub struct SegmentView {
     pub id: SegmentId,
     pub seq: Column<i64>,
     pub importance: Column<f64>,
-    pub update_time: Column<i64>,
+    pub occurred_at: Column<i64>,
     level: Column<u64>,
     memory_type: Column<u64>,
     create_time: Column<i64>,
@@ -64,7 +64,7 @@ impl SegmentView {
             id: reader.segment_id(),
             seq: fast.i64(names::SEQ)?,
             importance: fast.f64(names::IMPORTANCE)?,
-            update_time: fast.i64(names::UPDATE_TIME)?,
+            occurred_at: fast.i64(names::OCCURRED_AT)?,
             level: fast.u64(names::LEVEL)?,
             memory_type: fast.u64(names::MEMORY_TYPE)?,
             create_time: fast.i64(names::CREATE_TIME)?,
@@ -177,6 +177,9 @@ impl DocView<u64> for SegmentDoc<'_> {
     }
     fn create_time(&self) -> Micros {
         self.view.create_time.first(self.doc).unwrap_or(0)
+    }
+    fn occurred_at(&self) -> Micros {
+        self.view.occurred_at.first(self.doc).unwrap_or(0)
     }
     fn expire_time(&self) -> Micros {
         // A document without the field is treated as expired: never shown.

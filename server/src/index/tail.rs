@@ -295,6 +295,9 @@ impl<'a> DocView<&'a str> for TailDoc<'a> {
     fn create_time(&self) -> Micros {
         self.0.create_time
     }
+    fn occurred_at(&self) -> Micros {
+        self.0.occurred_at
+    }
     fn expire_time(&self) -> Micros {
         self.0.expire_time
     }
@@ -330,6 +333,7 @@ mod tests {
             update_time: 0,
             last_access_time: None,
             expire_time: None,
+            occurred_at: 0,
             origin_session_id: String::new(),
             version: 1,
             seq,

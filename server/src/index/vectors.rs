@@ -28,7 +28,7 @@ pub struct VectorMatch {
     pub seq: i64,
     pub cosine: f32,
     pub importance: f64,
-    pub update_time: Micros,
+    pub occurred_at: Micros,
 }
 
 /// What a filter reads of a memory, with strings shared within a namespace.
@@ -44,7 +44,7 @@ struct Attrs {
     metadata: Box<[Arc<str>]>,
     importance: f64,
     create_time: Micros,
-    update_time: Micros,
+    occurred_at: Micros,
     expire_time: Micros,
     /// The content hash the vector was made from.
     content_hash: Box<str>,
@@ -100,7 +100,7 @@ impl Namespace {
             metadata,
             importance: memory.importance,
             create_time: memory.create_time,
-            update_time: memory.update_time,
+            occurred_at: memory.occurred_at,
             expire_time: memory.expire_time.unwrap_or(NEVER),
             content_hash: content_hash.into(),
         }
@@ -230,6 +230,9 @@ impl<'a> DocView<&'a str> for AttrsView<'a> {
     }
     fn create_time(&self) -> Micros {
         self.0.create_time
+    }
+    fn occurred_at(&self) -> Micros {
+        self.0.occurred_at
     }
     fn expire_time(&self) -> Micros {
         self.0.expire_time
@@ -368,7 +371,7 @@ impl VectorIndex {
                 seq: rows.seqs[row],
                 cosine,
                 importance: rows.attrs[row].importance,
-                update_time: rows.attrs[row].update_time,
+                occurred_at: rows.attrs[row].occurred_at,
             })
             .collect();
         matches.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(b.seq.cmp(&a.seq)));
@@ -455,7 +458,7 @@ impl Ord for Worst {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{MemoryLevel, MemorySource, MemoryType};
+    use crate::domain::{MemoryLevel, MemorySource, MemoryType, TimeRange};
 
     fn memory(seq: i64, namespace: &str, content: &str) -> Memory {
         Memory {
@@ -479,6 +482,7 @@ mod tests {
             update_time: 0,
             last_access_time: None,
             expire_time: None,
+            occurred_at: 0,
             origin_session_id: String::new(),
             version: 1,
             seq,
@@ -621,5 +625,31 @@ mod tests {
         );
         // The expired memory is never found.
         assert_eq!(seqs(&near(&index, "a", &[1.0, 0.0], 10)), [1, 3]);
+    }
+
+    #[test]
+    fn matches_carry_when_it_happened_and_the_occurred_range_applies_inside_the_scan() {
+        let index = VectorIndex::new("m", 2);
+        for (seq, occurred_at) in [(1, 10), (2, 50)] {
+            let mut happened = memory(seq, "a", "x");
+            happened.occurred_at = occurred_at;
+            index.apply(seq, Some(&happened), Some(&vector("m", &[1.0, 0.0])));
+        }
+        let scope = Scope {
+            namespace: "a".into(),
+            ..Scope::default()
+        };
+        let since_20 = MemoryFilter {
+            occurred: TimeRange {
+                after: Some(20),
+                before: None,
+            },
+            ..MemoryFilter::default()
+        };
+        let found = index.search(&scope, &since_20, 1, &[1.0, 0.0], 10);
+        assert_eq!(seqs(&found), [2]);
+        assert_eq!(found[0].occurred_at, 50);
+        let all = near(&index, "a", &[1.0, 0.0], 10);
+        assert_eq!(all.iter().find(|m| m.seq == 1).unwrap().occurred_at, 10);
     }
 }

@@ -173,6 +173,65 @@ struct Turn {
     content: String,
     session: u32,
     date: String,
+    /// When its session took place, if its date parses.
+    occurred_at: Option<prost_types::Timestamp>,
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// When a LoCoMo session took place, from its date such as "1:56 pm on 8
+/// May, 2023" (a wall-clock time without a zone, read as UTC); `None` when
+/// it does not parse.
+fn session_time(date: &str) -> Option<prost_types::Timestamp> {
+    let (clock, day) = date.trim().split_once(" on ")?;
+    let (hour_minute, meridiem) = clock.split_once(' ')?;
+    let (hour, minute) = hour_minute.split_once(':')?;
+    let (hour, minute): (i64, i64) = (hour.parse().ok()?, minute.parse().ok()?);
+    if !(1..=12).contains(&hour) || !(0..60).contains(&minute) {
+        return None;
+    }
+    let hour = match meridiem.to_ascii_lowercase().as_str() {
+        "am" => hour % 12,
+        "pm" => hour % 12 + 12,
+        _ => return None,
+    };
+    let mut parts = day.split_whitespace();
+    let day: i64 = parts.next()?.parse().ok()?;
+    let month = parts.next()?.trim_end_matches(',');
+    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))?;
+    let year: i64 = parts.next()?.parse().ok()?;
+    if parts.next().is_some() || !(1..=31).contains(&day) {
+        return None;
+    }
+    let days = days_from_civil(year, i64::try_from(month).ok()? + 1, day);
+    Some(prost_types::Timestamp {
+        seconds: days * 86_400 + hour * 3_600 + minute * 60,
+        nanos: 0,
+    })
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar
+/// (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 /// The turns of a conversation in session order.
@@ -191,6 +250,7 @@ fn turns(conversation: &serde_json::Value) -> anyhow::Result<Vec<Turn>> {
             .get(&format!("session_{session}_date_time"))
             .and_then(|d| d.as_str())
             .unwrap_or_default();
+        let occurred_at = session_time(date);
         for turn in value.as_array().context("a session is a list of turns")? {
             let text = |key: &str| turn.get(key).and_then(|v| v.as_str()).unwrap_or_default();
             let mut content = format!("{}: {}", text("speaker"), text("text"));
@@ -202,6 +262,7 @@ fn turns(conversation: &serde_json::Value) -> anyhow::Result<Vec<Turn>> {
                 content,
                 session,
                 date: date.to_owned(),
+                occurred_at,
             });
         }
     }
@@ -520,6 +581,7 @@ async fn store_turns(
                     ("session".to_owned(), turn.session.to_string()),
                     ("date".to_owned(), turn.date.clone()),
                 ]),
+                occurred_at: turn.occurred_at,
                 ..input(MemoryType::Event, &turn.content)
             })
             .collect();
@@ -1254,4 +1316,35 @@ fn disk_mib(server: &Server) -> f64 {
     }
     let dir = server.index_dir();
     size(dir.parent().unwrap_or(&dir)) as f64 / (1024.0 * 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locomo_dates_are_read_as_utc_wall_clock_times() {
+        // 2023-05-08T13:56:00Z.
+        assert_eq!(
+            session_time("1:56 pm on 8 May, 2023").map(|t| t.seconds),
+            Some(1_683_554_160)
+        );
+        // Midnight and noon on the 12-hour clock; a leap day.
+        assert_eq!(
+            session_time("12:09 am on 29 February, 2024").map(|t| t.seconds),
+            Some(1_709_165_340)
+        );
+        assert_eq!(
+            session_time("12:00 pm on 1 January, 1970").map(|t| t.seconds),
+            Some(12 * 3_600)
+        );
+        for unreadable in [
+            "",
+            "yesterday",
+            "1:56 on 8 May, 2023",
+            "1:56 pm on 8 Mai, 2023",
+        ] {
+            assert_eq!(session_time(unreadable), None, "{unreadable:?}");
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The command line: flags, commands and their help.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use engram_client::{DEFAULT_SERVER, proto};
@@ -161,6 +161,10 @@ pub struct CreateArgs {
     /// A tag (repeatable).
     #[arg(long = "tag")]
     pub tags: Vec<String>,
+    /// When the remembered thing happened, in RFC 3339 (e.g.
+    /// 2024-05-08T13:56:00Z); default: now. Search recency is measured from it.
+    #[arg(long, value_parser = parse_time)]
+    pub occurred_at: Option<SystemTime>,
     /// Makes a retry safe: the same id returns the first result and stores nothing twice.
     #[arg(long)]
     pub request_id: Option<String>,
@@ -444,6 +448,13 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|error| format!("{text:?}: {error}"))
 }
 
+/// An RFC 3339 time, e.g. `2024-05-08T13:56:00Z`.
+fn parse_time(text: &str) -> Result<SystemTime, String> {
+    let invalid = || format!("{text:?} is not an RFC 3339 time like 2024-05-08T13:56:00Z");
+    let timestamp: prost_types::Timestamp = text.trim().parse().map_err(|_| invalid())?;
+    SystemTime::try_from(timestamp).map_err(|_| invalid())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +468,19 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3_600)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("3 days").is_err());
+    }
+
+    #[test]
+    fn times_are_rfc_3339() {
+        assert_eq!(
+            parse_time("2024-05-08T13:56:00Z"),
+            Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(1_715_176_560))
+        );
+        assert_eq!(
+            parse_time("2024-05-08T15:56:00+02:00"),
+            parse_time("2024-05-08T13:56:00Z")
+        );
+        assert!(parse_time("8 May 2024").is_err());
     }
 
     #[test]

@@ -126,6 +126,9 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             if let Some(summary) = args.summary {
                 request = request.summary(summary);
             }
+            if let Some(occurred_at) = args.occurred_at {
+                request = request.occurred_at(occurred_at);
+            }
             if let Some(request_id) = args.request_id {
                 request = request.request_id(request_id);
             }

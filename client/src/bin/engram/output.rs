@@ -153,6 +153,7 @@ impl Output {
             ("confidence", format!("{:.2}", memory.confidence)),
             ("seen", memory.seen_count.to_string()),
             ("accessed", memory.access_count.to_string()),
+            ("occurred", timestamp(memory.occurred_at.as_ref())),
             ("created", timestamp(memory.create_time.as_ref())),
             ("updated", timestamp(memory.update_time.as_ref())),
             ("expires", timestamp(memory.expire_time.as_ref())),

@@ -10,7 +10,7 @@ use super::db_error;
 use super::requests;
 use crate::domain::{
     Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
-    MemorySource, MemoryType, Micros, Neighbours, NewMemory, Scope, WriteResult,
+    MemorySource, MemoryType, Micros, Neighbours, NewMemory, Scope, TimeRange, WriteResult,
 };
 use crate::engine::dedup::content_hash;
 use crate::engine::policy::Decision;
@@ -102,18 +102,24 @@ fn push_filter(qb: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {
         qb.push(" AND m.importance >= ")
             .push_bind(filter.min_importance);
     }
-    if let Some(after) = filter.created_after {
-        qb.push(" AND m.create_time >= ").push_bind(after);
-    }
-    if let Some(before) = filter.created_before {
-        qb.push(" AND m.create_time < ").push_bind(before);
-    }
+    push_range(qb, "m.create_time", filter.created);
+    push_range(qb, "m.occurred_at", filter.occurred);
     for (key, value) in &filter.metadata {
         qb.push(" AND EXISTS (SELECT 1 FROM json_each(m.metadata) WHERE json_each.key = ")
             .push_bind(key.clone())
             .push(" AND json_each.value = ")
             .push_bind(value.clone())
             .push(")");
+    }
+}
+
+/// Appends the conditions that `column` is in `range`.
+fn push_range(qb: &mut QueryBuilder<Sqlite>, column: &str, range: TimeRange) {
+    if let Some(after) = range.after {
+        qb.push(format!(" AND {column} >= ")).push_bind(after);
+    }
+    if let Some(before) = range.before {
+        qb.push(format!(" AND {column} < ")).push_bind(before);
     }
 }
 
@@ -166,6 +172,7 @@ pub(super) fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
         update_time: row.try_get("update_time").map_err(db_error)?,
         last_access_time: row.try_get("last_access_time").map_err(db_error)?,
         expire_time: row.try_get("expire_time").map_err(db_error)?,
+        occurred_at: row.try_get("occurred_at").map_err(db_error)?,
         origin_session_id: text("origin_session_id")?,
         version: row.try_get("version").map_err(db_error)?,
     })
@@ -349,7 +356,7 @@ pub(super) async fn remember(
 /// The columns a create writes, in the order [`upsert`] binds them.
 const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
      memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-     update_time, expire_time, origin_session_id) ";
+     update_time, expire_time, occurred_at, origin_session_id) ";
 /// An identical memory is reinforced instead (DESIGN §3). An expired twin is
 /// not (as far as anyone can see, it is gone): no row comes back for it.
 /// What comes back is what the insert did not know: the rest of an inserted
@@ -357,11 +364,12 @@ const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, pr
 const MERGE: &str = " ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
      DO UPDATE SET seen_count = seen_count + 1, update_time = excluded.update_time, \
      importance = max(importance, excluded.importance), version = version + 1, \
+     occurred_at = max(occurred_at, excluded.occurred_at), \
      expire_time = CASE WHEN expire_time IS NULL OR excluded.expire_time IS NULL THEN NULL \
                         ELSE max(expire_time, excluded.expire_time) END \
      WHERE expire_time IS NULL OR expire_time > excluded.update_time \
-     RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, origin_session_id, version";
-/// The most rows of one multi-row upsert (20 parameters a row, well under
+     RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, occurred_at, origin_session_id, version";
+/// The most rows of one multi-row upsert (21 parameters a row, well under
 /// SQLite's limit of 32,766). A statement of each size is prepared once and
 /// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
 pub(super) const MAX_UPSERT_ROWS: usize = 256;
@@ -419,6 +427,7 @@ impl Prepared {
             update_time: row.try_get("update_time").map_err(db_error)?,
             last_access_time: None,
             expire_time: row.try_get("expire_time").map_err(db_error)?,
+            occurred_at: row.try_get("occurred_at").map_err(db_error)?,
             origin_session_id: row.try_get("origin_session_id").map_err(db_error)?,
             version: row.try_get("version").map_err(db_error)?,
         })
@@ -461,6 +470,7 @@ async fn upsert(
             .push_bind(now)
             .push_bind(now)
             .push_bind(new.expire_time)
+            .push_bind(new.occurred_at.unwrap_or(now))
             .push_bind(new.origin_session_id.as_str());
     });
     qb.push(MERGE);
@@ -671,7 +681,8 @@ pub(super) async fn update(
     .await?;
     let updated = sqlx::query(
         "UPDATE memories SET memory_type = ?, content = ?, content_hash = ?, summary = ?, tags = ?, metadata = ?, \
-         importance = ?, confidence = ?, expire_time = ?, update_time = ?, version = ? WHERE seq = ?",
+         importance = ?, confidence = ?, expire_time = ?, occurred_at = ?, update_time = ?, version = ? \
+         WHERE seq = ?",
     )
     .bind(memory.memory_type.code())
     .bind(&memory.content)
@@ -682,6 +693,7 @@ pub(super) async fn update(
     .bind(memory.importance)
     .bind(memory.confidence)
     .bind(memory.expire_time)
+    .bind(memory.occurred_at)
     .bind(memory.update_time)
     .bind(memory.version)
     .bind(memory.seq)
@@ -709,6 +721,7 @@ fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
         importance,
         confidence,
         expire_time,
+        occurred_at,
     } = patch;
     if let Some(v) = memory_type {
         memory.memory_type = v;
@@ -733,6 +746,9 @@ fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
     }
     if let Some(v) = expire_time {
         memory.expire_time = v;
+    }
+    if let Some(v) = occurred_at {
+        memory.occurred_at = v.unwrap_or(memory.create_time);
     }
 }
 

@@ -76,6 +76,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0005_vectors.sql"),
     ),
     (
+        6,
+        "occurred_at",
+        include_str!("../../../migrations/sqlite/0006_occurred_at.sql"),
+    ),
+    (
         7,
         "origin_session",
         include_str!("../../../migrations/sqlite/0007_origin_session.sql"),
@@ -735,5 +740,55 @@ impl Store for SqliteStore {
                 tracing::error!("the writer thread failed");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn memories_stored_before_occurred_at_existed_happened_when_they_were_stored() {
+        let mut conn = SqliteConnection::connect("sqlite::memory:")
+            .await
+            .expect("open");
+        for &(_, _, sql) in MIGRATIONS.iter().filter(|m| m.0 < 6) {
+            sqlx::raw_sql(sql)
+                .execute(&mut conn)
+                .await
+                .expect("older migration");
+        }
+        sqlx::query(
+            "INSERT INTO memories (id, namespace, level, memory_type, content, content_hash, \
+             importance, confidence, source, create_time, update_time) \
+             VALUES ('m', 'ns', 1, 1, 'x', 'h', 0.5, 1, 1, 1000, 2000)",
+        )
+        .execute(&mut conn)
+        .await
+        .expect("insert");
+        for &(_, _, sql) in MIGRATIONS.iter().filter(|m| m.0 == 6) {
+            sqlx::raw_sql(sql)
+                .execute(&mut conn)
+                .await
+                .expect("migration 6");
+        }
+        let (occurred_at, changes): (i64, i64) = sqlx::query_as(
+            "SELECT occurred_at, (SELECT count(*) FROM memory_changes) FROM memories",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .expect("read");
+        assert_eq!(occurred_at, 1000, "the create time");
+        assert_eq!(changes, 1, "the fill is not a change of the feed");
+        // A change of occurred_at alone is one.
+        sqlx::query("UPDATE memories SET occurred_at = 500")
+            .execute(&mut conn)
+            .await
+            .expect("update");
+        let changes: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_changes")
+            .fetch_one(&mut conn)
+            .await
+            .expect("count");
+        assert_eq!(changes, 2);
     }
 }
