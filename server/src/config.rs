@@ -99,7 +99,9 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_EMBEDDER_DIMENSIONS", value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub embedder_dimensions: Option<u32>,
 
-    /// How long one call to the embeddings API may take, e.g. "30s".
+    /// How long one call to the embeddings API may take, e.g. "30s". A
+    /// search waits for its query's vector at most half the call's deadline
+    /// too, then searches by words.
     #[arg(long, env = "ENGRAM_EMBEDDER_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub embedder_timeout: Duration,
 

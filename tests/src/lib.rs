@@ -1,7 +1,9 @@
 //! The end-to-end test harness: starts the real `engram-server` binary on an
 //! ephemeral port with a temporary database and connects the client crate to it.
 
+pub mod fake_embeddings;
 pub mod fake_llm;
+pub mod fake_openai;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,7 @@ use tokio::process::{Child, Command};
 
 /// How long a server may take to start or stop.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the background embedding of a test's few memories may take.
+/// How long the background embedding of a test's memories may take.
 const EMBEDDING_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `engram-server`, built (with every binary of the workspace, see
@@ -265,6 +267,14 @@ impl Server {
         self.start_on(ANY_PORT).await
     }
 
+    /// Stops this server cleanly and starts a new one on the same database
+    /// and environment with other flags.
+    pub async fn restart_with_args(mut self, args: &[&str]) -> Server {
+        self.stop().await;
+        self.extra_args = args.iter().map(|a| (*a).to_owned()).collect();
+        self.start_on(ANY_PORT).await
+    }
+
     /// Starts a new server on this (stopped or killed) server's database,
     /// flags and environment, on any free port.
     pub async fn start_anew(&self) -> Server {
@@ -323,6 +333,58 @@ pub fn test_model() -> PathBuf {
     dir
 }
 
+/// Runs `engram-server` with `args` and `envs` on a fresh database and
+/// asserts it exits with an error naming `reason` before it ever said it
+/// listens; returns what it wrote on standard error.
+pub async fn refuses_to_start(args: &[&str], envs: &[(&str, &str)], reason: &str) -> String {
+    let dir = TempDir::new().expect("temp dir");
+    let output = Command::new(server_binary())
+        .args(["--listen", ANY_PORT])
+        .args(args)
+        .arg("--database")
+        .arg(format!(
+            "sqlite://{}",
+            dir.path().join(DATABASE_FILE).display()
+        ))
+        .envs(envs.iter().copied())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(STARTUP_TIMEOUT, output)
+        .await
+        .expect("engram-server did not stop in time")
+        .expect("run engram-server");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains(reason), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).is_empty(),
+        "it never listened"
+    );
+    stderr
+}
+
+/// GetStats' `pending_embeddings` of `scope`'s namespace: memories still
+/// waiting for their vector.
+pub async fn pending_embeddings(engram: &Engram, scope: &proto::Scope) -> i64 {
+    engram
+        .learning()
+        .get_stats(proto::GetStatsRequest {
+            scope: Some(scope.clone()),
+        })
+        .await
+        .expect("stats")
+        .pending_embeddings
+}
+
+/// Waits until the backfill has embedded every memory of `scope`'s namespace.
+pub async fn embedded(engram: &Engram, scope: &proto::Scope) {
+    let deadline = Instant::now() + EMBEDDING_TIMEOUT;
+    while pending_embeddings(engram, scope).await > 0 {
+        assert!(Instant::now() < deadline, "embedding did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The database file in a test server's folder.
 const DATABASE_FILE: &str = "engram.db";
 
@@ -376,6 +438,46 @@ pub async fn search(
         .hits
 }
 
+/// Searches `scope` for `query` (10 hits) with this semantic weight (the
+/// server's default when `None`); the whole response, which says how
+/// meaning was used.
+pub async fn search_meaning(
+    engram: &Engram,
+    scope: &proto::Scope,
+    query: &str,
+    semantic: Option<f64>,
+) -> proto::SearchMemoriesResponse {
+    engram
+        .memory()
+        .search_memories(proto::SearchMemoriesRequest {
+            scope: Some(scope.clone()),
+            query: query.into(),
+            limit: 10,
+            weights: Some(proto::SearchWeights {
+                semantic,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("search")
+}
+
+/// The contents of a search's hits, best first.
+pub fn hit_contents(response: &proto::SearchMemoriesResponse) -> Vec<&str> {
+    response
+        .hits
+        .iter()
+        .map(|h| {
+            h.memory
+                .as_ref()
+                .expect("a hit has its memory")
+                .content
+                .as_str()
+        })
+        .collect()
+}
+
 /// Every memory visible from `scope`, through all pages.
 pub async fn list_all(engram: &Engram, scope: &proto::Scope, page_size: i32) -> Vec<proto::Memory> {
     let mut memories = Vec::new();
@@ -420,27 +522,6 @@ pub async fn listed_ids(
         .into_iter()
         .map(|m| m.id)
         .collect()
-}
-
-/// How many memories of `scope`'s namespace wait for their vector.
-pub async fn pending_embeddings(engram: &Engram, scope: &proto::Scope) -> i64 {
-    engram
-        .learning()
-        .get_stats(proto::GetStatsRequest {
-            scope: Some(scope.clone()),
-        })
-        .await
-        .expect("stats")
-        .pending_embeddings
-}
-
-/// Waits until the backfill has embedded everything of `scope`'s namespace.
-pub async fn embedded(engram: &Engram, scope: &proto::Scope) {
-    let deadline = Instant::now() + EMBEDDING_TIMEOUT;
-    while pending_embeddings(engram, scope).await > 0 {
-        assert!(Instant::now() < deadline, "embedding did not finish");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Asserts `status` is INVALID_ARGUMENT with a violation of `field`, named in

@@ -8,7 +8,7 @@ use std::process::Command as StdCommand;
 
 use engram_client::proto::{self, GetStatsRequest, MemoryType, Scope};
 use engram_client::{Code, CreateMemory, Engram, Error};
-use engram_tests::{Server, cli_binary, interop_tool, server_binary};
+use engram_tests::{Server, cli_binary, interop_tool, refuses_to_start};
 use tempfile::TempDir;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -109,35 +109,17 @@ async fn with_auth_keys_only_callers_with_a_listed_key_get_in() {
     );
 }
 
-#[test]
-fn a_key_file_without_keys_stops_the_server_at_start() {
+#[tokio::test]
+async fn a_key_file_without_keys_stops_the_server_at_start() {
     let dir = TempDir::new().expect("temp dir");
     let keys = dir.path().join("keys");
     std::fs::write(&keys, "# to be filled in\n").expect("keys");
     refuses_to_start(
-        &dir,
         &["--auth-keys", keys.to_str().expect("utf-8")],
+        &[],
         "holds no key",
-    );
-}
-
-/// Starts engram-server with `args` on a database in `dir` and asserts it
-/// exits with an error naming `reason`, before it ever said it listens.
-fn refuses_to_start(dir: &TempDir, args: &[&str], reason: &str) {
-    let output = StdCommand::new(server_binary())
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .arg("--database")
-        .arg(format!("sqlite://{}", dir.path().join("e.db").display()))
-        .output()
-        .expect("run engram-server");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(reason), "{stderr}");
-    assert!(
-        String::from_utf8_lossy(&output.stdout).is_empty(),
-        "it never listened"
-    );
+    )
+    .await;
 }
 
 /// Makes a certificate authority and a certificate it signed for
@@ -286,8 +268,8 @@ async fn tls_serves_clients_that_trust_the_certificate() {
     );
 }
 
-#[test]
-fn an_unusable_certificate_stops_the_server_before_it_listens() {
+#[tokio::test]
+async fn an_unusable_certificate_stops_the_server_before_it_listens() {
     let dir = TempDir::new().expect("temp dir");
     let [_, cert, _] = certificates(dir.path());
     let not_a_key = dir.path().join("not-a-key.pem");
@@ -297,13 +279,14 @@ fn an_unusable_certificate_stops_the_server_before_it_listens() {
     )
     .expect("key");
     refuses_to_start(
-        &dir,
         &[
             "--tls-cert",
             &cert,
             "--tls-key",
             not_a_key.to_str().expect("utf-8"),
         ],
+        &[],
         "--tls-cert and --tls-key",
-    );
+    )
+    .await;
 }

@@ -5,7 +5,9 @@
 
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryType, SemanticSearch};
-use engram_tests::{Server, create, embedded, input, pending_embeddings, scope};
+use engram_tests::{
+    Server, create, embedded, hit_contents, input, pending_embeddings, scope, search_meaning,
+};
 
 const DOG: &str = "My dog loves playing fetch in the park";
 /// Not one word (or stem) in common with [`DOG`].
@@ -17,24 +19,7 @@ const OTHERS: [&str; 3] = [
 ];
 
 async fn search(engram: &Engram, ns: &proto::Scope, query: &str) -> proto::SearchMemoriesResponse {
-    engram
-        .memory()
-        .search_memories(proto::SearchMemoriesRequest {
-            scope: Some(ns.clone()),
-            query: query.into(),
-            limit: 10,
-            ..Default::default()
-        })
-        .await
-        .expect("search")
-}
-
-fn contents(response: &proto::SearchMemoriesResponse) -> Vec<String> {
-    response
-        .hits
-        .iter()
-        .map(|h| h.memory.as_ref().unwrap().content.clone())
-        .collect()
+    search_meaning(engram, ns, query, None).await
 }
 
 #[tokio::test]
@@ -50,28 +35,19 @@ async fn a_paraphrase_without_a_shared_word_is_found_first_and_after_a_restart()
 
     let found = search(&engram, &ns, PARAPHRASE).await;
     assert_eq!(found.semantic(), SemanticSearch::Complete);
-    assert_eq!(contents(&found).first().map(String::as_str), Some(DOG));
+    assert_eq!(hit_contents(&found).first(), Some(&DOG));
     let best = &found.hits[0];
     assert_eq!(best.semantic, 1.0, "the nearest has the top semantic score");
     assert!(best.relevance > 0.0);
 
     // Words only, on request: nothing shares a word with the query.
-    let words_only = engram
-        .memory()
-        .search_memories(proto::SearchMemoriesRequest {
-            scope: Some(ns.clone()),
-            query: PARAPHRASE.into(),
-            limit: 10,
-            weights: Some(proto::SearchWeights {
-                semantic: Some(0.0),
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .await
-        .expect("search");
+    let words_only = search_meaning(&engram, &ns, PARAPHRASE, Some(0.0)).await;
     assert_eq!(words_only.semantic(), SemanticSearch::Off);
-    assert!(words_only.hits.is_empty(), "{:?}", contents(&words_only));
+    assert!(
+        words_only.hits.is_empty(),
+        "{:?}",
+        hit_contents(&words_only)
+    );
 
     // Vectors are kept in the database: nothing to embed again.
     server.stop().await;
@@ -79,7 +55,7 @@ async fn a_paraphrase_without_a_shared_word_is_found_first_and_after_a_restart()
     let engram = server.client().await;
     assert_eq!(pending_embeddings(&engram, &ns).await, 0);
     let found = search(&engram, &ns, PARAPHRASE).await;
-    assert_eq!(contents(&found).first().map(String::as_str), Some(DOG));
+    assert_eq!(hit_contents(&found).first(), Some(&DOG));
 }
 
 #[tokio::test]
@@ -105,13 +81,13 @@ async fn the_vector_index_keeps_to_the_namespace_and_the_scope() {
     // From namespace a without the session: only a's own global memory,
     // however far from the query, never b's dog or s1's.
     let found = search(&engram, &a, PARAPHRASE).await;
-    assert_eq!(contents(&found), [OTHERS[0]]);
+    assert_eq!(hit_contents(&found), [OTHERS[0]]);
     assert_eq!(found.hits[0].memory.as_ref().unwrap().id, mine.id);
     // From session s1, its dog is found.
     let found = search(&engram, &session, PARAPHRASE).await;
-    assert_eq!(contents(&found).first().map(String::as_str), Some(DOG));
+    assert_eq!(hit_contents(&found).first(), Some(&DOG));
     // Namespace b sees only its own.
-    assert_eq!(contents(&search(&engram, &b, PARAPHRASE).await), [DOG]);
+    assert_eq!(hit_contents(&search(&engram, &b, PARAPHRASE).await), [DOG]);
     assert!(search(&engram, &empty, PARAPHRASE).await.hits.is_empty());
 }
 

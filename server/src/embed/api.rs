@@ -70,8 +70,9 @@ fn parse_reply(
         };
         let mut vector = Vec::with_capacity(numbers.len());
         for number in numbers {
-            match number.as_f64() {
-                Some(x) if x.is_finite() => vector.push(x as f32),
+            // Finite as an f32 too: 1e300 is a JSON number, but no vector's.
+            match number.as_f64().map(|x| x as f32) {
+                Some(x) if x.is_finite() => vector.push(x),
                 _ => return bad(format!("item {position} holds {number}, not a number")),
             }
         }
@@ -125,6 +126,10 @@ mod tests {
             (
                 reply(json!([{"embedding": [1.0, "x"]}, {"embedding": [1.0, 0.0]}])),
                 "not a number",
+            ),
+            (
+                reply(json!([{"embedding": [1.0, 1e300]}, {"embedding": [1.0, 0.0]}])),
+                "holds 1e+300, not a number",
             ),
             (
                 reply(json!([{"embedding": [0.0, 0.0]}, {"embedding": [1.0, 0.0]}])),

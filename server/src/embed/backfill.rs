@@ -60,6 +60,10 @@ pub async fn run(store: Arc<dyn Store>, embedder: Arc<Embedder>, progress: Arc<P
         let Some(last) = batch.last().map(|m| m.seq) else {
             break;
         };
+        if after == 0 {
+            // Everything, after a model change: it may take a while.
+            tracing::info!(model = %model, "embedding stored memories");
+        }
         after = last;
         embedded += embed_and_store(store.as_ref(), &embedder, batch).await;
         if reported.elapsed() >= PROGRESS_EVERY {

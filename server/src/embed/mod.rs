@@ -15,6 +15,7 @@ mod local;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
@@ -191,10 +192,22 @@ impl Embedder {
         }
     }
 
-    /// The vector of a search query; recent queries are remembered.
-    pub async fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, EmbedError> {
-        self.embed_cached(&[query.to_owned()])
-            .await?
+    /// The vector of a search query; recent queries are remembered. Gives
+    /// up after `within`, when given (the API's own timeout holds too).
+    pub async fn embed_query(
+        &self,
+        query: &str,
+        within: Option<Duration>,
+    ) -> Result<Arc<[f32]>, EmbedError> {
+        let texts = [query.to_owned()];
+        let embedding = self.embed_cached(&texts);
+        let vectors = match within {
+            Some(within) => tokio::time::timeout(within, embedding)
+                .await
+                .map_err(|_| EmbedError::Api(ApiError::Timeout(within)))?,
+            None => embedding.await,
+        };
+        vectors?
             .pop()
             .ok_or_else(|| EmbedError::Model("no vector for the query".into()))
     }
@@ -312,6 +325,25 @@ mod tests {
         assert!(!normalise(&mut zero));
         let mut nan = [f32::NAN, 1.0];
         assert!(!normalise(&mut nan));
+    }
+
+    #[tokio::test]
+    async fn a_query_gives_up_within_the_time_it_is_given() {
+        // An API that takes the connection and never answers.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let config = EmbedderConfig::Api {
+            api: ApiConfig {
+                base_url: format!("http://{}/v1", listener.local_addr().unwrap()),
+                model: "hanging".into(),
+                api_key: None,
+                timeout: Duration::from_secs(600),
+            },
+            dimensions: Some(4),
+        };
+        let embedder = Embedder::open(&config).await.unwrap().unwrap();
+        let within = Duration::from_millis(50);
+        let err = embedder.embed_query("q", Some(within)).await.unwrap_err();
+        assert_eq!(err, EmbedError::Api(ApiError::Timeout(within)));
     }
 
     #[test]

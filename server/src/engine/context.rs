@@ -4,6 +4,8 @@
 //! ([`assemble`]) fits it into the token budget by leaving out the least
 //! important lines first, never cutting a line in half.
 
+use std::time::Duration;
+
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
 use crate::engine::search::Retrieval;
@@ -117,17 +119,19 @@ const PRIORITY_STEP: f64 = 0.01;
 const EPISODE_SUMMARY_CHARS: usize = 100;
 
 /// Gathers what is known for the request and assembles it within the budget,
-/// in the sections of DESIGN §4.
+/// in the sections of DESIGN §4. `deadline` is how long the caller waits,
+/// when it said.
 pub async fn build(
     store: &dyn Store,
     retrieval: &Retrieval,
     request: &ContextRequest,
     now: Micros,
+    deadline: Option<Duration>,
 ) -> Result<ContextBlock> {
     let knowledge = store
         .task_knowledge(&request.scope, &request.task_id, &request.task_type)
         .await?;
-    let relevant = relevant_memories(store, retrieval, request, now).await?;
+    let relevant = relevant_memories(store, retrieval, request, now, deadline).await?;
     let preferences = store
         .list_memories(
             &ListQuery {
@@ -315,6 +319,7 @@ async fn relevant_memories(
     retrieval: &Retrieval,
     request: &ContextRequest,
     now: Micros,
+    deadline: Option<Duration>,
 ) -> Result<Vec<(Memory, f64)>> {
     let not_preferences = MemoryFilter {
         memory_types: vec![
@@ -361,6 +366,7 @@ async fn relevant_memories(
             weights: Weights::default(),
         },
         now,
+        deadline,
     )
     .await?;
     Ok(searched

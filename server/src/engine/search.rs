@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
 use crate::embed::{Embedder, backfill};
@@ -34,6 +35,10 @@ const CANDIDATES_PER_HIT: usize = 5;
 /// Bounds on the number of re-scored candidates.
 const MIN_CANDIDATES: usize = 50;
 const MAX_CANDIDATES: usize = 500;
+/// The share of the caller's deadline a search waits for its query's vector
+/// before it searches by words only: an embedder that hangs must not make
+/// the search miss the deadline.
+const QUERY_EMBEDDING_SHARE: f64 = 0.5;
 
 /// How hits are ranked: `score = relevance·w + recency·w + importance·w`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,7 +122,7 @@ pub enum SemanticUse {
     /// Some memories written recently (or while the embedder was failing)
     /// had no vector yet and could be found by their words only.
     Partial,
-    /// The query could not be embedded: words only.
+    /// The query could not be embedded (in time): words only.
     Unavailable,
 }
 
@@ -131,13 +136,15 @@ pub struct Searched {
 /// Runs a search: candidates from the full-text index (and the vector index
 /// with an embedder), ranked, then read from the store (which re-checks
 /// their visibility). Records the access of the returned memories without
-/// waiting for it.
+/// waiting for it. `deadline` is how long the caller waits, when it said.
 pub async fn search(
     store: &dyn Store,
     retrieval: &Retrieval,
     request: &SearchRequest,
     now: Micros,
+    deadline: Option<Duration>,
 ) -> Result<Searched> {
+    let embedding_wait = deadline.map(|d| d.mul_f64(QUERY_EMBEDDING_SHARE));
     let candidates = (request.limit * CANDIDATES_PER_HIT).clamp(MIN_CANDIDATES, MAX_CANDIDATES);
     // First: it waits until every acknowledged write is applied, to the
     // vector index too.
@@ -157,7 +164,11 @@ pub async fn search(
         .filter(|_| request.weights.semantic > 0.0);
     let (mut ranked, used) = match semantic {
         None => (rank(matches, &request.weights, now), SemanticUse::Off),
-        Some(semantic) => match semantic.embedder.embed_query(&request.query).await {
+        Some(semantic) => match semantic
+            .embedder
+            .embed_query(&request.query, embedding_wait)
+            .await
+        {
             Err(err) => {
                 tracing::warn!(error = %err, "embedding the query failed; searching by words only");
                 (

@@ -6,6 +6,7 @@ use engram::v1 as pb;
 use prost::Message as _;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::deadline::deadline;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::validate::Violations;
 use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
@@ -261,9 +262,16 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::SearchMemoriesRequest>,
     ) -> Reply<pb::SearchMemoriesResponse> {
+        let deadline = deadline(&request);
         let search = requests::search(&begin(request))?;
-        let searched =
-            search::search(self.store.as_ref(), &self.retrieval, &search, now_micros()).await?;
+        let searched = search::search(
+            self.store.as_ref(),
+            &self.retrieval,
+            &search,
+            now_micros(),
+            deadline,
+        )
+        .await?;
         Ok(Response::new(pb::SearchMemoriesResponse {
             hits: searched.hits.into_iter().map(convert::hit).collect(),
             semantic: match searched.semantic {
@@ -280,9 +288,16 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::BuildContextRequest>,
     ) -> Reply<pb::BuildContextResponse> {
+        let deadline = deadline(&request);
         let context = requests::build_context(&begin(request))?;
-        let block =
-            context::build(self.store.as_ref(), &self.retrieval, &context, now_micros()).await?;
+        let block = context::build(
+            self.store.as_ref(),
+            &self.retrieval,
+            &context,
+            now_micros(),
+            deadline,
+        )
+        .await?;
         Ok(Response::new(convert::context(block)))
     }
 

@@ -4,6 +4,7 @@
 
 pub mod auth;
 mod convert;
+mod deadline;
 mod episode_requests;
 pub mod learning;
 pub mod memory;
