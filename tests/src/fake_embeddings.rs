@@ -42,6 +42,9 @@ pub enum Reply {
     NanValues,
     /// Numbers in quotes, strings rather than numbers.
     Garbage,
+    /// HTTP 400 to any request with an input containing this text (as an
+    /// API does with an input it will not take), correct vectors otherwise.
+    RefuseContaining(String),
 }
 
 impl Respond for Reply {
@@ -63,6 +66,10 @@ impl Respond for Reply {
         let correct = || reply(request, vectors(dimensions));
         match self {
             Reply::Vectors => correct(),
+            Reply::RefuseContaining(text) if texts.iter().any(|t| t.contains(text.as_str())) => {
+                Answer::Error(400)
+            }
+            Reply::RefuseContaining(_) => correct(),
             Reply::Status(status) => Answer::Error(*status),
             Reply::Hangup => Answer::Hangup,
             Reply::Slow(delay) => Answer::Later(*delay, Box::new(correct())),

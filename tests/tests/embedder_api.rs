@@ -343,3 +343,56 @@ async fn a_model_change_re_embeds_everything_in_the_background_with_progress_in_
     assert!(sizes.contains(&API_BATCH), "{sizes:?}");
     assert_key_kept_secret(&fake, &log);
 }
+
+/// Waits until exactly `count` memories of `ns` wait for their vector.
+async fn pending_settles_at(engram: &Engram, ns: &proto::Scope, count: i64) {
+    let deadline = Instant::now() + ASKED_TIMEOUT;
+    loop {
+        let pending = pending_embeddings(engram, ns).await;
+        if pending == count {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{pending} pending, not {count}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_memory_the_api_refuses_holds_up_no_other() {
+    const REFUSED: &str = "unembeddable: the API answers 400 for this memory";
+    let fake = FakeEmbeddings::start(Reply::RefuseContaining("unembeddable".into())).await;
+    let server = start(&fake, MODEL, &[]).await;
+    let engram = server.client().await;
+    let ns = scope("embedder-refuses");
+    let mut contents: Vec<String> = BEFORE.iter().map(|c| (*c).to_owned()).collect();
+    contents.insert(1, REFUSED.to_owned());
+    batch_create(&engram, &ns, &contents).await;
+
+    // Everything else gets its vector; the refused memory waits, found by
+    // its words.
+    pending_settles_at(&engram, &ns, 1).await;
+    let (misspelt, meant) = MISSPELT[0];
+    assert_eq!(
+        hit_contents(&search(&engram, &ns, misspelt).await)[0],
+        meant
+    );
+    assert_eq!(
+        hit_contents(&search(&engram, &ns, "unembeddable").await)[0],
+        REFUSED
+    );
+    // What is written later is embedded too.
+    create(&engram, &ns, input(MemoryType::Fact, DURING_BATCH[1])).await;
+    pending_settles_at(&engram, &ns, 1).await;
+    let (misspelt, meant) = MISSPELT[1];
+    assert_eq!(
+        hit_contents(&search(&engram, &ns, misspelt).await)[0],
+        meant
+    );
+    assert!(
+        server
+            .log()
+            .contains("the embedder refuses this memory's content"),
+        "{}",
+        server.log()
+    );
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::Embedder;
+use super::{EmbedError, Embedder};
 use crate::domain::{Unembedded, now_micros};
 use crate::store::Store;
 
@@ -112,23 +112,68 @@ pub async fn run(store: Arc<dyn Store>, embedder: Arc<Embedder>, progress: Arc<P
     }
 }
 
-/// Embeds `batch` and stores the vectors, retrying until both succeed;
-/// returns how many vectors were stored (fewer when memories changed
-/// meanwhile: they come back through the feed).
+/// Embeds `batch` and stores the vectors, retrying while the embedder is
+/// unavailable; returns how many vectors were stored (fewer when memories
+/// changed meanwhile: they come back through the feed). Inputs the embedder
+/// refuses (see [`EmbedError::is_refusal`]) are found by halving the batch,
+/// and left without a vector — found by their words only — so that one
+/// memory never holds up all the others.
 async fn embed_and_store(store: &dyn Store, embedder: &Embedder, batch: Vec<Unembedded>) -> usize {
-    let texts: Vec<String> = batch.iter().map(|m| m.content.clone()).collect();
-    let vectors = retrying("embedding memories", || embedder.embed(texts.clone())).await;
     let model = &embedder.info().id;
-    let stored: Vec<(Unembedded, Vec<f32>)> = batch.into_iter().zip(vectors).collect();
-    retrying("storing vectors", || {
-        store.store_vectors(model, stored.clone())
-    })
-    .await
+    let mut stored = 0;
+    let mut todo = vec![batch];
+    while let Some(mut batch) = todo.pop() {
+        let texts: Vec<String> = batch.iter().map(|m| m.content.clone()).collect();
+        let embedded = retry_until(
+            "embedding memories",
+            || embedder.embed(texts.clone()),
+            EmbedError::is_refusal,
+        )
+        .await;
+        match embedded {
+            Ok(vectors) => {
+                let vectors: Vec<(Unembedded, Vec<f32>)> = batch.into_iter().zip(vectors).collect();
+                stored += retrying("storing vectors", || {
+                    store.store_vectors(model, vectors.clone())
+                })
+                .await;
+            }
+            Err(_) if batch.len() > 1 => {
+                let second = batch.split_off(batch.len() / 2);
+                todo.extend([second, batch]);
+            }
+            Err(err) => tracing::warn!(
+                memory_seq = batch[0].seq,
+                error = %err,
+                "the embedder refuses this memory's content; it stays without a vector \
+                 (found by its words) until its content changes or the server restarts"
+            ),
+        }
+    }
+    stored
 }
 
 /// Runs `attempt` until it succeeds, waiting longer after each failure
 /// (logged once per failure streak, then again on recovery).
-async fn retrying<T, E, F, Fut>(what: &str, mut attempt: F) -> T
+async fn retrying<T, E, F, Fut>(what: &str, attempt: F) -> T
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    match retry_until(what, attempt, |_: &E| false).await {
+        Ok(value) => value,
+        Err(_) => unreachable!("retry_until gives up on a refusal only"),
+    }
+}
+
+/// [`retrying`], but gives up at once on an error that `refused` says
+/// retrying cannot cure.
+async fn retry_until<T, E, F, Fut>(
+    what: &str,
+    mut attempt: F,
+    refused: impl Fn(&E) -> bool,
+) -> Result<T, E>
 where
     E: std::fmt::Display,
     F: FnMut() -> Fut,
@@ -142,8 +187,9 @@ where
                 if failures > 0 {
                     tracing::info!(failures, "{what}: recovered");
                 }
-                return value;
+                return Ok(value);
             }
+            Err(err) if refused(&err) => return Err(err),
             Err(err) => {
                 if failures == 0 {
                     tracing::warn!(error = %err, retry_in = ?wait, "{what} failed; retrying with backoff");

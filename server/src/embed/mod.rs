@@ -74,6 +74,22 @@ pub enum EmbedError {
     Model(String),
 }
 
+impl EmbedError {
+    /// Whether the embedder refuses these inputs, so that asking again
+    /// cannot help: the API answered 400, 413 or 422 (too long, or content
+    /// it will not take), or the local model failed on them. Everything else
+    /// — timeouts, lost connections, 5xx, 401/403/404/408/429, replies of
+    /// the wrong size or garbage — says the embedder is unavailable or
+    /// misconfigured for now, and is retried.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            EmbedError::Api(ApiError::Status(status)) => matches!(status, 400 | 413 | 422),
+            EmbedError::Model(_) => true,
+            EmbedError::Api(_) | EmbedError::BadReply(_) => false,
+        }
+    }
+}
+
 /// Scales `vector` to length 1; false (and unchanged) when it is zero.
 pub fn normalise(vector: &mut [f32]) -> bool {
     let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -314,6 +330,25 @@ mod tests {
         );
         assert!(parse_kind("local:").is_err());
         assert!(parse_kind("cohere").is_err());
+    }
+
+    #[test]
+    fn only_inputs_the_embedder_will_never_take_are_refusals() {
+        let status = |code| EmbedError::Api(ApiError::Status(code));
+        for refused in [status(400), status(413), status(422), EmbedError::Model("x".into())] {
+            assert!(refused.is_refusal(), "{refused}");
+        }
+        for unavailable in [
+            status(401),
+            status(404),
+            status(429),
+            status(503),
+            EmbedError::Api(ApiError::Timeout(Duration::from_secs(1))),
+            EmbedError::Api(ApiError::Transport("reset".into())),
+            EmbedError::BadReply("3 vectors for 2 inputs".into()),
+        ] {
+            assert!(!unavailable.is_refusal(), "{unavailable}");
+        }
     }
 
     #[test]
