@@ -335,7 +335,12 @@ mod tests {
     #[test]
     fn only_inputs_the_embedder_will_never_take_are_refusals() {
         let status = |code| EmbedError::Api(ApiError::Status(code));
-        for refused in [status(400), status(413), status(422), EmbedError::Model("x".into())] {
+        for refused in [
+            status(400),
+            status(413),
+            status(422),
+            EmbedError::Model("x".into()),
+        ] {
             assert!(refused.is_refusal(), "{refused}");
         }
         for unavailable in [
