@@ -260,6 +260,15 @@ async fn a_search_answers_by_words_before_the_callers_deadline_while_the_api_han
         .await
         .expect("the context is built by words");
     assert!(context.text.contains(DURING), "{}", context.text);
+    // Right after the search gave up on it, the hanging API was not asked
+    // again (nor made the context wait).
+    assert!(
+        !fake
+            .seen()
+            .iter()
+            .any(|r| inputs(r).iter().any(|i| i == "staging")),
+        "asked again"
+    );
     assert_key_kept_secret(&fake, &server.log());
 }
 

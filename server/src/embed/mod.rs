@@ -15,7 +15,7 @@ mod local;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
@@ -72,7 +72,16 @@ pub enum EmbedError {
     BadReply(String),
     #[error("local model: {0}")]
     Model(String),
+    /// Not asked: it failed moments ago (see [`PAUSE_AFTER_FAILURE`]).
+    #[error("skipped for {0:.1?} more: the embedder failed moments ago")]
+    Paused(Duration),
 }
+
+/// After the embedder fails, searches (and outcome recording) do not ask it
+/// for this long — they answer by words at once instead of each waiting for
+/// an API that is down or hanging — unless a call succeeds sooner (the
+/// backfill keeps trying, and its first success ends the pause).
+pub const PAUSE_AFTER_FAILURE: Duration = Duration::from_secs(10);
 
 impl EmbedError {
     /// Whether the embedder refuses these inputs, so that asking again
@@ -85,7 +94,7 @@ impl EmbedError {
         match self {
             EmbedError::Api(ApiError::Status(status)) => matches!(status, 400 | 413 | 422),
             EmbedError::Model(_) => true,
-            EmbedError::Api(_) | EmbedError::BadReply(_) => false,
+            EmbedError::Api(_) | EmbedError::BadReply(_) | EmbedError::Paused(_) => false,
         }
     }
 }
@@ -120,6 +129,8 @@ pub struct Embedder {
     backend: Backend,
     info: ModelInfo,
     queries: Mutex<QueryCache>,
+    /// When the embedder last failed, unless it succeeded since.
+    failed_at: Mutex<Option<Instant>>,
 }
 
 impl Embedder {
@@ -177,6 +188,7 @@ impl Embedder {
             backend,
             info,
             queries: Mutex::new(QueryCache::default()),
+            failed_at: Mutex::new(None),
         }))
     }
 
@@ -186,6 +198,17 @@ impl Embedder {
 
     /// The vectors of `texts`, in order.
     pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let embedded = self.embed_with_backend(texts).await;
+        match &embedded {
+            Ok(_) => self.note(true),
+            // Inputs it will not take say nothing of its health.
+            Err(err) if !err.is_refusal() => self.note(false),
+            Err(_) => {}
+        }
+        embedded
+    }
+
+    async fn embed_with_backend(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
         match &self.backend {
             Backend::Local(model) => {
                 let model = model.clone();
@@ -218,9 +241,10 @@ impl Embedder {
         let texts = [query.to_owned()];
         let embedding = self.embed_cached(&texts);
         let vectors = match within {
-            Some(within) => tokio::time::timeout(within, embedding)
-                .await
-                .map_err(|_| EmbedError::Api(ApiError::Timeout(within)))?,
+            Some(within) => tokio::time::timeout(within, embedding).await.map_err(|_| {
+                self.note(false);
+                EmbedError::Api(ApiError::Timeout(within))
+            })?,
             None => embedding.await,
         };
         vectors?
@@ -243,6 +267,8 @@ impl Embedder {
             .collect();
         let mut fresh = if missing.is_empty() {
             Vec::new()
+        } else if let Some(left) = self.paused() {
+            return Err(EmbedError::Paused(left));
         } else {
             self.embed(missing).await?
         }
@@ -263,6 +289,23 @@ impl Embedder {
             vectors.push(vector);
         }
         Ok(vectors)
+    }
+
+    /// Records whether a call succeeded, for [`PAUSE_AFTER_FAILURE`].
+    fn note(&self, succeeded: bool) {
+        *self
+            .failed_at
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = (!succeeded).then(Instant::now);
+    }
+
+    /// How much longer callers of [`Self::embed_cached`] skip the embedder.
+    fn paused(&self) -> Option<Duration> {
+        let failed_at = (*self
+            .failed_at
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()))?;
+        PAUSE_AFTER_FAILURE.checked_sub(failed_at.elapsed())
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, QueryCache> {
@@ -383,6 +426,30 @@ mod tests {
         let embedder = Embedder::open(&config).await.unwrap().unwrap();
         let within = Duration::from_millis(50);
         let err = embedder.embed_query("q", Some(within)).await.unwrap_err();
+        assert_eq!(err, EmbedError::Api(ApiError::Timeout(within)));
+
+        // The next query does not wait again: the embedder is skipped for a
+        // while (the hanging API never sees it)…
+        let err = embedder
+            .embed_query("another", Some(within))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, EmbedError::Paused(left) if left <= PAUSE_AFTER_FAILURE),
+            "{err}"
+        );
+        // …until a call succeeds, or the pause is over.
+        embedder.note(true);
+        let err = embedder
+            .embed_query("again", Some(within))
+            .await
+            .unwrap_err();
+        assert_eq!(err, EmbedError::Api(ApiError::Timeout(within)));
+        *embedder.failed_at.lock().unwrap() = Some(Instant::now() - PAUSE_AFTER_FAILURE);
+        let err = embedder
+            .embed_query("later", Some(within))
+            .await
+            .unwrap_err();
         assert_eq!(err, EmbedError::Api(ApiError::Timeout(within)));
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
-use crate::embed::{Embedder, backfill};
+use crate::embed::{EmbedError, Embedder, backfill};
 use crate::error::Result;
 use crate::index::{TextIndex, TextQuery, VectorIndex, VectorMatch};
 use crate::store::Store;
@@ -170,7 +170,11 @@ pub async fn search(
             .await
         {
             Err(err) => {
-                tracing::warn!(error = %err, "embedding the query failed; searching by words only");
+                if matches!(err, EmbedError::Paused(_)) {
+                    tracing::debug!(error = %err, "searching by words only");
+                } else {
+                    tracing::warn!(error = %err, "embedding the query failed; searching by words only");
+                }
                 (
                     rank(matches, &request.weights, now),
                     SemanticUse::Unavailable,
