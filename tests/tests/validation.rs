@@ -495,3 +495,33 @@ async fn fts_syntax_in_a_query_is_plain_text() {
         .memories;
     assert_eq!(filtered.len(), 1);
 }
+
+/// However many problems a request has, or however long the text a problem
+/// quotes, the error stays small enough for any gRPC client (whose limit on
+/// trailers is 8 KiB by default): the first violations, and how many more.
+#[tokio::test]
+async fn an_error_with_a_thousand_violations_stays_readable() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let status = engram
+        .learning()
+        .forget(proto::ForgetRequest {
+            scope: Some(scope("thousand-violations")),
+            kinds: vec![0; 1_000],
+            ..Default::default()
+        })
+        .await
+        .expect_err("refused");
+    assert_rejects(&status, "kinds[0]");
+    let violations = status.field_violations();
+    assert!(violations.len() < 1_000, "{}", violations.len());
+    let shown = violations.len();
+    let message = status.message();
+    assert!(message.len() < 2_048, "{} bytes", message.len());
+    assert!(
+        message.contains(&format!("and {} more", 1_000 - shown)),
+        "{message}"
+    );
+    let details = status.status().expect("a status").details().len();
+    assert!(details < 4_096, "{details} bytes of details");
+}

@@ -5,27 +5,63 @@ use tonic_types::{ErrorDetails, FieldViolation, StatusExt as _};
 
 use crate::error::Error;
 
+/// Bounds on what an INVALID_ARGUMENT carries, so that its trailers stay
+/// well under 8 KiB — what every gRPC client accepts — however many
+/// violations a request has or however long the text it echoes: the
+/// message (percent-encoded on the wire, up to 3× for non-ASCII text) and
+/// the BadRequest details (base64, 4/3×) hold the first violations, each
+/// cut to these lengths, and the message counts the rest.
+const MAX_FIELD_CHARS: usize = 128;
+const MAX_DESCRIPTION_CHARS: usize = 256;
+const MAX_MESSAGE_BYTES: usize = 1_200;
+const MAX_DETAILS_BYTES: usize = 2_400;
+
+/// `text` cut to `max` characters, marked with "…" when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 impl From<Error> for Status {
     fn from(err: Error) -> Status {
         match err {
             Error::InvalidArgument(violations) => {
-                // The message names every problem too, for callers (and
+                // The message names the problems too, for callers (and
                 // grpcurl users) who do not decode the details.
-                let message = violations
-                    .iter()
-                    .map(|v| format!("{}: {}", v.field, v.description))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let details = ErrorDetails::with_bad_request(
-                    violations
-                        .into_iter()
-                        .map(|v| FieldViolation::new(v.field, v.description))
-                        .collect::<Vec<_>>(),
-                );
+                let total = violations.len();
+                let mut message = String::from("invalid request: ");
+                let mut shown = Vec::new();
+                let mut details_bytes = 0;
+                for v in violations {
+                    let (field, description) = (
+                        cut(&v.field, MAX_FIELD_CHARS),
+                        cut(&v.description, MAX_DESCRIPTION_CHARS),
+                    );
+                    let named = format!("{field}: {description}");
+                    let fits = message.len() + named.len() + 2 <= MAX_MESSAGE_BYTES
+                        && details_bytes + field.len() + description.len() + 8 <= MAX_DETAILS_BYTES;
+                    if !fits && !shown.is_empty() {
+                        break;
+                    }
+                    if !shown.is_empty() {
+                        message.push_str("; ");
+                    }
+                    message.push_str(&named);
+                    details_bytes += field.len() + description.len() + 8;
+                    shown.push(FieldViolation::new(field, description));
+                }
+                if shown.len() < total {
+                    message.push_str(&format!(
+                        "; and {} more (fix these and send again)",
+                        total - shown.len()
+                    ));
+                }
                 Status::with_error_details(
                     Code::InvalidArgument,
-                    format!("invalid request: {message}"),
-                    details,
+                    message,
+                    ErrorDetails::with_bad_request(shown),
                 )
             }
             Error::NotFound(message) => Status::not_found(message),
@@ -60,6 +96,42 @@ mod tests {
             .cloned()
             .expect("BadRequest details");
         assert_eq!(bad_request.field_violations[0].field, "memory.content");
+    }
+
+    #[test]
+    fn many_or_long_violations_stay_small_enough_for_any_client() {
+        let violations = (0..1_000)
+            .map(|i| crate::error::FieldViolation {
+                field: format!("kinds[{i}]"),
+                description: format!("{} is not a kind", "é".repeat(1_000)),
+            })
+            .collect();
+        let status = Status::from(Error::InvalidArgument(violations));
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(
+            status.message().len() <= MAX_MESSAGE_BYTES + 64,
+            "{}",
+            status.message().len()
+        );
+        assert!(
+            status.details().len() <= MAX_DETAILS_BYTES + 64,
+            "{}",
+            status.details().len()
+        );
+        let shown = status
+            .get_details_bad_request()
+            .expect("details")
+            .field_violations;
+        assert!(!shown.is_empty() && shown.len() < 1_000);
+        assert_eq!(shown[0].field, "kinds[0]");
+        assert!(shown[0].description.ends_with('…'));
+        assert!(
+            status
+                .message()
+                .contains(&format!("and {} more", 1_000 - shown.len())),
+            "{}",
+            status.message()
+        );
     }
 
     #[test]
