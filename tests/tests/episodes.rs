@@ -2116,3 +2116,37 @@ async fn only_the_30_strongest_mistake_cards_are_kept() {
     assert_eq!(top.mistake_cards[0].mistake_type, "mistake_00");
     assert!(!top.next_page_token.is_empty());
 }
+
+/// A small request cannot cost a huge response: a rejection echoes at most a
+/// short prefix of an episode id, however long the one sent.
+#[tokio::test]
+async fn a_stream_of_steps_with_a_huge_episode_id_gets_a_small_answer() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let huge_id = "x".repeat(300_000);
+    let response = stream_steps(
+        &engram,
+        stream_messages(&scope("huge-episode-id"), &huge_id, &steps(1..=100), 100),
+    )
+    .await;
+    assert_eq!((response.accepted, response.rejected), (0, 100));
+    assert_eq!(response.rejections.len(), 100);
+    for rejection in &response.rejections {
+        assert!(rejection.episode_id.chars().count() <= 65, "echoed in full");
+        assert!(rejection.episode_id.starts_with("xxxx"));
+        assert!(
+            rejection.reason.contains("episode_id"),
+            "{}",
+            rejection.reason
+        );
+    }
+    let echoed: usize = response
+        .rejections
+        .iter()
+        .map(|r| r.episode_id.len() + r.reason.len())
+        .sum();
+    assert!(
+        echoed < 64 * 1024,
+        "{echoed} bytes of text for 100 rejections"
+    );
+}

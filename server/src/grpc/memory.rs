@@ -8,6 +8,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::deadline::deadline;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
+use super::status::cut;
 use super::validate::Violations;
 use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
 use crate::domain::{PageCursor, Scope, now_micros};
@@ -118,6 +119,13 @@ fn describe(err: &Error) -> String {
 /// (or the server's memory) without bound.
 pub const MAX_REPORTED_REJECTIONS: usize = 1000;
 
+/// What a rejection echoes of the request at most, in characters: an
+/// episode id (a UUID has 36), and the reason. With
+/// [`MAX_REPORTED_REJECTIONS`] this bounds the response (under 1 MiB),
+/// however large the request's text.
+const MAX_ECHOED_ID_CHARS: usize = 64;
+const MAX_REASON_CHARS: usize = 512;
+
 /// The StreamSteps response being built.
 #[derive(Default)]
 struct StreamTally(pb::StreamStepsResponse);
@@ -127,9 +135,9 @@ impl StreamTally {
         self.0.rejected = self.0.rejected.saturating_add(1);
         if self.0.rejections.len() < MAX_REPORTED_REJECTIONS {
             self.0.rejections.push(pb::RejectedStep {
-                episode_id: episode_id.to_owned(),
+                episode_id: cut(episode_id, MAX_ECHOED_ID_CHARS),
                 step_number,
-                reason,
+                reason: cut(&reason, MAX_REASON_CHARS),
             });
         }
     }

@@ -17,7 +17,7 @@ const MAX_MESSAGE_BYTES: usize = 1_200;
 const MAX_DETAILS_BYTES: usize = 2_400;
 
 /// `text` cut to `max` characters, marked with "…" when cut.
-fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
