@@ -162,6 +162,38 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A GLOBAL fact of `content` in `namespace`, every other field at its
+    /// plainest, for the indexes' unit tests.
+    #[cfg(test)]
+    pub fn plain(seq: i64, namespace: &str, content: &str) -> Memory {
+        Memory {
+            id: format!("m{seq}"),
+            scope: Scope {
+                namespace: namespace.into(),
+                ..Scope::default()
+            },
+            level: MemoryLevel::Global,
+            memory_type: MemoryType::Fact,
+            content: content.into(),
+            summary: String::new(),
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
+            importance: 0.5,
+            confidence: 1.0,
+            source: MemorySource::Explicit,
+            seen_count: 1,
+            access_count: 0,
+            create_time: 0,
+            update_time: 0,
+            last_access_time: None,
+            expire_time: None,
+            occurred_at: 0,
+            origin_session_id: String::new(),
+            version: 1,
+            seq,
+        }
+    }
+
     /// The opaque etag of this version of the memory.
     pub fn etag(&self) -> String {
         format!("v{}", self.version)

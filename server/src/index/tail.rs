@@ -305,39 +305,12 @@ impl<'a> DocView<&'a str> for TailDoc<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::domain::{Memory, MemoryLevel, MemorySource, MemoryType, Scope};
+    use crate::domain::{Memory, Scope};
     use crate::index::filter::Rule;
 
     fn doc(seq: i64, namespace: &str, content: &str) -> Arc<IndexedDoc> {
-        Arc::new(IndexedDoc::new(&Memory {
-            id: format!("m{seq}"),
-            scope: Scope {
-                namespace: namespace.into(),
-                ..Scope::default()
-            },
-            level: MemoryLevel::Global,
-            memory_type: MemoryType::Fact,
-            content: content.into(),
-            summary: String::new(),
-            tags: Vec::new(),
-            metadata: BTreeMap::new(),
-            importance: 0.5,
-            confidence: 1.0,
-            source: MemorySource::Explicit,
-            seen_count: 1,
-            access_count: 0,
-            create_time: 0,
-            update_time: 0,
-            last_access_time: None,
-            expire_time: None,
-            occurred_at: 0,
-            origin_session_id: String::new(),
-            version: 1,
-            seq,
-        }))
+        Arc::new(IndexedDoc::new(&Memory::plain(seq, namespace, content)))
     }
 
     fn found(tail: &Tail, namespace: &str, term: &str) -> Vec<i64> {

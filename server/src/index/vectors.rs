@@ -458,34 +458,12 @@ impl Ord for Worst {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{MemoryLevel, MemorySource, MemoryType, TimeRange};
+    use crate::domain::TimeRange;
 
     fn memory(seq: i64, namespace: &str, content: &str) -> Memory {
         Memory {
-            id: format!("m{seq}"),
-            scope: Scope {
-                namespace: namespace.into(),
-                ..Scope::default()
-            },
-            level: MemoryLevel::Global,
-            memory_type: MemoryType::Fact,
-            content: content.into(),
-            summary: String::new(),
             tags: vec!["t".into()],
-            metadata: Default::default(),
-            importance: 0.5,
-            confidence: 1.0,
-            source: MemorySource::Explicit,
-            seen_count: 1,
-            access_count: 0,
-            create_time: 0,
-            update_time: 0,
-            last_access_time: None,
-            expire_time: None,
-            occurred_at: 0,
-            origin_session_id: String::new(),
-            version: 1,
-            seq,
+            ..Memory::plain(seq, namespace, content)
         }
     }
 
