@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
 use crate::connection::Connection;
 use crate::error::source_chain;
@@ -45,6 +45,7 @@ pub struct EngramBuilder {
     retry: RetryPolicy,
     tls_ca_certificate: Option<Vec<u8>>,
     tls_domain: Option<String>,
+    tls_identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Shows every setting but the API key.
@@ -58,6 +59,7 @@ impl std::fmt::Debug for EngramBuilder {
             .field("retry", &self.retry)
             .field("tls_ca_certificate", &self.tls_ca_certificate.is_some())
             .field("tls_domain", &self.tls_domain)
+            .field("tls_identity", &self.tls_identity.is_some())
             .finish()
     }
 }
@@ -72,6 +74,7 @@ impl EngramBuilder {
             retry: RetryPolicy::default(),
             tls_ca_certificate: None,
             tls_domain: None,
+            tls_identity: None,
         }
     }
 
@@ -170,6 +173,28 @@ impl EngramBuilder {
         self
     }
 
+    /// Presents this PEM client certificate and its private key to an
+    /// `https://` server that asks for one (mutual TLS, a server started
+    /// with `--tls-client-ca`).
+    ///
+    /// ```
+    /// use engram_client::Engram;
+    ///
+    /// # let (certificate, key) = (Vec::<u8>::new(), Vec::<u8>::new());
+    /// // certificate and key: the PEM files of the agent's client certificate.
+    /// let builder = Engram::builder("https://engram.internal:50051")
+    ///     .tls_client_certificate(certificate, key);
+    /// # drop(builder);
+    /// ```
+    pub fn tls_client_certificate(
+        mut self,
+        certificate_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls_identity = Some((certificate_pem.into(), key_pem.into()));
+        self
+    }
+
     /// Connects, failing with [`Error::Connect`] if the server cannot be
     /// reached within the connect timeout.
     ///
@@ -215,10 +240,16 @@ impl EngramBuilder {
             if let Some(domain) = &self.tls_domain {
                 config = config.domain_name(domain.clone());
             }
+            if let Some((certificate, key)) = &self.tls_identity {
+                config = config.identity(Identity::from_pem(certificate, key));
+            }
             endpoint = endpoint
                 .tls_config(config)
                 .map_err(|error| Error::Config(format!("TLS: {}", source_chain(&error))))?;
-        } else if self.tls_ca_certificate.is_some() || self.tls_domain.is_some() {
+        } else if self.tls_ca_certificate.is_some()
+            || self.tls_domain.is_some()
+            || self.tls_identity.is_some()
+        {
             return Err(Error::Config(format!(
                 "TLS settings need an https:// server URL, not {:?}",
                 self.url

@@ -105,10 +105,13 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_EMBEDDER_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub embedder_timeout: Duration,
 
-    /// A file of API keys, one per line (blank lines and lines starting with
-    /// # are ignored). When set, every call to the engram.v1 services must
-    /// send `authorization: Bearer <key>` with one of them (UNAUTHENTICATED
-    /// otherwise); health and reflection stay open.
+    /// A file of API keys, one a line: `KEY ROLE NAMESPACES`, where ROLE is
+    /// read, write or admin and NAMESPACES a comma-separated list of names
+    /// and prefixes ending in * (* alone: all); KEY may be sha256:HEX, the
+    /// key's digest. When set, every call to the engram.v1 services must send
+    /// `authorization: Bearer <key>` (UNAUTHENTICATED otherwise) and stay
+    /// within its key's role and namespaces (PERMISSION_DENIED otherwise);
+    /// health and reflection stay open. Read again on SIGHUP.
     #[arg(long, env = "ENGRAM_AUTH_KEYS")]
     pub auth_keys: Option<PathBuf>,
 
@@ -120,6 +123,12 @@ pub struct Config {
     /// The private key of --tls-cert (PEM).
     #[arg(long, env = "ENGRAM_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+
+    /// Mutual TLS: the certificate authority (PEM) that client certificates
+    /// must be signed by. Clients without such a certificate cannot connect.
+    /// Needs --tls-cert and --tls-key.
+    #[arg(long, env = "ENGRAM_TLS_CLIENT_CA", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
 
     /// Log format.
     #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]

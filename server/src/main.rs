@@ -16,7 +16,7 @@ use engram_server::store::Store;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use engram_server::{reindex, server};
 use tokio::net::TcpListener;
-use tonic::transport::{Identity, ServerTlsConfig};
+use tonic::transport::{Certificate, Identity};
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc rather than the C library's allocator: the server allocates
@@ -89,11 +89,13 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let address = listener.local_addr()?;
     let shutdown = shutdown_signal()?;
+    reload_keys_on_hangup(security.api_keys.clone())?;
     tracing::info!(
         %address,
         database = %config.database,
         index = %index_options.dir.display(),
         tls = security.tls.is_some(),
+        client_certificates = security.client_ca.is_some(),
         api_keys = security.api_keys.len(),
         "serving"
     );
@@ -166,24 +168,66 @@ fn security(config: &Config) -> anyhow::Result<server::Security> {
         Some(path) => ApiKeys::load(path)?,
         None => ApiKeys::open(),
     };
-    let tls = match (&config.tls_cert, &config.tls_key) {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    let (tls, client_ca) = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => {
-            let read = |path: &std::path::Path| {
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-            };
             // rustls needs its cryptography chosen once per process.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let identity = Identity::from_pem(read(cert)?, read(key)?);
-            // Parse them now, so a bad certificate or key stops the server
-            // before it says it is listening.
-            tonic::transport::Server::builder()
-                .tls_config(ServerTlsConfig::new().identity(identity.clone()))
-                .context("--tls-cert and --tls-key are not a usable PEM certificate and key")?;
-            Some(identity)
+            let client_ca = config
+                .tls_client_ca
+                .as_deref()
+                .map(|path| read(path).map(Certificate::from_pem))
+                .transpose()?;
+            (Some(identity), client_ca)
         }
-        _ => None,
+        _ => (None, None),
     };
-    Ok(server::Security { api_keys, tls })
+    let security = server::Security {
+        api_keys,
+        tls,
+        client_ca,
+    };
+    // Parse the certificates now, so a bad one stops the server before it
+    // says it is listening.
+    if let Some(tls) = security.tls_config() {
+        let flags = if security.client_ca.is_some() {
+            "--tls-cert, --tls-key and --tls-client-ca are not a usable PEM certificate, key and CA"
+        } else {
+            "--tls-cert and --tls-key are not a usable PEM certificate and key"
+        };
+        tonic::transport::Server::builder()
+            .tls_config(tls)
+            .context(flags)?;
+    }
+    Ok(security)
+}
+
+/// Reads the API key file again on each SIGHUP; a file that cannot be used
+/// leaves the keys in force, and says why.
+fn reload_keys_on_hangup(keys: ApiKeys) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangups = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                match keys.reload() {
+                    Ok(Some(count)) => tracing::info!(keys = count, "SIGHUP: API keys reloaded"),
+                    Ok(None) => tracing::info!("SIGHUP: no --auth-keys file to reload"),
+                    Err(error) => tracing::error!(
+                        error = format!("{error:#}"),
+                        "SIGHUP: the API key file cannot be used; the keys in force stay"
+                    ),
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    drop(keys);
+    Ok(())
 }
 
 fn init_logging(config: &Config) -> anyhow::Result<()> {

@@ -11,13 +11,13 @@ use engram::v1::memory_service_server::MemoryServiceServer;
 use engram::v1::policy_service_server::PolicyServiceServer;
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
-use tonic::service::interceptor::InterceptedService;
+use tonic::service::LayerExt as _;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
 use crate::engine::search::Retrieval;
-use crate::grpc::auth::ApiKeys;
+use crate::grpc::auth::{ApiKeys, AuthLayer};
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::policy::PolicyApi;
@@ -66,6 +66,21 @@ pub struct Security {
     pub api_keys: ApiKeys,
     /// The certificate and key to serve TLS with; plaintext without.
     pub tls: Option<Identity>,
+    /// With TLS, the certificate authority client certificates must be
+    /// signed by (mutual TLS); without, clients need no certificate.
+    pub client_ca: Option<Certificate>,
+}
+
+impl Security {
+    /// The TLS settings, when the server speaks TLS.
+    pub fn tls_config(&self) -> Option<ServerTlsConfig> {
+        let identity = self.tls.clone()?;
+        let config = ServerTlsConfig::new().identity(identity);
+        Some(match &self.client_ca {
+            Some(ca) => config.client_ca_root(ca.clone()),
+            None => config,
+        })
+    }
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -98,22 +113,19 @@ pub async fn serve(
 
     // API keys guard the engram.v1 services only: health and reflection stay
     // open for load balancers and for discovering the API.
-    let keys = security.api_keys;
-    let memory = InterceptedService::new(
+    let auth = AuthLayer::new(security.api_keys.clone());
+    let memory = auth.named_layer(
         MemoryServiceServer::new(MemoryApi::new(store.clone(), retrieval.clone()))
             .max_decoding_message_size(MAX_REQUEST_BYTES),
-        keys.clone(),
     );
     let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
-    let learning = InterceptedService::new(
+    let learning = auth.named_layer(
         LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone(), embedder))
             .max_decoding_message_size(MAX_REQUEST_BYTES),
-        keys.clone(),
     );
-    let policy = InterceptedService::new(
+    let policy = auth.named_layer(
         PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
             .max_decoding_message_size(MAX_REQUEST_BYTES),
-        keys,
     );
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
@@ -139,10 +151,10 @@ pub async fn serve(
     };
 
     let mut builder = Server::builder();
-    if let Some(identity) = security.tls {
+    if let Some(tls) = security.tls_config() {
         builder = builder
-            .tls_config(ServerTlsConfig::new().identity(identity))
-            .context("configuring TLS with --tls-cert and --tls-key")?;
+            .tls_config(tls)
+            .context("configuring TLS with --tls-cert, --tls-key and --tls-client-ca")?;
     }
     let server = builder
         .layer(RpcTraceLayer)

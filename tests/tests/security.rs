@@ -122,18 +122,18 @@ async fn a_key_file_without_keys_stops_the_server_at_start() {
     .await;
 }
 
-/// Makes a certificate authority and a certificate it signed for
-/// `localhost` and 127.0.0.1, with the openssl command; returns the paths of
-/// the CA certificate, the server certificate and its key.
-fn certificates(dir: &Path) -> [String; 3] {
-    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
-    let openssl = |args: &[&str]| {
-        let output = StdCommand::new("openssl")
-            .args(args)
-            .output()
-            .expect("run openssl");
-        assert!(output.status.success(), "openssl {args:?}: {output:?}");
-    };
+/// Runs the openssl command, which makes the tests' certificates.
+fn openssl(args: &[&str]) {
+    let output = StdCommand::new("openssl")
+        .args(args)
+        .output()
+        .expect("run openssl");
+    assert!(output.status.success(), "openssl {args:?}: {output:?}");
+}
+
+/// Makes a certificate authority `{name}.pem` (key `{name}.key`) in `dir`.
+fn certificate_authority(dir: &Path, name: &str) -> String {
+    let path = |file: &str| dir.join(file).to_str().expect("utf-8").to_owned();
     openssl(&[
         "req",
         "-x509",
@@ -145,12 +145,26 @@ fn certificates(dir: &Path) -> [String; 3] {
         "-days",
         "2",
         "-subj",
-        "/CN=Engram test CA",
+        &format!("/CN=Engram test {name}"),
         "-keyout",
-        &path("ca.key"),
+        &path(&format!("{name}.key")),
         "-out",
-        &path("ca.pem"),
+        &path(&format!("{name}.pem")),
     ]);
+    path(&format!("{name}.pem"))
+}
+
+/// Makes a certificate `{name}.pem` with key `{name}.key`, for `subject`
+/// with the X.509 `extensions`, signed by the authority `ca`; returns the
+/// paths of the certificate and its key.
+fn signed_certificate(
+    dir: &Path,
+    ca: &str,
+    name: &str,
+    subject: &str,
+    extensions: &str,
+) -> [String; 2] {
+    let path = |file: &str| dir.join(file).to_str().expect("utf-8").to_owned();
     openssl(&[
         "req",
         "-newkey",
@@ -159,35 +173,57 @@ fn certificates(dir: &Path) -> [String; 3] {
         "ec_paramgen_curve:prime256v1",
         "-nodes",
         "-subj",
-        "/CN=localhost",
+        subject,
         "-keyout",
-        &path("server.key"),
+        &path(&format!("{name}.key")),
         "-out",
-        &path("server.csr"),
+        &path(&format!("{name}.csr")),
     ]);
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("extensions");
+    std::fs::write(dir.join(format!("{name}.ext")), extensions).expect("extensions");
     openssl(&[
         "x509",
         "-req",
         "-in",
-        &path("server.csr"),
+        &path(&format!("{name}.csr")),
         "-CA",
-        &path("ca.pem"),
+        &path(&format!("{ca}.pem")),
         "-CAkey",
-        &path("ca.key"),
+        &path(&format!("{ca}.key")),
         "-CAcreateserial",
         "-days",
         "2",
         "-extfile",
-        &path("server.ext"),
+        &path(&format!("{name}.ext")),
         "-out",
-        &path("server.pem"),
+        &path(&format!("{name}.pem")),
     ]);
-    [path("ca.pem"), path("server.pem"), path("server.key")]
+    [path(&format!("{name}.pem")), path(&format!("{name}.key"))]
+}
+
+/// Makes a certificate authority and a certificate it signed for
+/// `localhost` and 127.0.0.1; returns the paths of the CA certificate, the
+/// server certificate and its key.
+fn certificates(dir: &Path) -> [String; 3] {
+    let ca = certificate_authority(dir, "ca");
+    let [cert, key] = signed_certificate(
+        dir,
+        "ca",
+        "server",
+        "/CN=localhost",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    );
+    [ca, cert, key]
+}
+
+/// A client certificate for `agent`, signed by the authority `ca`.
+fn client_certificate(dir: &Path, ca: &str, agent: &str) -> [String; 2] {
+    signed_certificate(
+        dir,
+        ca,
+        agent,
+        &format!("/CN={agent}"),
+        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+    )
 }
 
 #[tokio::test]
@@ -266,6 +302,80 @@ async fn tls_serves_clients_that_trust_the_certificate() {
         cli.status.success() && listed.contains("sent over TLS"),
         "{cli:?}"
     );
+}
+
+#[tokio::test]
+async fn with_a_client_ca_only_clients_with_a_certificate_it_signed_get_in() {
+    let dir = TempDir::new().expect("temp dir");
+    let [ca, cert, key] = certificates(dir.path());
+    let [agent_cert, agent_key] = client_certificate(dir.path(), "ca", "agent-7");
+    certificate_authority(dir.path(), "rogue-ca");
+    let [rogue_cert, rogue_key] = client_certificate(dir.path(), "rogue-ca", "intruder");
+    let server = Server::start_with_args(&[
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "--tls-client-ca",
+        &ca,
+    ])
+    .await;
+    let https = format!(
+        "https://localhost:{}",
+        server.address().rsplit(':').next().expect("port")
+    );
+    let read = |path: &str| std::fs::read(path).expect("read PEM");
+    let stats_with = |identity: Option<(&str, &str)>| {
+        let mut builder = Engram::builder(&https)
+            .tls_ca_certificate(read(&ca))
+            .retry(engram_client::RetryPolicy::none());
+        if let Some((cert, key)) = identity {
+            builder = builder.tls_client_certificate(read(cert), read(key));
+        }
+        async move {
+            let engram = builder.connect().await?;
+            engram.learning().get_stats(stats()).await
+        }
+    };
+
+    let answer = stats_with(Some((&agent_cert, &agent_key))).await;
+    assert!(answer.is_ok(), "a certificate the CA signed: {answer:?}");
+    for (who, identity) in [
+        ("no certificate", None),
+        ("another CA's certificate", Some((&rogue_cert, &rogue_key))),
+    ] {
+        let refused = stats_with(identity.map(|(c, k)| (c.as_str(), k.as_str())))
+            .await
+            .expect_err(who);
+        assert!(
+            !matches!(refused, Error::Status(ref status) if status.code() != Code::Unavailable),
+            "{who}: the server must not answer: {refused:?}"
+        );
+    }
+
+    // The command line presents its certificate with --tls-cert/--tls-key.
+    let cli = StdCommand::new(cli_binary())
+        .args([
+            "--server",
+            &https,
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &agent_cert,
+            "--tls-key",
+            &agent_key,
+            "-n",
+            "secure",
+            "stats",
+        ])
+        .output()
+        .expect("run engram");
+    assert!(cli.status.success(), "{cli:?}");
+    let without = StdCommand::new(cli_binary())
+        .args(["--server", &https, "--tls-ca", &ca, "-n", "secure", "stats"])
+        .output()
+        .expect("run engram");
+    assert!(!without.status.success(), "{without:?}");
 }
 
 #[tokio::test]

@@ -156,7 +156,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::ListTaskRulesRequest>,
     ) -> Reply<pb::ListTaskRulesResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         if let Some(task_id) = &req.task_id {
@@ -182,7 +182,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::RecordMistakeRequest>,
     ) -> Reply<pb::RecordMistakeResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         v.identifier("task_id", &req.task_id, MAX_ID_CHARS, true);
@@ -225,7 +225,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::ListMistakeCardsRequest>,
     ) -> Reply<pb::ListMistakeCardsResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         v.identifier("task_id", &req.task_id, MAX_ID_CHARS, false);
@@ -263,7 +263,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::ConsolidateRequest>,
     ) -> Reply<pb::ConsolidateResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         let mode = v.enum_value("mode", req.mode, |code| {
@@ -326,7 +326,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::RecordOutcomeRequest>,
     ) -> Reply<pb::RecordOutcomeResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         if scope.agent_id.is_empty() {
@@ -375,7 +375,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::ListOutcomesRequest>,
     ) -> Reply<pb::ListOutcomesResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         let filter = LearningFilter {
@@ -403,7 +403,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::ListHeuristicsRequest>,
     ) -> Reply<pb::ListHeuristicsResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         v.unit_interval("min_confidence", req.min_confidence);
@@ -437,7 +437,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::ListAntiPatternsRequest>,
     ) -> Reply<pb::ListAntiPatternsResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         let filter = LearningFilter {
@@ -469,7 +469,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::SetAgentScopeRequest>,
     ) -> Reply<pb::SetAgentScopeResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         if scope.agent_id.is_empty() {
@@ -507,7 +507,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::GetAgentScopeRequest>,
     ) -> Reply<pb::GetAgentScopeResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         if scope.agent_id.is_empty() {
@@ -524,7 +524,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
     }
 
     async fn forget(&self, request: Request<pb::ForgetRequest>) -> Reply<pb::ForgetResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let now = now_micros();
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
@@ -580,7 +580,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::GetStatsRequest>,
     ) -> Reply<pb::GetStatsResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         v.finish(())?;

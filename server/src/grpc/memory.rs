@@ -6,11 +6,12 @@ use engram::v1 as pb;
 use prost::Message as _;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::auth::Grant;
 use super::deadline::deadline;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::status::cut;
 use super::validate::Violations;
-use super::{begin, convert, memory_requests as requests, page_token, record_namespace};
+use super::{begin, convert, enter_namespace, memory_requests as requests, page_token};
 use crate::domain::{PageCursor, Scope, now_micros};
 use crate::engine::search::{Retrieval, SemanticUse};
 use crate::engine::{context, search};
@@ -158,7 +159,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::CreateMemoryRequest>,
     ) -> Reply<pb::CreateMemoryResponse> {
         let now = now_micros();
-        let create = requests::create(begin(request), now)?;
+        let create = requests::create(begin(request)?, now)?;
         let created = self
             .store
             .create_memories(
@@ -179,7 +180,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::BatchCreateMemoriesRequest>,
     ) -> Reply<pb::BatchCreateMemoriesResponse> {
         let now = now_micros();
-        let create = requests::batch_create(begin(request), now)?;
+        let create = requests::batch_create(begin(request)?, now)?;
         let created = self
             .store
             .create_memories(
@@ -195,7 +196,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     }
 
     async fn get_memory(&self, request: Request<pb::GetMemoryRequest>) -> Reply<pb::Memory> {
-        let req = begin(request);
+        let req = begin(request)?;
         let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
         let memory = self
             .store
@@ -207,7 +208,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
 
     async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {
         let now = now_micros();
-        let update = requests::update(begin(request), now)?;
+        let update = requests::update(begin(request)?, now)?;
         let memory = self
             .store
             .update_memory(
@@ -225,7 +226,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::DeleteMemoryRequest>,
     ) -> Reply<pb::DeleteMemoryResponse> {
-        let (scope, id, etag) = requests::delete(&begin(request))?;
+        let (scope, id, etag) = requests::delete(&begin(request)?)?;
         self.store
             .delete_memory(&scope, &id, etag.as_deref(), now_micros())
             .await?;
@@ -236,7 +237,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListMemoriesRequest>,
     ) -> Reply<pb::ListMemoriesResponse> {
-        let (query, fingerprint) = requests::list(&begin(request))?;
+        let (query, fingerprint) = requests::list(&begin(request)?)?;
         let mut memories = self.store.list_memories(&query, now_micros()).await?;
         let mut more = memories.len() > query.page_size;
         memories.truncate(query.page_size);
@@ -271,7 +272,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::SearchMemoriesRequest>,
     ) -> Reply<pb::SearchMemoriesResponse> {
         let deadline = deadline(&request);
-        let search = requests::search(&begin(request))?;
+        let search = requests::search(&begin(request)?)?;
         let searched = search::search(
             self.store.as_ref(),
             &self.retrieval,
@@ -297,7 +298,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::BuildContextRequest>,
     ) -> Reply<pb::BuildContextResponse> {
         let deadline = deadline(&request);
-        let context = requests::build_context(&begin(request))?;
+        let context = requests::build_context(&begin(request)?)?;
         let block = context::build(
             self.store.as_ref(),
             &self.retrieval,
@@ -310,7 +311,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     }
 
     async fn start_episode(&self, request: Request<pb::StartEpisodeRequest>) -> Reply<pb::Episode> {
-        let (new, request_id) = episode_requests::start(&begin(request))?;
+        let (new, request_id) = episode_requests::start(&begin(request)?)?;
         let episode = self
             .store
             .start_episode(new, request_id.as_deref(), now_micros())
@@ -323,7 +324,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::AppendStepsRequest>,
     ) -> Reply<pb::AppendStepsResponse> {
         let now = now_micros();
-        let (scope, id, steps) = episode_requests::append(&begin(request), now)?;
+        let (scope, id, steps) = episode_requests::append(&begin(request)?, now)?;
         let appended = self
             .store
             .append_steps(&scope, &id, steps, true, now)
@@ -337,19 +338,24 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<Streaming<pb::StreamStepsRequest>>,
     ) -> Reply<pb::StreamStepsResponse> {
+        let grant = request.extensions().get::<Arc<Grant>>().cloned();
         let mut stream = request.into_inner();
         let mut tally = StreamTally::default();
         // The first message's scope is the stream's; later messages may leave
         // it unset, and one naming another scope has its steps rejected.
         let mut stream_scope: Option<(pb::Scope, Result<Scope, String>)> = None;
         while let Some(message) = stream.message().await? {
-            let (first, scope) = stream_scope.get_or_insert_with(|| {
-                record_namespace(message.scope.as_ref());
-                let given = message.scope.clone().unwrap_or_default();
-                let mut v = Violations::default();
-                let scope = v.scope("scope", Some(&given));
-                (given, v.finish(scope).map_err(|err| describe(&err)))
-            });
+            let (first, scope) = match &mut stream_scope {
+                Some(known) => known,
+                None => {
+                    // A namespace the key may not use ends the stream.
+                    enter_namespace(grant.as_deref(), message.scope.as_ref())?;
+                    let given = message.scope.clone().unwrap_or_default();
+                    let mut v = Violations::default();
+                    let scope = v.scope("scope", Some(&given));
+                    stream_scope.insert((given, v.finish(scope).map_err(|err| describe(&err))))
+                }
+            };
             let scope = match &message.scope {
                 Some(other) if other != first => {
                     Err("a stream keeps the scope of its first message".to_owned())
@@ -368,7 +374,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::CompleteEpisodeRequest>,
     ) -> Reply<pb::CompleteEpisodeResponse> {
-        let (scope, id, outcome) = episode_requests::complete(&begin(request))?;
+        let (scope, id, outcome) = episode_requests::complete(&begin(request)?)?;
         let (episode, learned) = self
             .store
             .complete_episode(&scope, &id, outcome, now_micros())
@@ -380,7 +386,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     }
 
     async fn get_episode(&self, request: Request<pb::GetEpisodeRequest>) -> Reply<pb::Episode> {
-        let req = begin(request);
+        let req = begin(request)?;
         let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
         let episode = self
             .store
@@ -394,7 +400,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListEpisodesRequest>,
     ) -> Reply<pb::ListEpisodesResponse> {
-        let (query, fingerprint) = episode_requests::list(&begin(request))?;
+        let (query, fingerprint) = episode_requests::list(&begin(request)?)?;
         let mut episodes = self.store.list_episodes(&query).await?;
         let next_page_token = page_token::next_page(
             &mut episodes,

@@ -15,6 +15,9 @@ mod status;
 pub mod trace;
 mod validate;
 
+use std::sync::Arc;
+
+use auth::Grant;
 use engram::v1 as pb;
 
 /// A request that names a scope.
@@ -66,21 +69,24 @@ scoped!(
 /// The most characters of a namespace written to the log.
 const MAX_LOGGED_NAMESPACE_CHARS: usize = 128;
 
-/// Unwraps a request after naming its namespace on the current RPC span, so
-/// that even a request that fails validation is logged with its tenant.
-fn begin<T: Scoped>(request: tonic::Request<T>) -> T {
+/// Unwraps a request after naming its namespace on the current RPC span (so
+/// that even a request that fails validation is logged with its tenant) and
+/// checking that the caller's API key may use that namespace.
+fn begin<T: Scoped>(request: tonic::Request<T>) -> Result<T, tonic::Status> {
+    let grant = request.extensions().get::<Arc<Grant>>().cloned();
     let request = request.into_inner();
-    record_namespace(request.scope());
-    request
+    enter_namespace(grant.as_deref(), request.scope())?;
+    Ok(request)
 }
 
-/// Names a scope's namespace on the current RPC span.
-fn record_namespace(scope: Option<&pb::Scope>) {
-    let namespace = scope.map_or("", |s| s.namespace.as_str());
-    let namespace: String = if namespace.is_empty() {
-        engram::DEFAULT_NAMESPACE.to_owned()
-    } else {
-        namespace.chars().take(MAX_LOGGED_NAMESPACE_CHARS).collect()
+/// Names a scope's namespace on the current RPC span and checks that the
+/// caller's key (`grant`, none without authentication) may use it.
+fn enter_namespace(grant: Option<&Grant>, scope: Option<&pb::Scope>) -> Result<(), tonic::Status> {
+    let namespace = match scope.map_or("", |s| s.namespace.as_str()) {
+        "" => engram::DEFAULT_NAMESPACE,
+        named => named,
     };
-    tracing::Span::current().record("namespace", namespace.as_str());
+    let logged: String = namespace.chars().take(MAX_LOGGED_NAMESPACE_CHARS).collect();
+    tracing::Span::current().record("namespace", logged.as_str());
+    auth::authorize(grant, namespace)
 }

@@ -161,7 +161,7 @@ fn decision(decision: Decision) -> pb::MemoryDecision {
 #[tonic::async_trait]
 impl pb::policy_service_server::PolicyService for PolicyApi {
     async fn classify(&self, request: Request<pb::ClassifyRequest>) -> Reply<pb::ClassifyResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let request = classification(
             &mut v,
@@ -179,7 +179,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
     }
 
     async fn remember(&self, request: Request<pb::RememberRequest>) -> Reply<pb::RememberResponse> {
-        let req = begin(request);
+        let req = begin(request)?;
         let mut v = Violations::default();
         let request = classification(
             &mut v,

@@ -1,6 +1,7 @@
 //! One tracing span per RPC, with its method, namespace (recorded by the
-//! handler), gRPC status and latency. A tower layer, so handlers hold no
-//! logging code beyond naming their scope.
+//! handler), API key id (recorded by the auth layer), gRPC status and
+//! latency. A tower layer, so handlers hold no logging code beyond naming
+//! their scope.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -47,6 +48,7 @@ where
             "rpc",
             method = %request.uri().path(),
             namespace = tracing::field::Empty,
+            key = tracing::field::Empty,
         );
         let started = Instant::now();
         let response = span.in_scope(|| self.inner.call(request));

@@ -31,6 +31,15 @@ pub struct Cli {
     #[arg(long, env = "ENGRAM_TLS_CA", global = true)]
     pub tls_ca: Option<std::path::PathBuf>,
 
+    /// A PEM client certificate to present to a server that asks for one
+    /// (mutual TLS); needs --tls-key.
+    #[arg(long, env = "ENGRAM_TLS_CERT", requires = "tls_key", global = true)]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, env = "ENGRAM_TLS_KEY", requires = "tls_cert", global = true)]
+    pub tls_key: Option<std::path::PathBuf>,
+
     /// Print the whole response as JSON (the protobuf JSON mapping) instead of text.
     #[arg(long, global = true)]
     pub json: bool,

@@ -84,11 +84,17 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
     if let Some(api_key) = &cli.api_key {
         builder = builder.api_key(api_key.clone());
     }
+    let read = |flag: &str, path: &std::path::Path| {
+        std::fs::read(path).map_err(|error| {
+            Failure::Usage(format!("cannot read {flag} {}: {error}", path.display()))
+        })
+    };
     if let Some(path) = &cli.tls_ca {
-        let pem = std::fs::read(path).map_err(|error| {
-            Failure::Usage(format!("cannot read --tls-ca {}: {error}", path.display()))
-        })?;
-        builder = builder.tls_ca_certificate(pem);
+        builder = builder.tls_ca_certificate(read("--tls-ca", path)?);
+    }
+    if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
+        builder =
+            builder.tls_client_certificate(read("--tls-cert", cert)?, read("--tls-key", key)?);
     }
     let engram = builder.connect().await?;
     let scope = cli.scope.to_proto();
