@@ -26,6 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Services implemented in a later step answer UNIMPLEMENTED by default
         // instead of failing to compile.
         .generate_default_stubs(true)
+        // Our codec: an undecodable request is INVALID_ARGUMENT, not INTERNAL.
+        .codec_path("crate::codec::Codec")
         // `prost::Name` on every message, so tools (the `engram` command's
         // JSON output, `google.protobuf.Any` packing) can look a message up
         // by its full name.

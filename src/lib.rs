@@ -5,6 +5,8 @@
 //! The `.proto` files in `proto/engram/v1/` are the contract; this crate is
 //! compiled from them without a system `protoc`.
 
+pub mod codec;
+
 /// The `engram.v1` package.
 pub mod v1 {
     #![allow(clippy::all, missing_docs)]

@@ -336,7 +336,9 @@ impl MemoryClient {
         /// ```
         complete_episode(CompleteEpisodeRequest) -> CompleteEpisodeResponse, never;
 
-        /// Reads one episode with its steps.
+        /// Reads one episode with one page of its steps (up to
+        /// `step_page_size`, and at most 3 MiB; `next_step_page_token` leads
+        /// to the rest — or use [`MemoryClient::get_episode_with_all_steps`]).
         ///
         /// ```
         /// # #[tokio::main(flavor = "current_thread")]
@@ -348,7 +350,7 @@ impl MemoryClient {
         /// let started = engram.memory().start_episode(StartEpisode::new(scope.clone(), "triage")).await?;
         /// let episode = engram
         ///     .memory()
-        ///     .get_episode(GetEpisodeRequest { scope: Some(scope), id: started.id.clone() })
+        ///     .get_episode(GetEpisodeRequest { scope: Some(scope), id: started.id.clone(), ..Default::default() })
         ///     .await?;
         /// assert_eq!(episode.task_id, "triage");
         /// # Ok(())
@@ -376,6 +378,43 @@ impl MemoryClient {
         /// # }
         /// ```
         list_episodes(ListEpisodesRequest) -> ListEpisodesResponse, safe;
+    }
+
+    /// Reads one episode with all its steps, page after page (each page
+    /// within what a client accepts; the steps may add up to more).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// # let engram = engram_client::Engram::from_env().await?;
+    /// use engram_client::{StartEpisode, proto::{AppendStepsRequest, GetEpisodeRequest, Scope, Step}};
+    ///
+    /// let scope = Scope::new("docs-all-steps");
+    /// let started = engram.memory().start_episode(StartEpisode::new(scope.clone(), "triage")).await?;
+    /// let steps = (1..=5)
+    ///     .map(|n| Step { step_number: n, tool: "shell".into(), action: format!("step {n}"), ..Default::default() })
+    ///     .collect();
+    /// let append = AppendStepsRequest { scope: Some(scope.clone()), episode_id: started.id.clone(), steps };
+    /// engram.memory().append_steps(append).await?;
+    /// let request = GetEpisodeRequest { scope: Some(scope), id: started.id, step_page_size: 2, ..Default::default() };
+    /// let episode = engram.memory().get_episode_with_all_steps(request).await?;
+    /// assert_eq!(episode.steps.len(), 5);
+    /// assert!(episode.next_step_page_token.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn get_episode_with_all_steps(
+        &self,
+        mut request: proto::GetEpisodeRequest,
+    ) -> Result<proto::Episode, Error> {
+        let mut episode = self.get_episode(request.clone()).await?;
+        while !episode.next_step_page_token.is_empty() {
+            request.step_page_token = std::mem::take(&mut episode.next_step_page_token);
+            let page = self.get_episode(request.clone()).await?;
+            episode.steps.extend(page.steps);
+            episode.next_step_page_token = page.next_step_page_token;
+        }
+        Ok(episode)
     }
 
     /// Streams steps of one or more running episodes; each step is stored

@@ -56,6 +56,13 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_SQLITE_READERS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub sqlite_readers: u32,
 
+    /// The largest request message accepted, e.g. "8MiB", "512KiB" or a
+    /// number of bytes; larger ones fail with OUT_OF_RANGE before any
+    /// work is done. (A BatchCreateMemories of many large memories may need
+    /// it raised, or to be split.)
+    #[arg(long, env = "ENGRAM_MAX_REQUEST_SIZE", default_value = "8MiB", value_parser = parse_size)]
+    pub max_request_size: usize,
+
     /// On SIGINT/SIGTERM, how long in-flight calls may take to finish before
     /// the server exits anyway, e.g. "10s".
     #[arg(long, env = "ENGRAM_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
@@ -264,6 +271,37 @@ fn beside(database: &std::path::Path) -> PathBuf {
     database.with_file_name(name)
 }
 
+/// The smallest `--max-request-size`: room for any single record.
+const MIN_REQUEST_SIZE: usize = 1024 * 1024;
+/// The largest: what a gRPC message can be at all (its length is 32 bits).
+const MAX_REQUEST_SIZE: usize = u32::MAX as usize;
+
+/// Parses "8MiB", "512KiB", "1GiB" or a plain number of bytes, between
+/// [`MIN_REQUEST_SIZE`] and [`MAX_REQUEST_SIZE`].
+fn parse_size(text: &str) -> anyhow::Result<usize> {
+    let text = text.trim();
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((text, ""), |at| text.split_at(at));
+    let value: usize = number
+        .parse()
+        .with_context(|| format!("{text:?} is not a size like 8MiB or 4194304"))?;
+    let unit_bytes: usize = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        other => bail!("{text:?}: unknown unit {other:?} (use B, KiB, MiB or GiB)"),
+    };
+    let bytes = value
+        .checked_mul(unit_bytes)
+        .with_context(|| format!("{text:?} is too large"))?;
+    if !(MIN_REQUEST_SIZE..=MAX_REQUEST_SIZE).contains(&bytes) {
+        bail!("{text:?} must be between 1MiB and 4GiB - 1");
+    }
+    Ok(bytes)
+}
+
 /// Parses "250ms", "5s", "2m" or a plain number of seconds.
 fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
@@ -320,6 +358,18 @@ mod tests {
             beside(std::path::Path::new("engram.db")),
             PathBuf::from("engram.db.index")
         );
+    }
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("8MiB").unwrap(), 8 << 20);
+        assert_eq!(parse_size("1536KiB").unwrap(), 1536 << 10);
+        assert_eq!(parse_size("2097152").unwrap(), 2 << 20);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert!(parse_size("8MB").is_err(), "decimal units are ambiguous");
+        assert!(parse_size("1KiB").is_err(), "below 1 MiB");
+        assert!(parse_size("4GiB").is_err(), "above a gRPC message's size");
+        assert!(parse_size("many").is_err());
     }
 
     #[test]

@@ -109,7 +109,10 @@ async fn main() -> anyhow::Result<()> {
         llm,
         security,
         shutdown,
-        config.shutdown_grace,
+        server::Limits {
+            max_request_bytes: config.max_request_size,
+            shutdown_grace: config.shutdown_grace,
+        },
     )
     .await
 }

@@ -27,10 +27,6 @@ use crate::store::Store;
 
 /// How often an idle connection is probed, so dead peers are noticed.
 const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
-/// The largest request accepted: room for a batch of 500 memories of 64 KiB
-/// content each with modest metadata. (Requests beyond it fail with
-/// RESOURCE_EXHAUSTED before any work is done.)
-const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
 
 /// The services this server answers, as advertised by reflection. A service
 /// is listed once its RPCs work.
@@ -83,8 +79,18 @@ impl Security {
     }
 }
 
+/// How much the server takes and how long it waits.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The largest request message decoded (`--max-request-size`); larger
+    /// ones fail with OUT_OF_RANGE before any work is done.
+    pub max_request_bytes: usize,
+    /// How long in-flight calls may take to finish after a shutdown signal.
+    pub shutdown_grace: Duration,
+}
+
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
-/// lets in-flight calls finish for at most `grace`, and closes the index
+/// lets in-flight calls finish for at most the grace period, and closes the index
 /// (committing what it has applied) and the store (finishing queued writes).
 pub async fn serve(
     listener: TcpListener,
@@ -93,8 +99,9 @@ pub async fn serve(
     llm: Option<Arc<LlmClient>>,
     security: Security,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    grace: Duration,
+    limits: Limits,
 ) -> anyhow::Result<()> {
+    let (max_request_bytes, grace) = (limits.max_request_bytes, limits.shutdown_grace);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
     health
@@ -116,16 +123,16 @@ pub async fn serve(
     let auth = AuthLayer::new(security.api_keys.clone());
     let memory = auth.named_layer(
         MemoryServiceServer::new(MemoryApi::new(store.clone(), retrieval.clone()))
-            .max_decoding_message_size(MAX_REQUEST_BYTES),
+            .max_decoding_message_size(max_request_bytes),
     );
     let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     let learning = auth.named_layer(
         LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone(), embedder))
-            .max_decoding_message_size(MAX_REQUEST_BYTES),
+            .max_decoding_message_size(max_request_bytes),
     );
     let policy = auth.named_layer(
         PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
-            .max_decoding_message_size(MAX_REQUEST_BYTES),
+            .max_decoding_message_size(max_request_bytes),
     );
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();

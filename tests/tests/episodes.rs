@@ -95,6 +95,7 @@ async fn complete(
         .await
 }
 
+/// The episode with every page of its steps.
 async fn get_episode(
     engram: &Engram,
     scope: &proto::Scope,
@@ -102,9 +103,10 @@ async fn get_episode(
 ) -> Result<proto::Episode, Error> {
     engram
         .memory()
-        .get_episode(proto::GetEpisodeRequest {
+        .get_episode_with_all_steps(proto::GetEpisodeRequest {
             scope: Some(scope.clone()),
             id: id.to_owned(),
+            ..Default::default()
         })
         .await
 }
@@ -1061,6 +1063,134 @@ async fn streaming_steps_stores_every_good_step_and_rejects_only_the_bad_one() {
 }
 
 #[tokio::test]
+async fn a_lost_stream_is_resumed_by_sending_again_from_the_last_confirmed_step() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("resume-steps");
+    let episode = start_episode(&engram, &ns, "long_task", "Stream, lose it, resume").await;
+
+    // The first stream stored steps 1-10, but its answer was lost.
+    let first = stream_steps(
+        &engram,
+        stream_messages(&ns, &episode.id, &steps(1..=10), 4),
+    )
+    .await;
+    assert_eq!((first.accepted, first.already_stored), (10, 0));
+    let known = get_episode(&engram, &ns, &episode.id).await.expect("get");
+    assert_eq!(known.last_step_number, 10, "where to resume");
+
+    // The client resends from the last step it had confirmed (6), with the
+    // times of the new sending: steps 6-10 are acknowledged, 11-15 stored.
+    let resent = stream_steps(
+        &engram,
+        stream_messages(&ns, &episode.id, &steps(6..=15), 4),
+    )
+    .await;
+    assert_eq!(
+        (resent.accepted, resent.already_stored, resent.rejected),
+        (10, 5, 0),
+        "{resent:?}"
+    );
+    let stored = get_episode(&engram, &ns, &episode.id).await.expect("get");
+    assert_eq!(stored.step_count, 15);
+    assert_eq!(stored.last_step_number, 15);
+    assert_eq!(step_numbers(&stored), (1..=15).collect::<Vec<_>>());
+
+    // A step sent again with other content is still refused, and says so.
+    let changed = proto::Step {
+        output: "a different output".into(),
+        ..step(12)
+    };
+    let refused = stream_steps(&engram, stream_messages(&ns, &episode.id, &[changed], 1)).await;
+    assert_eq!((refused.accepted, refused.rejected), (0, 1));
+    assert!(
+        refused.rejections[0]
+            .reason
+            .contains("already stored with other content"),
+        "{refused:?}"
+    );
+    // A retried AppendSteps is safe too.
+    for _ in 0..2 {
+        let count = append(&engram, &ns, &episode.id, steps(16..=18)).await;
+        assert_eq!(count.expect("append, then its retry"), 18);
+    }
+    let stored = get_episode(&engram, &ns, &episode.id).await.expect("get");
+    assert_eq!(step_numbers(&stored), (1..=18).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn steps_are_read_page_by_page() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("step-pages");
+    let episode = start_episode(&engram, &ns, "paged", "Read steps in pages").await;
+    append(&engram, &ns, &episode.id, steps(1..=25))
+        .await
+        .expect("append");
+    let mut request = proto::GetEpisodeRequest {
+        scope: Some(ns.clone()),
+        id: episode.id.clone(),
+        step_page_size: 10,
+        ..Default::default()
+    };
+    let mut pages = Vec::new();
+    loop {
+        let page = engram
+            .memory()
+            .get_episode(request.clone())
+            .await
+            .expect("page");
+        assert_eq!((page.step_count, page.last_step_number), (25, 25));
+        pages.push(step_numbers(&page));
+        if page.next_step_page_token.is_empty() {
+            break;
+        }
+        request.step_page_token = page.next_step_page_token;
+    }
+    assert_eq!(
+        pages,
+        [
+            (1..=10).collect::<Vec<_>>(),
+            (11..=20).collect(),
+            (21..=25).collect()
+        ]
+    );
+    // A token is for this episode's steps only.
+    let other = start_episode(&engram, &ns, "paged", "Another").await;
+    let foreign = engram
+        .memory()
+        .get_episode(proto::GetEpisodeRequest {
+            scope: Some(ns.clone()),
+            id: other.id,
+            step_page_size: 10,
+            step_page_token: {
+                let first = engram
+                    .memory()
+                    .get_episode(proto::GetEpisodeRequest {
+                        step_page_token: String::new(),
+                        ..request.clone()
+                    })
+                    .await
+                    .expect("page");
+                assert!(!first.next_step_page_token.is_empty());
+                first.next_step_page_token
+            },
+        })
+        .await
+        .unwrap_err();
+    assert_rejects(&foreign, "step_page_token");
+    let too_many = engram
+        .memory()
+        .get_episode(proto::GetEpisodeRequest {
+            step_page_size: 1001,
+            ..request
+        })
+        .await
+        .unwrap_err();
+    assert_rejects(&too_many, "step_page_size");
+}
+
+#[tokio::test]
 async fn each_streamed_step_is_accepted_or_rejected_on_its_own() {
     let server = Server::start().await;
     let engram = server.client().await;
@@ -1091,7 +1221,12 @@ async fn each_streamed_step_is_accepted_or_rejected_on_its_own() {
                         action: "repeated 4".into(),
                         ..step(4)
                     },
-                    step(2),
+                    // Stored already, with other content. (Sent again as
+                    // stored, it would be acknowledged.)
+                    proto::Step {
+                        output: "not what was stored".into(),
+                        ..step(2)
+                    },
                     step(5),
                 ],
             ),
@@ -1402,8 +1537,15 @@ async fn bad_episode_input_is_rejected_with_the_field_named_and_stores_nothing()
         ),
         (vec![step(0)], "steps[0].step_number"),
         (vec![step(-4)], "steps[0].step_number"),
-        // Not above the episode's last step.
-        (vec![step(3)], "steps[0].step_number"),
+        // Not above the episode's last step, and not the stored step 3 sent
+        // again (which would be acknowledged).
+        (
+            vec![proto::Step {
+                output: "not what was stored".into(),
+                ..step(3)
+            }],
+            "steps[0].step_number",
+        ),
         // Not increasing within the call.
         (vec![step(4), step(4)], "steps[1].step_number"),
         (vec![step(5), step(4)], "steps[1].step_number"),

@@ -190,6 +190,7 @@ async fn call_every_rpc(
     let get = proto::GetEpisodeRequest {
         scope: in_namespace(),
         id: unknown.clone(),
+        ..Default::default()
     };
     codes.insert("GetEpisode", code(memory.get_episode(get).await));
     let list = proto::ListEpisodesRequest {

@@ -53,6 +53,37 @@ pub struct Step {
     pub time: Micros,
 }
 
+impl Step {
+    /// Whether `other` is this step sent again: the same number and content.
+    /// The time is left out, since a client that does not set it gets the
+    /// time of each sending.
+    pub fn same_content(&self, other: &Step) -> bool {
+        self.number == other.number
+            && self.tool == other.tool
+            && self.action == other.action
+            && self.parameters == other.parameters
+            && self.result == other.result
+            && self.output == other.output
+            && self.latency_ms == other.latency_ms
+    }
+}
+
+/// Which of an episode's steps to read: those numbered above `after`, at
+/// most `limit` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepWindow {
+    pub after: i32,
+    pub limit: usize,
+}
+
+impl StepWindow {
+    /// Every step.
+    pub const ALL: StepWindow = StepWindow {
+        after: i32::MIN,
+        limit: usize::MAX,
+    };
+}
+
 /// A mistake as reported, before it is merged into a card.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MistakeReport {
@@ -147,7 +178,10 @@ pub struct Rejection {
 /// What an append stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Appended {
+    /// Steps stored by this append, and steps identical to stored ones.
     pub accepted: usize,
+    /// Of `accepted`, the steps that were stored before (sent again).
+    pub repeated: usize,
     pub rejections: Vec<Rejection>,
     /// The episode's step count afterwards.
     pub step_count: i32,

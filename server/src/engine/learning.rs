@@ -66,31 +66,49 @@ pub fn cut(text: &str, max_chars: usize) -> String {
 
 /// Steps judged against an episode that has `count` steps, the last
 /// numbered `last`: each must number above the one before, and the episode
-/// may not pass its step limit.
+/// may not pass its step limit — except a step sent again with the number
+/// and content of one already stored (one of `stored`), which is counted as
+/// repeated, so that a client can resend after a lost stream or call.
 #[derive(Debug, Default, PartialEq)]
 pub struct JudgedSteps {
     pub accepted: Vec<Step>,
     pub rejections: Vec<Rejection>,
+    /// Steps identical to stored ones: acknowledged, not stored again.
+    pub repeated: usize,
     /// The episode's last step number and step count with the accepted ones.
     pub last: i32,
     pub count: i32,
 }
 
-pub fn judge_steps(last: i32, count: i32, steps: Vec<Step>) -> JudgedSteps {
+pub fn judge_steps(last: i32, count: i32, steps: Vec<Step>, stored: &[Step]) -> JudgedSteps {
     let mut judged = JudgedSteps {
         last,
         count,
         ..JudgedSteps::default()
     };
     for (index, step) in steps.into_iter().enumerate() {
+        let stored_step = stored.iter().find(|s| s.number == step.number);
         let problem = if step.number <= judged.last {
-            Some((
-                StepProblem::Misnumbered,
-                format!(
-                    "step_number {} is not above the previous step {}",
-                    step.number, judged.last
-                ),
-            ))
+            match stored_step {
+                Some(stored) if stored.same_content(&step) => {
+                    judged.repeated += 1;
+                    continue;
+                }
+                Some(_) => Some((
+                    StepProblem::Misnumbered,
+                    format!(
+                        "step {} is already stored with other content (the last stored step is {last})",
+                        step.number
+                    ),
+                )),
+                None => Some((
+                    StepProblem::Misnumbered,
+                    format!(
+                        "step_number {} is not above the previous step {}",
+                        step.number, judged.last
+                    ),
+                )),
+            }
         } else if judged.count >= MAX_STEPS_PER_EPISODE {
             Some((
                 StepProblem::TooMany,
@@ -256,7 +274,7 @@ mod tests {
 
     #[test]
     fn steps_must_number_upwards_and_stay_within_the_limit() {
-        let judged = judge_steps(2, 2, vec![step(3), step(3), step(1), step(7)]);
+        let judged = judge_steps(2, 2, vec![step(3), step(3), step(1), step(7)], &[]);
         let numbers: Vec<i32> = judged.accepted.iter().map(|s| s.number).collect();
         assert_eq!(numbers, [3, 7]);
         let rejected: Vec<(usize, StepProblem)> = judged
@@ -270,9 +288,40 @@ mod tests {
         );
         assert_eq!((judged.last, judged.count), (7, 4));
 
-        let full = judge_steps(999, MAX_STEPS_PER_EPISODE - 1, vec![step(1000), step(1001)]);
+        let full = judge_steps(
+            999,
+            MAX_STEPS_PER_EPISODE - 1,
+            vec![step(1000), step(1001)],
+            &[],
+        );
         assert_eq!(full.accepted.len(), 1);
         assert_eq!(full.rejections[0].problem, StepProblem::TooMany);
+    }
+
+    #[test]
+    fn a_stored_step_sent_again_is_acknowledged_and_a_changed_one_rejected() {
+        let stored = [step(1), step(2)];
+        let mut later = step(2);
+        later.time = 99;
+        let mut changed = step(1);
+        changed.output = "other".into();
+        let judged = judge_steps(2, 2, vec![later, changed, step(3)], &stored);
+        assert_eq!(
+            judged.repeated, 1,
+            "a resent step 2 (only its time differs)"
+        );
+        let numbers: Vec<i32> = judged.accepted.iter().map(|s| s.number).collect();
+        assert_eq!(numbers, [3]);
+        assert_eq!(judged.rejections.len(), 1);
+        assert_eq!(judged.rejections[0].index, 1);
+        assert!(
+            judged.rejections[0]
+                .reason
+                .contains("already stored with other content"),
+            "{:?}",
+            judged.rejections[0]
+        );
+        assert_eq!((judged.last, judged.count), (3, 3));
     }
 
     #[test]

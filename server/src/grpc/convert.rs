@@ -163,6 +163,8 @@ pub fn episode(episode: Episode) -> pb::Episode {
         update_time: Some(timestamp(episode.update_time)),
         complete_time: episode.complete_time.map(timestamp),
         etag,
+        last_step_number: episode.last_step,
+        next_step_page_token: String::new(),
     }
 }
 
@@ -242,8 +244,9 @@ pub fn stats(stats: Stats) -> pb::GetStatsResponse {
         outcomes: stats.task_types.iter().map(|t| t.outcomes).sum(),
         heuristics: stats.task_types.iter().map(|t| t.heuristics).sum(),
         anti_patterns: stats.task_types.iter().map(|t| t.anti_patterns).sum(),
-        // Filled in by the caller, which knows the embedder.
+        // Filled in by the caller, which knows the embedder and cuts the lists.
         pending_embeddings: 0,
+        truncated: false,
         task_types: stats
             .task_types
             .into_iter()

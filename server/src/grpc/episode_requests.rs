@@ -6,6 +6,7 @@ use super::page_token;
 use super::validate::{MAX_ID_CHARS, Violations};
 use crate::domain::episode::{
     EpisodeContext, EpisodeQuery, EpisodeStatus, MistakeReport, NewEpisode, Outcome, Step,
+    StepWindow,
 };
 use crate::domain::{Micros, Scope};
 use crate::error::Result;
@@ -257,6 +258,40 @@ pub fn mistake(v: &mut Violations, field: &str, card: &pb::MistakeCardInput) -> 
 }
 
 /// A validated ListEpisodes and the fingerprint its page tokens carry.
+/// The most steps GetEpisode returns at once, and the default.
+pub const MAX_STEP_PAGE_SIZE: usize = 1000;
+
+/// A validated GetEpisode: scope, id, the steps to read (one more than the
+/// page, to tell whether more follow) and the step token's fingerprint.
+pub fn get(req: &pb::GetEpisodeRequest) -> Result<(Scope, String, StepWindow, String)> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let id = v.uuid("id", &req.id);
+    let page_size = v.count_or_default(
+        "step_page_size",
+        req.step_page_size,
+        MAX_STEP_PAGE_SIZE,
+        1,
+        MAX_STEP_PAGE_SIZE,
+    );
+    let fingerprint = page_token::fingerprint(&(&scope.namespace, &id, "steps"));
+    let after = match req.step_page_token.as_str() {
+        "" => i32::MIN,
+        token => match page_token::decode::<1>(token, &fingerprint) {
+            Ok([number]) => i32::try_from(number).unwrap_or(i32::MAX),
+            Err(why) => {
+                v.add("step_page_token", why);
+                i32::MIN
+            }
+        },
+    };
+    let window = StepWindow {
+        after,
+        limit: page_size + 1,
+    };
+    v.finish((scope, id, window, fingerprint))
+}
+
 pub fn list(req: &pb::ListEpisodesRequest) -> Result<(EpisodeQuery, String)> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());

@@ -39,6 +39,9 @@ pub const MAX_MIN_OCCURRENCES: usize = 100;
 pub const DEFAULT_FORGET_AFTER_MICROS: i64 = 90 * 24 * 3600 * 1_000_000;
 /// Forget's default confidence below which a heuristic is weak.
 pub const DEFAULT_WEAK_CONFIDENCE: f64 = 0.3;
+/// The most bytes of GetStats' per-task and per-task-type lists, each: with
+/// the rest they stay well within a response a default client accepts.
+const MAX_STATS_LIST_BYTES: usize = 1024 * 1024;
 
 /// The LearningService implementation.
 pub struct LearningApi {
@@ -166,14 +169,19 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let fingerprint = page_token::fingerprint(&(&scope.namespace, &req.task_id));
         let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
         v.finish(())?;
-        let mut rules = self
+        let rules = self
             .store
             .list_task_rules(&scope.namespace, req.task_id.as_deref(), page_size, after)
             .await?;
-        let next_page_token =
-            page_token::next_page(&mut rules, page_size, |r| vec![r.seq], fingerprint);
+        let (task_rules, next_page_token) = page_token::page(
+            rules,
+            page_size,
+            |r| vec![r.seq],
+            fingerprint,
+            convert::task_rule,
+        );
         Ok(Response::new(pb::ListTaskRulesResponse {
-            task_rules: rules.into_iter().map(convert::task_rule).collect(),
+            task_rules,
             next_page_token,
         }))
     }
@@ -237,7 +245,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .map(|[seen, last]| (seen, last));
         v.finish(())?;
         let filter = |text: &str| (!text.is_empty()).then(|| text.to_owned());
-        let mut cards = self
+        let cards = self
             .store
             .list_mistake_cards(
                 &scope.namespace,
@@ -247,14 +255,15 @@ impl pb::learning_service_server::LearningService for LearningApi {
                 after,
             )
             .await?;
-        let next_page_token = page_token::next_page(
-            &mut cards,
+        let (mistake_cards, next_page_token) = page_token::page(
+            cards,
             page_size,
             |c| vec![c.seen_count, c.last_seen],
             fingerprint,
+            convert::mistake_card,
         );
         Ok(Response::new(pb::ListMistakeCardsResponse {
-            mistake_cards: cards.into_iter().map(convert::mistake_card).collect(),
+            mistake_cards,
             next_page_token,
         }))
     }
@@ -387,14 +396,19 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let fingerprint = page_token::fingerprint(&(&scope, &filter));
         let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
         v.finish(())?;
-        let mut outcomes = self
+        let outcomes = self
             .store
             .list_outcomes(&scope, &filter, page_size + 1, after)
             .await?;
-        let next_page_token =
-            page_token::next_page(&mut outcomes, page_size, |o| vec![o.seq], fingerprint);
+        let (outcomes, next_page_token) = page_token::page(
+            outcomes,
+            page_size,
+            |o| vec![o.seq],
+            fingerprint,
+            convert::task_outcome,
+        );
         Ok(Response::new(pb::ListOutcomesResponse {
-            outcomes: outcomes.into_iter().map(convert::task_outcome).collect(),
+            outcomes,
             next_page_token,
         }))
     }
@@ -417,18 +431,19 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint)
             .map(|[confidence, seq]| (f64::from_bits(confidence as u64), seq));
         v.finish(())?;
-        let mut heuristics = self
+        let heuristics = self
             .store
             .list_heuristics(&scope, &filter, page_size + 1, after)
             .await?;
-        let next_page_token = page_token::next_page(
-            &mut heuristics,
+        let (heuristics, next_page_token) = page_token::page(
+            heuristics,
             page_size,
             |h| vec![h.confidence.to_bits() as i64, h.seq],
             fingerprint,
+            convert::heuristic,
         );
         Ok(Response::new(pb::ListHeuristicsResponse {
-            heuristics: heuristics.into_iter().map(convert::heuristic).collect(),
+            heuristics,
             next_page_token,
         }))
     }
@@ -449,18 +464,19 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint)
             .map(|[count, seq]| (count, seq));
         v.finish(())?;
-        let mut patterns = self
+        let patterns = self
             .store
             .list_anti_patterns(&scope, &filter, page_size + 1, after)
             .await?;
-        let next_page_token = page_token::next_page(
-            &mut patterns,
+        let (anti_patterns, next_page_token) = page_token::page(
+            patterns,
             page_size,
             |p| vec![p.occurrence_count, p.seq],
             fingerprint,
+            convert::anti_pattern,
         );
         Ok(Response::new(pb::ListAntiPatternsResponse {
-            anti_patterns: patterns.into_iter().map(convert::anti_pattern).collect(),
+            anti_patterns,
             next_page_token,
         }))
     }
@@ -594,9 +610,18 @@ impl pb::learning_service_server::LearningService for LearningApi {
             }
             None => 0,
         };
+        let mut stats = convert::stats(stats);
+        // A namespace can have any number of task families and types; the
+        // response keeps the first ones (by name) that fit.
+        let (tasks, tasks_cut) = page_token::keep_within(stats.tasks, MAX_STATS_LIST_BYTES);
+        let (task_types, types_cut) =
+            page_token::keep_within(stats.task_types, MAX_STATS_LIST_BYTES);
+        stats.tasks = tasks;
+        stats.task_types = task_types;
         Ok(Response::new(pb::GetStatsResponse {
             pending_embeddings,
-            ..convert::stats(stats)
+            truncated: tasks_cut || types_cut,
+            ..stats
         }))
     }
 }

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use engram::v1 as pb;
-use prost::Message as _;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::auth::Grant;
@@ -17,10 +16,6 @@ use crate::engine::search::{Retrieval, SemanticUse};
 use crate::engine::{context, search};
 use crate::error::Error;
 use crate::store::Store;
-
-/// The most bytes of memories in one list page: a page may hold fewer than
-/// page_size memories, so that it fits the 4 MiB a gRPC client accepts by default.
-const MAX_PAGE_BYTES: usize = 3 * 1024 * 1024;
 
 /// The MemoryService implementation.
 pub struct MemoryApi {
@@ -78,10 +73,12 @@ impl MemoryApi {
             .await
         {
             Ok(appended) => {
-                response.0.accepted = response
+                let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+                response.0.accepted = response.0.accepted.saturating_add(count(appended.accepted));
+                response.0.already_stored = response
                     .0
-                    .accepted
-                    .saturating_add(i32::try_from(appended.accepted).unwrap_or(i32::MAX));
+                    .already_stored
+                    .saturating_add(count(appended.repeated));
                 for rejection in appended.rejections {
                     response.reject(episode, rejection.step_number, rejection.reason);
                 }
@@ -238,31 +235,16 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::ListMemoriesRequest>,
     ) -> Reply<pb::ListMemoriesResponse> {
         let (query, fingerprint) = requests::list(&begin(request)?)?;
-        let mut memories = self.store.list_memories(&query, now_micros()).await?;
-        let mut more = memories.len() > query.page_size;
-        memories.truncate(query.page_size);
-        // A page also ends before it outgrows what a client accepts by default.
-        let mut page = Vec::with_capacity(memories.len());
-        let (mut bytes, mut last) = (0, None);
-        for memory in memories {
-            let cursor = PageCursor::after(&memory);
-            let memory = convert::memory(memory);
-            bytes += memory.encoded_len();
-            if !page.is_empty() && bytes > MAX_PAGE_BYTES {
-                more = true;
-                break;
-            }
-            page.push(memory);
-            last = Some(cursor);
-        }
-        let next_page_token = match last {
-            Some(cursor) if more => {
-                page_token::encode(&page_token::memory_key(cursor), fingerprint)
-            }
-            _ => String::new(),
-        };
+        let memories = self.store.list_memories(&query, now_micros()).await?;
+        let (memories, next_page_token) = page_token::page(
+            memories,
+            query.page_size,
+            |memory| page_token::memory_key(PageCursor::after(memory)).to_vec(),
+            fingerprint,
+            convert::memory,
+        );
         Ok(Response::new(pb::ListMemoriesResponse {
-            memories: page,
+            memories,
             next_page_token,
         }))
     }
@@ -281,8 +263,13 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             deadline,
         )
         .await?;
+        let (hits, truncated) = page_token::keep_within(
+            searched.hits.into_iter().map(convert::hit),
+            page_token::MAX_PAGE_BYTES,
+        );
         Ok(Response::new(pb::SearchMemoriesResponse {
-            hits: searched.hits.into_iter().map(convert::hit).collect(),
+            hits,
+            truncated,
             semantic: match searched.semantic {
                 SemanticUse::Off => pb::SemanticSearch::Off,
                 SemanticUse::Complete => pb::SemanticSearch::Complete,
@@ -387,13 +374,26 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
 
     async fn get_episode(&self, request: Request<pb::GetEpisodeRequest>) -> Reply<pb::Episode> {
         let req = begin(request)?;
-        let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
-        let episode = self
+        let (scope, id, window, fingerprint) = episode_requests::get(&req)?;
+        let mut episode = self
             .store
-            .get_episode(&scope, &id)
+            .get_episode(&scope, &id, window)
             .await?
             .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))?;
-        Ok(Response::new(convert::episode(episode)))
+        // One step more than the page was read, to know whether more follow.
+        let steps = std::mem::take(&mut episode.steps);
+        let (steps, next_step_page_token) = page_token::page(
+            steps,
+            window.limit - 1,
+            |step| vec![i64::from(step.number)],
+            fingerprint,
+            convert::step,
+        );
+        Ok(Response::new(pb::Episode {
+            steps,
+            next_step_page_token,
+            ..convert::episode(episode)
+        }))
     }
 
     async fn list_episodes(
@@ -401,15 +401,16 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::ListEpisodesRequest>,
     ) -> Reply<pb::ListEpisodesResponse> {
         let (query, fingerprint) = episode_requests::list(&begin(request)?)?;
-        let mut episodes = self.store.list_episodes(&query).await?;
-        let next_page_token = page_token::next_page(
-            &mut episodes,
+        let episodes = self.store.list_episodes(&query).await?;
+        let (episodes, next_page_token) = page_token::page(
+            episodes,
             query.page_size,
             |e| vec![e.create_time, e.seq],
             fingerprint,
+            convert::episode,
         );
         Ok(Response::new(pb::ListEpisodesResponse {
-            episodes: episodes.into_iter().map(convert::episode).collect(),
+            episodes,
             next_page_token,
         }))
     }

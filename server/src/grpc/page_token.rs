@@ -88,27 +88,98 @@ pub fn memory_cursor([importance, create_time, seq]: [i64; 3]) -> PageCursor {
     }
 }
 
-/// Trims a fetched page of `page_size + 1` items to `page_size` and returns
-/// the token for the next page (empty on the last).
-pub fn next_page<T>(
-    items: &mut Vec<T>,
+/// The most bytes of records in one response (a list page, a search's hits,
+/// an episode's steps): with the rest of the message it stays within the
+/// 4 MiB a gRPC client accepts by default.
+pub const MAX_PAGE_BYTES: usize = 3 * 1024 * 1024;
+
+/// One page of a listing fetched as `page_size + 1` items: at most
+/// `page_size` of them, converted, ending early before their encoded size
+/// passes [`MAX_PAGE_BYTES`] (never before the first), and the token for
+/// the next page — empty on the last, set on any page that ended early.
+pub fn page<T, P: prost::Message>(
+    items: Vec<T>,
     page_size: usize,
     key: impl Fn(&T) -> Vec<i64>,
     fingerprint: String,
-) -> String {
-    if items.len() <= page_size {
-        return String::new();
+    convert: impl Fn(T) -> P,
+) -> (Vec<P>, String) {
+    let fetched = items.len();
+    let keyed = items
+        .into_iter()
+        .take(page_size)
+        .map(|item| (key(&item), convert(item)));
+    let (page, last_key, cut) = fill(keyed, MAX_PAGE_BYTES);
+    let token = match last_key {
+        Some(key) if cut || fetched > page_size => encode(&key, fingerprint),
+        _ => String::new(),
+    };
+    (page, token)
+}
+
+/// The first of `items` whose encoded sizes add up to at most `max_bytes`
+/// (at least one, however large), and whether any were left out.
+pub fn keep_within<P: prost::Message>(
+    items: impl IntoIterator<Item = P>,
+    max_bytes: usize,
+) -> (Vec<P>, bool) {
+    let (kept, _, cut) = fill(items.into_iter().map(|item| ((), item)), max_bytes);
+    (kept, cut)
+}
+
+/// The records of keyed `items` that fit `max_bytes` (at least one), the key
+/// of the last one kept, and whether any were left out.
+fn fill<K, P: prost::Message>(
+    items: impl Iterator<Item = (K, P)>,
+    max_bytes: usize,
+) -> (Vec<P>, Option<K>, bool) {
+    let (mut kept, mut last_key, mut bytes) = (Vec::new(), None, 0);
+    for (key, item) in items {
+        bytes += item.encoded_len();
+        if !kept.is_empty() && bytes > max_bytes {
+            return (kept, last_key, true);
+        }
+        kept.push(item);
+        last_key = Some(key);
     }
-    items.truncate(page_size);
-    items
-        .last()
-        .map(|last| encode(&key(last), fingerprint))
-        .unwrap_or_default()
+    (kept, last_key, false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_ends_before_its_records_pass_the_byte_limit_and_says_where_to_go_on() {
+        // Records of 1 MiB and a few bytes of framing each: three pass 3 MiB.
+        let big = |n: i64| (n, "x".repeat(1024 * 1024));
+        let items: Vec<(i64, String)> = (1..=5).map(big).collect();
+        let (kept, token) = page(items, 10, |(n, _)| vec![*n], "f".into(), |(_, s)| s);
+        assert_eq!(
+            kept.len(),
+            2,
+            "1 MiB + framing each: two fit under 3 MiB, not three"
+        );
+        assert_eq!(decode::<1>(&token, "f"), Ok([2]));
+
+        let small: Vec<(i64, String)> = (1..=3).map(|n| (n, "y".into())).collect();
+        let (kept, token) = page(small.clone(), 3, |(n, _)| vec![*n], "f".into(), |(_, s)| s);
+        assert_eq!(
+            (kept.len(), token.as_str()),
+            (3, ""),
+            "the last page has no token"
+        );
+        let (kept, token) = page(small, 2, |(n, _)| vec![*n], "f".into(), |(_, s)| s);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(decode::<1>(&token, "f"), Ok([2]));
+
+        let (kept, cut) = keep_within(vec!["z".repeat(5 * 1024 * 1024)], MAX_PAGE_BYTES);
+        assert_eq!(
+            (kept.len(), cut),
+            (1, false),
+            "one record, however large, is kept"
+        );
+    }
 
     #[test]
     fn a_token_round_trips_for_the_same_request() {

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
-    NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
+    NewEpisode, Outcome, Stats, Step, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
@@ -131,8 +131,13 @@ pub trait Store: Send + Sync + 'static {
         now: Micros,
     ) -> Result<(Episode, Learned)>;
 
-    /// The episode with its steps, if visible from `scope`.
-    async fn get_episode(&self, scope: &Scope, id: &str) -> Result<Option<Episode>>;
+    /// The episode with the steps in `steps`, if visible from `scope`.
+    async fn get_episode(
+        &self,
+        scope: &Scope,
+        id: &str,
+        steps: StepWindow,
+    ) -> Result<Option<Episode>>;
 
     /// One page of episodes (plus one), newest first, without steps.
     async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>>;

@@ -203,11 +203,14 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             let step_number = match args.number {
                 Some(number) => number,
                 None => {
+                    // The step after the last stored one; no steps needed.
                     let request = proto::GetEpisodeRequest {
                         scope: Some(scope.clone()),
                         id: args.episode_id.clone(),
+                        step_page_size: 1,
+                        step_page_token: String::new(),
                     };
-                    engram.memory().get_episode(request).await?.step_count + 1
+                    engram.memory().get_episode(request).await?.last_step_number + 1
                 }
             };
             let output = match args.output {
@@ -252,11 +255,14 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             out.completed(&engram.memory().complete_episode(request).await?);
         }
         Command::Episode(EpisodeCommand::Get(args)) => {
+            // Every page of steps, shown as one episode.
             let request = proto::GetEpisodeRequest {
                 scope: Some(scope),
                 id: args.id,
+                ..Default::default()
             };
-            out.episode(&engram.memory().get_episode(request).await?);
+            let episode = engram.memory().get_episode_with_all_steps(request).await?;
+            out.episode(&episode);
         }
         Command::Outcome(args) => {
             let mut request = if args.verdict.success() {

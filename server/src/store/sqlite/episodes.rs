@@ -6,6 +6,7 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 use super::{db_error, requests};
 use crate::domain::episode::{
     Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Step, StepProblem,
+    StepWindow,
 };
 use crate::domain::{Micros, Scope};
 use crate::engine::learning::{JudgedSteps, judge_steps};
@@ -169,37 +170,65 @@ fn status_name(status: EpisodeStatus) -> &'static str {
     }
 }
 
-/// The episode with its steps.
+/// The episode with the steps in `window`.
 pub(super) async fn get_with_steps(
     conn: &mut SqliteConnection,
     scope: &Scope,
     id: &str,
+    window: StepWindow,
 ) -> Result<Option<Episode>> {
     let Some(mut episode) = get(conn, scope, id).await? else {
         return Ok(None);
     };
-    let rows =
-        sqlx::query("SELECT * FROM episode_steps WHERE episode_seq = ? ORDER BY step_number")
-            .bind(episode.seq)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(db_error)?;
-    episode.steps = rows
-        .iter()
-        .map(|row| {
-            Ok(Step {
-                number: row.try_get("step_number").map_err(db_error)?,
-                tool: row.try_get("tool").map_err(db_error)?,
-                action: row.try_get("action").map_err(db_error)?,
-                parameters: row.try_get("parameters").map_err(db_error)?,
-                result: row.try_get("result").map_err(db_error)?,
-                output: row.try_get("output").map_err(db_error)?,
-                latency_ms: row.try_get("latency_ms").map_err(db_error)?,
-                time: row.try_get("time").map_err(db_error)?,
-            })
-        })
-        .collect::<Result<_>>()?;
+    let rows = sqlx::query(
+        "SELECT * FROM episode_steps WHERE episode_seq = ? AND step_number > ? \
+         ORDER BY step_number LIMIT ?",
+    )
+    .bind(episode.seq)
+    .bind(window.after)
+    .bind(i64::try_from(window.limit).unwrap_or(i64::MAX))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    episode.steps = rows.iter().map(step_from_row).collect::<Result<_>>()?;
     Ok(Some(episode))
+}
+
+fn step_from_row(row: &SqliteRow) -> Result<Step> {
+    Ok(Step {
+        number: row.try_get("step_number").map_err(db_error)?,
+        tool: row.try_get("tool").map_err(db_error)?,
+        action: row.try_get("action").map_err(db_error)?,
+        parameters: row.try_get("parameters").map_err(db_error)?,
+        result: row.try_get("result").map_err(db_error)?,
+        output: row.try_get("output").map_err(db_error)?,
+        latency_ms: row.try_get("latency_ms").map_err(db_error)?,
+        time: row.try_get("time").map_err(db_error)?,
+    })
+}
+
+/// The stored steps of episode `episode_seq` among `numbers`.
+async fn stored_steps(
+    conn: &mut SqliteConnection,
+    episode_seq: i64,
+    numbers: &[i32],
+) -> Result<Vec<Step>> {
+    let mut stored = Vec::new();
+    for chunk in numbers.chunks(STEPS_PER_INSERT) {
+        let mut qb =
+            QueryBuilder::<Sqlite>::new("SELECT * FROM episode_steps WHERE episode_seq = ");
+        qb.push_bind(episode_seq).push(" AND step_number IN (");
+        let mut list = qb.separated(", ");
+        for number in chunk {
+            list.push_bind(*number);
+        }
+        qb.push(")");
+        let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+        for row in &rows {
+            stored.push(step_from_row(row)?);
+        }
+    }
+    Ok(stored)
 }
 
 /// Appends `steps` to a running episode. Each step must number above the
@@ -215,12 +244,24 @@ pub(super) async fn append(
     now: Micros,
 ) -> Result<Appended> {
     let episode = get_running(conn, &scope, &id).await?;
+    // Steps numbered at or below the last stored one may be resent copies.
+    let resent: Vec<i32> = steps
+        .iter()
+        .map(|step| step.number)
+        .filter(|number| *number <= episode.last_step)
+        .collect();
+    let stored = if resent.is_empty() {
+        Vec::new()
+    } else {
+        stored_steps(conn, episode.seq, &resent).await?
+    };
     let JudgedSteps {
         accepted,
         rejections,
+        repeated,
         last,
         count,
-    } = judge_steps(episode.last_step, episode.step_count, steps);
+    } = judge_steps(episode.last_step, episode.step_count, steps, &stored);
     if all_or_nothing && !rejections.is_empty() {
         return Err(Error::InvalidArgument(
             rejections
@@ -267,7 +308,8 @@ pub(super) async fn append(
         .map_err(db_error)?;
     }
     Ok(Appended {
-        accepted: accepted.len(),
+        accepted: accepted.len() + repeated,
+        repeated,
         rejections,
         step_count: count,
     })

@@ -33,7 +33,7 @@ use self::writer::Writer;
 use super::{Remembered, Store};
 use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
-    NewEpisode, Outcome, Stats, Step, TaskKnowledge, TaskRule,
+    NewEpisode, Outcome, Stats, Step, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
@@ -405,11 +405,16 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn get_episode(&self, scope: &Scope, id: &str) -> Result<Option<Episode>> {
+    async fn get_episode(
+        &self,
+        scope: &Scope,
+        id: &str,
+        steps: StepWindow,
+    ) -> Result<Option<Episode>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        episodes::get_with_steps(&mut snapshot, scope, id).await
+        episodes::get_with_steps(&mut snapshot, scope, id, steps).await
     }
 
     async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
