@@ -63,6 +63,11 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_MAX_REQUEST_SIZE", default_value = "8MiB", value_parser = parse_size)]
     pub max_request_size: usize,
 
+    /// How long a StreamSteps stream may stay silent before the server ends
+    /// it with DEADLINE_EXCEEDED (the steps received are kept), e.g. "60s".
+    #[arg(long, env = "ENGRAM_STREAM_IDLE_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub stream_idle_timeout: Duration,
+
     /// On SIGINT/SIGTERM, how long in-flight calls may take to finish before
     /// the server exits anyway, e.g. "10s".
     #[arg(long, env = "ENGRAM_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
@@ -77,6 +82,11 @@ pub struct Config {
     /// The model the LLM classifier asks; needs --llm-base-url.
     #[arg(long, env = "ENGRAM_LLM_MODEL")]
     pub llm_model: Option<String>,
+
+    /// The most LLM calls in flight at once; more wait for a turn (at most
+    /// --llm-timeout, then the safe fallback is used).
+    #[arg(long, env = "ENGRAM_LLM_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub llm_concurrency: u32,
 
     /// How long one LLM call may take before the safe fallback is used, e.g. "20s".
     #[arg(long, env = "ENGRAM_LLM_TIMEOUT", default_value = "20s", value_parser = parse_duration)]

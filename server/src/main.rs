@@ -43,7 +43,10 @@ async fn main() -> anyhow::Result<()> {
     let llm = match config.llm()? {
         Some(llm) => {
             tracing::info!(base_url = %llm.base_url, model = %llm.model, key = llm.api_key.is_some(), "LLM configured");
-            Some(Arc::new(LlmClient::new(llm)?))
+            Some(Arc::new(LlmClient::new(
+                llm,
+                config.llm_concurrency as usize,
+            )?))
         }
         None => None,
     };
@@ -112,6 +115,7 @@ async fn main() -> anyhow::Result<()> {
         server::Limits {
             max_request_bytes: config.max_request_size,
             shutdown_grace: config.shutdown_grace,
+            stream_idle_timeout: config.stream_idle_timeout,
         },
     )
     .await

@@ -81,6 +81,8 @@ pub enum ApiError {
     BadJson(String),
     #[error("reply does not match the schema: {0}")]
     Schema(String),
+    #[error("{0} calls were in flight for {1:?}; this one was not sent")]
+    Busy(usize, Duration),
 }
 
 /// A client of one API.

@@ -87,6 +87,8 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// How long in-flight calls may take to finish after a shutdown signal.
     pub shutdown_grace: Duration,
+    /// How long a StreamSteps stream may go without a message.
+    pub stream_idle_timeout: Duration,
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -122,8 +124,12 @@ pub async fn serve(
     // open for load balancers and for discovering the API.
     let auth = AuthLayer::new(security.api_keys.clone());
     let memory = auth.named_layer(
-        MemoryServiceServer::new(MemoryApi::new(store.clone(), retrieval.clone()))
-            .max_decoding_message_size(max_request_bytes),
+        MemoryServiceServer::new(MemoryApi::new(
+            store.clone(),
+            retrieval.clone(),
+            limits.stream_idle_timeout,
+        ))
+        .max_decoding_message_size(max_request_bytes),
     );
     let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     let learning = auth.named_layer(

@@ -46,6 +46,9 @@ pub struct Seen {
 struct State<R> {
     reply: R,
     seen: Vec<Seen>,
+    /// Requests being answered now, and the most there ever were at once.
+    in_flight: usize,
+    peak_in_flight: usize,
 }
 
 /// A running fake API; it stops with the test's runtime.
@@ -65,6 +68,8 @@ impl<R: Respond> FakeApi<R> {
         let state = Arc::new(Mutex::new(State {
             reply,
             seen: Vec::new(),
+            in_flight: 0,
+            peak_in_flight: 0,
         }));
         let shared = state.clone();
         tokio::spawn(async move {
@@ -85,6 +90,11 @@ impl<R: Respond> FakeApi<R> {
         self.lock().seen.clone()
     }
 
+    /// The most requests that were being answered at the same time.
+    pub fn peak_in_flight(&self) -> usize {
+        self.lock().peak_in_flight
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State<R>> {
         self.state.lock().expect("fake API state")
     }
@@ -94,12 +104,20 @@ async fn serve<R: Respond>(mut stream: TcpStream, state: Arc<Mutex<State<R>>>) {
     let Some(seen) = read_request(&mut stream).await else {
         return;
     };
-    let mut answer = {
+    let answer = {
         let mut state = state.lock().expect("fake API state");
         let answer = state.reply.answer(&seen);
         state.seen.push(seen);
+        state.in_flight += 1;
+        state.peak_in_flight = state.peak_in_flight.max(state.in_flight);
         answer
     };
+    answer_with(&mut stream, answer).await;
+    state.lock().expect("fake API state").in_flight -= 1;
+}
+
+/// Sends `answer` (after its delays), or nothing for a hang-up.
+async fn answer_with(stream: &mut TcpStream, mut answer: Answer) {
     let (status, body) = loop {
         match answer {
             Answer::Body(status, body) => break (status, body),

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use futures_util::StreamExt as _;
+
 use engram_client::proto::{
     self, ContextItemKind, EpisodeStatus, LearningChange, StepResult, TaskRuleOrigin,
 };
@@ -1116,6 +1118,22 @@ async fn a_lost_stream_is_resumed_by_sending_again_from_the_last_confirmed_step(
     }
     let stored = get_episode(&engram, &ns, &episode.id).await.expect("get");
     assert_eq!(step_numbers(&stored), (1..=18).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_silent_stream_is_ended_and_its_steps_are_kept() {
+    let server = Server::start_with_args(&["--stream-idle-timeout", "1s"]).await;
+    let engram = server.client().await;
+    let ns = scope("idle-stream");
+    let episode = start_episode(&engram, &ns, "idle", "A client that stops sending").await;
+    let first = stream_messages(&ns, &episode.id, &steps(1..=3), 3);
+    // One message, then nothing: the stream stays open but silent.
+    let silent = futures_util::stream::iter(first).chain(futures_util::stream::pending());
+    let ended = engram.memory().stream_steps(silent).await.unwrap_err();
+    assert_eq!(ended.code(), Code::DeadlineExceeded, "{ended}");
+    assert!(ended.message().contains("last_step_number"), "{ended}");
+    let stored = get_episode(&engram, &ns, &episode.id).await.expect("get");
+    assert_eq!((stored.step_count, stored.last_step_number), (3, 3));
 }
 
 #[tokio::test]

@@ -231,6 +231,45 @@ async fn every_misbehaviour_is_the_safe_fallback_and_stores_nothing() {
 }
 
 #[tokio::test]
+async fn at_most_llm_concurrency_calls_are_in_flight_and_the_rest_wait_their_turn() {
+    let fake = FakeLlm::start(Reply::Slow(Duration::from_millis(300), preference(0.8))).await;
+    let server = Server::start_with_env(
+        &[
+            "--llm-base-url",
+            &fake.base_url,
+            "--llm-model",
+            MODEL,
+            "--llm-concurrency",
+            "1",
+        ],
+        &[("ENGRAM_LLM_API_KEY", KEY)],
+    )
+    .await;
+    let engram = server.client().await;
+    let ns = scope("llm-concurrency");
+    let calls = (0..4).map(|n| {
+        let engram = engram.clone();
+        let request = proto::ClassifyRequest {
+            scope: Some(ns.clone()),
+            task_id: "style".into(),
+            transcript: format!("User {n}: please always answer in British English."),
+            mode: proto::ClassifyMode::Llm.into(),
+        };
+        async move { engram.policy().classify(request).await }
+    });
+    for answer in futures_util::future::join_all(calls).await {
+        let decision = answer.expect("classify").decision.expect("a decision");
+        assert_eq!(
+            decision.source(),
+            proto::DecisionSource::Llm,
+            "the model's, not a fallback: {decision:?}"
+        );
+    }
+    assert_eq!(fake.seen().len(), 4);
+    assert_eq!(fake.peak_in_flight(), 1, "one call at a time");
+}
+
+#[tokio::test]
 async fn llm_mode_without_a_model_is_failed_precondition() {
     let server = Server::start().await;
     let engram = server.client().await;

@@ -1,6 +1,7 @@
 //! `engram.v1.MemoryService`: validate, call the engine or store, convert.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use engram::v1 as pb;
 use tonic::{Request, Response, Status, Streaming};
@@ -21,11 +22,21 @@ use crate::store::Store;
 pub struct MemoryApi {
     store: Arc<dyn Store>,
     retrieval: Arc<Retrieval>,
+    /// How long a StreamSteps stream may go without a message.
+    stream_idle_timeout: Duration,
 }
 
 impl MemoryApi {
-    pub fn new(store: Arc<dyn Store>, retrieval: Arc<Retrieval>) -> Self {
-        MemoryApi { store, retrieval }
+    pub fn new(
+        store: Arc<dyn Store>,
+        retrieval: Arc<Retrieval>,
+        stream_idle_timeout: Duration,
+    ) -> Self {
+        MemoryApi {
+            store,
+            retrieval,
+            stream_idle_timeout,
+        }
     }
 
     /// Appends one streamed message's steps, recording each accepted or
@@ -331,7 +342,19 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         // The first message's scope is the stream's; later messages may leave
         // it unset, and one naming another scope has its steps rejected.
         let mut stream_scope: Option<(pb::Scope, Result<Scope, String>)> = None;
-        while let Some(message) = stream.message().await? {
+        loop {
+            // A stream that went silent holds a task and a connection: end it.
+            let Ok(next) = tokio::time::timeout(self.stream_idle_timeout, stream.message()).await
+            else {
+                return Err(Status::deadline_exceeded(format!(
+                    "no message for {:?}: the stream was ended; the steps already received \
+                     are stored (GetEpisode's last_step_number says where to go on)",
+                    self.stream_idle_timeout
+                )));
+            };
+            let Some(message) = next? else {
+                break;
+            };
             let (first, scope) = match &mut stream_scope {
                 Some(known) => known,
                 None => {

@@ -2,6 +2,7 @@
 //! a strict schema (`response_format: json_schema, strict: true`).
 
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
 
 pub use crate::openai::ApiError as LlmError;
 use crate::openai::{ApiClient, ApiConfig};
@@ -12,13 +13,21 @@ pub type LlmConfig = ApiConfig;
 /// The chat-completions client.
 pub struct LlmClient {
     api: ApiClient,
+    /// One permit per call the model may be asked at once: a burst of
+    /// Remember calls waits its turn instead of flooding the API (and the
+    /// server with open connections).
+    permits: Semaphore,
+    concurrency: usize,
 }
 
 impl LlmClient {
-    /// A client for `config`.
-    pub fn new(config: LlmConfig) -> anyhow::Result<LlmClient> {
+    /// A client for `config` that asks at most `concurrency` questions at
+    /// once.
+    pub fn new(config: LlmConfig, concurrency: usize) -> anyhow::Result<LlmClient> {
         Ok(LlmClient {
             api: ApiClient::new(config)?,
+            permits: Semaphore::new(concurrency),
+            concurrency,
         })
     }
 
@@ -30,7 +39,9 @@ impl LlmClient {
     /// Asks the model, with `system` and `user` messages, for a JSON object
     /// matching `schema` (named `name`), and returns it parsed. The caller
     /// validates it against the schema; the server's strict mode is trusted
-    /// for nothing.
+    /// for nothing. When `concurrency` calls are in flight, it waits for one
+    /// to end, at most the call timeout, and then fails with `Busy` (the
+    /// caller falls back, as for any failure).
     pub async fn chat_json(
         &self,
         system: &str,
@@ -50,6 +61,12 @@ impl LlmClient {
                 "json_schema": {"name": name, "schema": schema, "strict": true},
             },
         });
+        let timeout = self.api.config().timeout;
+        let _permit = match tokio::time::timeout(timeout, self.permits.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            // The semaphore is never closed; a timeout is the only way here.
+            Ok(Err(_)) | Err(_) => return Err(LlmError::Busy(self.concurrency, timeout)),
+        };
         let reply = self.api.post("/chat/completions", &body).await?;
         let content = reply
             .pointer("/choices/0/message/content")
