@@ -20,6 +20,7 @@ use crate::engine::search::Retrieval;
 use crate::grpc::auth::ApiKeys;
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
+use crate::grpc::metrics::RpcMetricsLayer;
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::llm::LlmClient;
@@ -34,7 +35,7 @@ const MAX_REQUEST_BYTES: usize = 40 * 1024 * 1024;
 
 /// The services this server answers, as advertised by reflection. A service
 /// is listed once its RPCs work.
-const SERVED: &[&str] = &[
+pub(crate) const SERVED: &[&str] = &[
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
     <LearningServiceServer<LearningApi> as NamedService>::NAME,
     <PolicyServiceServer<PolicyApi> as NamedService>::NAME,
@@ -146,6 +147,7 @@ pub async fn serve(
     }
     let server = builder
         .layer(RpcTraceLayer)
+        .layer(RpcMetricsLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

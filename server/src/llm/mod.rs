@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::metrics::{self, CallOutcome};
 pub use crate::openai::ApiError as LlmError;
 use crate::openai::{ApiClient, ApiConfig};
 
@@ -50,7 +51,17 @@ impl LlmClient {
                 "json_schema": {"name": name, "schema": schema, "strict": true},
             },
         });
-        let reply = self.api.post("/chat/completions", &body).await?;
+        let answer = self.ask(&body).await;
+        metrics::recorders().llm.record(match &answer {
+            Ok(_) => CallOutcome::Ok,
+            Err(err) => CallOutcome::of_api_error(err),
+        });
+        answer
+    }
+
+    /// The JSON object the model answers `body` with.
+    async fn ask(&self, body: &Value) -> Result<Value, LlmError> {
+        let reply = self.api.post("/chat/completions", body).await?;
         let content = reply
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
