@@ -122,9 +122,10 @@ pub struct Config {
     pub tls_key: Option<PathBuf>,
 
     /// Address to serve Prometheus metrics on, over plain HTTP at /metrics
-    /// (e.g. 127.0.0.1:9090); off when not set. Port 0 picks a free port;
-    /// the chosen address is printed on standard output as
-    /// "engram-server metrics on ADDR".
+    /// (e.g. 127.0.0.1:9090); off when not set. No API key guards it, and it
+    /// names the largest namespaces: bind it where only monitoring reaches.
+    /// Port 0 picks a free port; the chosen address is printed on standard
+    /// output as "engram-server metrics on ADDR".
     #[arg(long, env = "ENGRAM_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
 

@@ -49,7 +49,8 @@ async fn expired_memories_are_purged_from_the_database() {
     let server = start(&[]).await;
     let engram = server.client().await;
     let ns = scope("retention");
-    let soon = SystemTime::now() + Duration::from_millis(1500);
+    // Late enough to be counted, stored, before the first run can purge them.
+    let soon = SystemTime::now() + Duration::from_secs(3);
     for i in 0..3 {
         let mut fleeting = input(MemoryType::Event, &format!("the build {i} is red"));
         fleeting.expire_time = Some(prost_types::Timestamp::from(soon));
