@@ -147,6 +147,26 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
 
+    /// Address to serve Prometheus metrics on, over plain HTTP at /metrics
+    /// (e.g. 127.0.0.1:9090); off when not set. No API key guards it, and it
+    /// names the largest namespaces: bind it where only monitoring reaches.
+    /// Port 0 picks a free port; the chosen address is printed on standard
+    /// output as "engram-server metrics on ADDR".
+    #[arg(long, env = "ENGRAM_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
+    /// How long a request_id is remembered, so that a retry of a write gets
+    /// its first answer, e.g. "24h". Older ids are forgotten within
+    /// --retention-interval after; reusing one then makes a new request.
+    #[arg(long, env = "ENGRAM_REQUEST_ID_TTL", default_value = "24h", value_parser = parse_positive_duration)]
+    pub request_id_ttl: Duration,
+
+    /// How often expired memories and request ids older than
+    /// --request-id-ttl are purged from the database, e.g. "60s" (the first
+    /// purge runs shortly after start).
+    #[arg(long, env = "ENGRAM_RETENTION_INTERVAL", default_value = "60s", value_parser = parse_positive_duration)]
+    pub retention_interval: Duration,
+
     /// Log format.
     #[arg(long, env = "ENGRAM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
@@ -312,7 +332,7 @@ fn parse_size(text: &str) -> anyhow::Result<usize> {
     Ok(bytes)
 }
 
-/// Parses "250ms", "5s", "2m" or a plain number of seconds.
+/// Parses "250ms", "5s", "2m", "24h" or a plain number of seconds.
 fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
     let (number, unit) = text
@@ -325,10 +345,21 @@ fn parse_duration(text: &str) -> anyhow::Result<Duration> {
         "ms" => value / 1e3,
         "s" => value,
         "m" => value * 60.0,
-        _ => bail!("{text:?}: unknown unit {unit:?} (use ms, s or m)"),
+        "h" => value * 3600.0,
+        _ => bail!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)"),
     };
     Duration::try_from_secs_f64(seconds)
         .with_context(|| format!("{text:?} is not a valid duration"))
+}
+
+/// Like [`parse_duration`], refusing zero (an interval of nothing would
+/// spin; a time to live of nothing would make retries unsafe).
+fn parse_positive_duration(text: &str) -> anyhow::Result<Duration> {
+    let duration = parse_duration(text)?;
+    if duration.is_zero() {
+        bail!("{text:?}: must be longer than zero");
+    }
+    Ok(duration)
 }
 
 #[cfg(test)]
@@ -388,7 +419,10 @@ mod tests {
         assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("24h").unwrap(), Duration::from_secs(86_400));
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("-1s").is_err());
+        assert!(parse_positive_duration("0s").is_err());
+        assert!(parse_positive_duration("1s").is_ok());
     }
 }

@@ -12,6 +12,8 @@ use engram_server::engine::search::{Retrieval, Semantic};
 use engram_server::grpc::auth::ApiKeys;
 use engram_server::index::{IndexOptions, TextIndex, VectorIndex};
 use engram_server::llm::LlmClient;
+use engram_server::metrics::{self, exporter::Exporter, http::METRICS_PATH};
+use engram_server::retention::{self, Retention};
 use engram_server::store::Store;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use engram_server::{reindex, server};
@@ -93,6 +95,7 @@ async fn main() -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     let shutdown = shutdown_signal()?;
     reload_keys_on_hangup(security.api_keys.clone())?;
+    let shutdown = start_operations(&config, &store, &retrieval.text, shutdown).await?;
     tracing::info!(
         %address,
         database = %config.database,
@@ -119,6 +122,39 @@ async fn main() -> anyhow::Result<()> {
         },
     )
     .await
+}
+
+/// Starts what runs beside the gRPC services: retention, and the metrics
+/// endpoint with `--metrics-listen` (its address printed on standard output,
+/// for scripts and tests). Returns `shutdown`, which now also stops
+/// retention, so that it never writes to a store being closed.
+async fn start_operations<S: Future<Output = ()>>(
+    config: &Config,
+    store: &Arc<dyn Store>,
+    index: &Arc<TextIndex>,
+    shutdown: S,
+) -> anyhow::Result<impl Future<Output = ()> + use<S>> {
+    if let Some(listen) = config.metrics_listen {
+        let listener = TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen} (--metrics-listen)"))?;
+        let address = listener.local_addr()?;
+        let exporter = Arc::new(Exporter::new(store.clone(), index.clone()));
+        tokio::spawn(metrics::http::serve(listener, exporter));
+        tracing::info!(%address, "serving metrics at http://{address}{METRICS_PATH}");
+        println!("engram-server metrics on {address}");
+    }
+    let retention = tokio::spawn(retention::run(
+        store.clone(),
+        Retention {
+            interval: config.retention_interval,
+            request_id_ttl: config.request_id_ttl,
+        },
+    ));
+    Ok(async move {
+        shutdown.await;
+        retention.abort();
+    })
 }
 
 /// The configured embedder, its model described in the log; a model that

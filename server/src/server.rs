@@ -20,6 +20,7 @@ use crate::engine::search::Retrieval;
 use crate::grpc::auth::{ApiKeys, AuthLayer};
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
+use crate::grpc::metrics::RpcMetricsLayer;
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::llm::LlmClient;
@@ -30,7 +31,7 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
 /// The services this server answers, as advertised by reflection. A service
 /// is listed once its RPCs work.
-const SERVED: &[&str] = &[
+pub(crate) const SERVED: &[&str] = &[
     <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
     <LearningServiceServer<LearningApi> as NamedService>::NAME,
     <PolicyServiceServer<PolicyApi> as NamedService>::NAME,
@@ -171,6 +172,7 @@ pub async fn serve(
     }
     let server = builder
         .layer(RpcTraceLayer)
+        .layer(RpcMetricsLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

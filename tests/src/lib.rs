@@ -4,6 +4,7 @@
 pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod fake_openai;
+pub mod scrape;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,8 @@ use tokio::process::{Child, Command};
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the background embedding of a test's memories may take.
 const EMBEDDING_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long other background work (a retention run) may take to show.
+const BACKGROUND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `engram-server`, built (with every binary of the workspace, see
 /// [`binaries_dir`]) in the profile this program was built in — debug for
@@ -88,6 +91,8 @@ pub struct Server {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
+    /// `127.0.0.1:PORT` of the metrics endpoint, with `--metrics-listen`.
+    pub metrics: Option<String>,
     dir: Arc<TempDir>,
     binary: PathBuf,
     extra_args: Vec<String>,
@@ -183,19 +188,33 @@ impl Server {
             .expect("spawn engram-server");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(STARTUP_TIMEOUT, lines.next_line())
-            .await
-            .expect("engram-server did not start in time")
-            .expect("read engram-server output");
-        let Some(address) = line
-            .as_deref()
-            .and_then(|l| l.strip_prefix("engram-server listening on "))
-        else {
-            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-            panic!("engram-server did not start: {line:?}\n{log}");
+        // The metrics address, if any, comes first; the gRPC address last,
+        // once the server serves.
+        let mut metrics = None;
+        let address = loop {
+            let line = tokio::time::timeout(STARTUP_TIMEOUT, lines.next_line())
+                .await
+                .expect("engram-server did not start in time")
+                .expect("read engram-server output");
+            match line.as_deref() {
+                Some(l) if l.starts_with("engram-server metrics on ") => {
+                    metrics = l
+                        .strip_prefix("engram-server metrics on ")
+                        .map(str::to_owned);
+                }
+                Some(l) if l.starts_with("engram-server listening on ") => {
+                    break l["engram-server listening on ".len()..].to_owned();
+                }
+                _ => {
+                    let log =
+                        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+                    panic!("engram-server did not start: {line:?}\n{log}");
+                }
+            }
         };
         Server {
             url: format!("http://{address}"),
+            metrics,
             child,
             dir,
             binary,
@@ -209,6 +228,37 @@ impl Server {
         Engram::connect(self.url.clone())
             .await
             .expect("connect to engram-server")
+    }
+
+    /// The server's metrics, scraped now (it must run with `--metrics-listen`).
+    pub async fn scrape(&self) -> scrape::Scrape {
+        let address = self
+            .metrics
+            .as_deref()
+            .expect("the server runs with --metrics-listen");
+        let response = scrape::http_get(address, "/metrics")
+            .await
+            .expect("GET /metrics");
+        assert_eq!(response.status, 200, "{response:?}");
+        scrape::Scrape::parse(&response.body).expect("the metrics parse")
+    }
+
+    /// Scrapes the server's metrics until `done` holds of them, and returns
+    /// that scrape; panics, naming `what`, if that takes too long.
+    pub async fn scrape_until(
+        &self,
+        what: &str,
+        done: impl Fn(&scrape::Scrape) -> bool,
+    ) -> scrape::Scrape {
+        let deadline = Instant::now() + BACKGROUND_TIMEOUT;
+        loop {
+            let scrape = self.scrape().await;
+            if done(&scrape) {
+                return scrape;
+            }
+            assert!(Instant::now() < deadline, "{what} did not happen in time");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The folder of the server's search index (the default: beside its

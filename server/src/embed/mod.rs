@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 
 use self::local::LocalModel;
+use crate::metrics::{self, CallOutcome};
 use crate::openai::{ApiClient, ApiConfig, ApiError};
 
 /// Query vectors remembered, so a repeated query skips the model.
@@ -95,6 +96,16 @@ impl EmbedError {
             EmbedError::Api(ApiError::Status(status)) => matches!(status, 400 | 413 | 422),
             EmbedError::Model(_) => true,
             EmbedError::Api(_) | EmbedError::BadReply(_) | EmbedError::Paused(_) => false,
+        }
+    }
+
+    /// How the call that failed with this error ended, for the metrics.
+    fn outcome(&self) -> CallOutcome {
+        match self {
+            EmbedError::Api(err) => CallOutcome::of_api_error(err),
+            EmbedError::BadReply(_) => CallOutcome::BadReply,
+            EmbedError::Model(_) => CallOutcome::Refused,
+            EmbedError::Paused(_) => CallOutcome::Skipped,
         }
     }
 }
@@ -205,6 +216,10 @@ impl Embedder {
             Err(err) if !err.is_refusal() => self.note(false),
             Err(_) => {}
         }
+        metrics::recorders().embedder.record(match &embedded {
+            Ok(_) => CallOutcome::Ok,
+            Err(err) => err.outcome(),
+        });
         embedded
     }
 
@@ -242,7 +257,9 @@ impl Embedder {
         let embedding = self.embed_cached(&texts);
         let vectors = match within {
             Some(within) => tokio::time::timeout(within, embedding).await.map_err(|_| {
+                // The call was dropped unfinished: it counts here.
                 self.note(false);
+                metrics::recorders().embedder.record(CallOutcome::Timeout);
                 EmbedError::Api(ApiError::Timeout(within))
             })?,
             None => embedding.await,
@@ -268,6 +285,7 @@ impl Embedder {
         let mut fresh = if missing.is_empty() {
             Vec::new()
         } else if let Some(left) = self.paused() {
+            metrics::recorders().embedder.record(CallOutcome::Skipped);
             return Err(EmbedError::Paused(left));
         } else {
             self.embed(missing).await?

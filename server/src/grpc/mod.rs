@@ -1,6 +1,6 @@
 //! The gRPC edge: one file per service (validate the request, convert proto ↔
-//! domain, call the engine or store), the error → status mapping, and the
-//! per-RPC tracing layer, and API-key authentication.
+//! domain, call the engine or store), the error → status mapping, the
+//! per-RPC tracing and metrics layers, and API-key authentication.
 
 pub mod auth;
 mod convert;
@@ -9,6 +9,7 @@ mod episode_requests;
 pub mod learning;
 pub mod memory;
 mod memory_requests;
+pub mod metrics;
 mod page_token;
 pub mod policy;
 mod status;

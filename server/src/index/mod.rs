@@ -207,6 +207,13 @@ impl TextIndex {
             .map_err(|err| Error::Internal(format!("full-text search: {err}")))
     }
 
+    /// How many changes the database has committed that the index has not
+    /// applied yet (a search waits for them).
+    pub fn lag(&self) -> i64 {
+        let head = *self.feed_head.borrow();
+        (head - *self.shared.applied.borrow()).max(0)
+    }
+
     /// Waits until the follower has applied every change committed so far.
     async fn catch_up(&self) -> Result<()> {
         let target = *self.feed_head.borrow();

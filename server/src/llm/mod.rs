@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+use crate::metrics::{self, CallOutcome};
 pub use crate::openai::ApiError as LlmError;
 use crate::openai::{ApiClient, ApiConfig};
 
@@ -61,13 +62,23 @@ impl LlmClient {
                 "json_schema": {"name": name, "schema": schema, "strict": true},
             },
         });
+        let answer = self.ask(&body).await;
+        metrics::recorders().llm.record(match &answer {
+            Ok(_) => CallOutcome::Ok,
+            Err(err) => CallOutcome::of_api_error(err),
+        });
+        answer
+    }
+
+    /// The JSON object the model answers `body` with, once a permit is had.
+    async fn ask(&self, body: &Value) -> Result<Value, LlmError> {
         let timeout = self.api.config().timeout;
         let _permit = match tokio::time::timeout(timeout, self.permits.acquire()).await {
             Ok(Ok(permit)) => permit,
             // The semaphore is never closed; a timeout is the only way here.
             Ok(Err(_)) | Err(_) => return Err(LlmError::Busy(self.concurrency, timeout)),
         };
-        let reply = self.api.post("/chat/completions", &body).await?;
+        let reply = self.api.post("/chat/completions", body).await?;
         let content = reply
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)

@@ -29,6 +29,17 @@ pub struct Remembered {
     pub created: Option<Created>,
 }
 
+/// How many memories the namespaces hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamespaceSizes {
+    /// The largest namespaces with their memories, largest first.
+    pub largest: Vec<(String, i64)>,
+    /// Memories of all namespaces.
+    pub memories: i64,
+    /// Namespaces that hold a memory.
+    pub namespaces: i64,
+}
+
 /// Where everything lives: memories, episodes and what is learned. Every
 /// method takes the caller's scope (or namespace) and never reads or writes
 /// outside it (DESIGN §3); expired memories are invisible to all of them.
@@ -354,6 +365,25 @@ pub trait Store: Send + Sync + 'static {
     /// A random identifier of this database, made when it was created: an
     /// index built from another database is not to be trusted.
     async fn database_id(&self) -> Result<String>;
+
+    /// Deletes up to `limit` memories whose expire time is at or before
+    /// `now`, soonest expired first, each exactly as [`Store::delete_memory`]
+    /// deletes one (so the change feed records it, and the indexes drop
+    /// it); returns how many. Keep `limit` small: it is one transaction.
+    async fn purge_expired_memories(&self, now: Micros, limit: usize) -> Result<usize>;
+
+    /// Forgets up to `limit` request ids (of every kind of write) recorded
+    /// before `before`, oldest first; returns how many. A write that reuses
+    /// such an id is a new request. Keep `limit` small: it is one transaction.
+    async fn purge_request_ids(&self, before: Micros, limit: usize) -> Result<usize>;
+
+    /// The database's size in bytes.
+    async fn database_bytes(&self) -> Result<i64>;
+
+    /// How many memories the `limit` largest namespaces hold, and the totals
+    /// of all: stored rows, expired ones included until they are purged.
+    /// Reads every memory's index entry: not for every call.
+    async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes>;
 
     /// Finishes queued writes and closes the database.
     async fn close(&self);

@@ -5,7 +5,9 @@
 //! * `load`: throughput and latency beside the empty-call baseline
 //!   (grpc.health Check): creates at 1 and 64 in flight, search and
 //!   BuildContext latency as a namespace grows (10k, 100k, optionally 1M),
-//!   beside a small and an empty namespace, restart time and memory.
+//!   beside a small and an empty namespace, restart time and memory;
+//! * `metrics`: the cost of `--metrics-listen`, Check and CreateMemory on a
+//!   server with metrics beside one without, and the cost of a scrape.
 //!
 //! Run it in release mode; it builds and starts a release `engram-server`:
 //! `cargo run --release -p engram-tests --bin engram-bench -- locomo`.
@@ -95,6 +97,30 @@ enum Command {
         #[arg(long)]
         server_binary: Option<PathBuf>,
     },
+    /// The cost of metrics: grpc.health Check and CreateMemory on a server
+    /// with `--metrics-listen` beside one without, in alternating rounds
+    /// (throughput at `--concurrency` in flight, then latency with one
+    /// client), with the ratios; then the time of one scrape.
+    Metrics {
+        /// Check calls per server, over all rounds.
+        #[arg(long, default_value_t = 100_000)]
+        checks: usize,
+        /// Creates per server at `--concurrency` in flight, over all rounds.
+        #[arg(long, default_value_t = 40_000)]
+        concurrent_writes: usize,
+        /// Rounds per server; the medians are reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+        rounds: u16,
+        /// Calls of each kind measured one at a time per server.
+        #[arg(long, default_value_t = 2_000)]
+        sequential: usize,
+        /// Requests in flight in the throughput rounds.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        /// Run this engram-server binary instead of the workspace's.
+        #[arg(long)]
+        server_binary: Option<PathBuf>,
+    },
     /// One command-line call, end to end (process start, connect, call,
     /// print): the `engram` command beside grpcurl, the operator's baseline.
     /// Needs tests/interop/setup.sh for grpcurl.
@@ -114,6 +140,24 @@ async fn main() -> anyhow::Result<()> {
             server_binary,
         } => locomo(&data, embedder.as_deref(), server_binary.as_deref()).await,
         Command::Cli { runs } => cli(runs).await,
+        Command::Metrics {
+            checks,
+            concurrent_writes,
+            rounds,
+            sequential,
+            concurrency,
+            server_binary,
+        } => {
+            metrics_cost(MetricsCost {
+                checks,
+                concurrent_writes,
+                rounds: usize::from(rounds),
+                sequential,
+                concurrency,
+                server_binary,
+            })
+            .await
+        }
         Command::Load {
             sizes,
             million,
@@ -1069,6 +1113,248 @@ fn search_request(namespace: &proto::Scope, query: &str) -> proto::SearchMemorie
     }
 }
 
+/// What the throughput rounds call: a server's health service, its memory
+/// service through the bare generated stub, and the namespace written to.
+#[derive(Clone)]
+struct Target {
+    health: tonic_health::pb::health_client::HealthClient<tonic::transport::Channel>,
+    stub: proto::memory_service_client::MemoryServiceClient<tonic::transport::Channel>,
+    writes: proto::Scope,
+}
+
+impl Target {
+    /// The target of the server `engram` is connected to. Throughput is
+    /// measured through the bare generated stubs, for Check and
+    /// CreateMemory alike, so that both carry the same client-side cost
+    /// (the client crate adds a deadline and retries).
+    fn of(engram: &Engram) -> Target {
+        Target {
+            health: tonic_health::pb::health_client::HealthClient::new(engram.channel()),
+            stub: proto::memory_service_client::MemoryServiceClient::new(engram.channel()),
+            writes: scope("writes"),
+        }
+    }
+
+    /// One grpc.health Check.
+    async fn check(&self) -> anyhow::Result<()> {
+        self.health
+            .clone()
+            .check(tonic_health::pb::HealthCheckRequest::default())
+            .await?;
+        Ok(())
+    }
+
+    /// One CreateMemory of `content`.
+    async fn create(&self, content: String) -> anyhow::Result<()> {
+        let request = create_request(&self.writes, content);
+        self.stub.clone().create_memory(request).await?;
+        Ok(())
+    }
+}
+
+/// What one throughput round measured.
+struct Round {
+    check_rate: f64,
+    check_latencies: Vec<Duration>,
+    create_rate: f64,
+    create_latencies: Vec<Duration>,
+}
+
+/// One round against `target`: `checks` grpc.health Check calls, then
+/// CreateMemory of `texts[creates]`, each with `concurrency` in flight.
+async fn throughput_round(
+    target: &Target,
+    checks: usize,
+    texts: std::sync::Arc<Vec<String>>,
+    creates: std::ops::Range<usize>,
+    concurrency: usize,
+) -> anyhow::Result<Round> {
+    let (check_latencies, wall) = run_concurrently(checks, concurrency, {
+        let target = target.clone();
+        move |_| {
+            let target = target.clone();
+            async move { target.check().await }
+        }
+    })
+    .await?;
+    let check_rate = checks as f64 / wall.as_secs_f64();
+    let offset = creates.start;
+    let (create_latencies, wall) = run_concurrently(creates.len(), concurrency, {
+        let target = target.clone();
+        move |i| {
+            let (target, content) = (target.clone(), texts[offset + i].clone());
+            async move { target.create(content).await }
+        }
+    })
+    .await?;
+    Ok(Round {
+        check_rate,
+        check_latencies,
+        create_rate: creates.len() as f64 / wall.as_secs_f64(),
+        create_latencies,
+    })
+}
+
+/// What `metrics` measures.
+struct MetricsCost {
+    checks: usize,
+    concurrent_writes: usize,
+    rounds: usize,
+    sequential: usize,
+    concurrency: usize,
+    server_binary: Option<PathBuf>,
+}
+
+/// One server's numbers in `metrics`.
+#[derive(Default)]
+struct Measured {
+    check_rates: Vec<f64>,
+    create_rates: Vec<f64>,
+    check_latencies: Vec<Duration>,
+    create_latencies: Vec<Duration>,
+    one_check: Vec<Duration>,
+    one_create: Vec<Duration>,
+}
+
+/// Scrapes timed by `metrics`.
+const SCRAPES: usize = 200;
+
+async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
+    let binary = config.server_binary.as_deref();
+    let plain = start(binary, &[]).await;
+    let metered = start(binary, &["--metrics-listen", "127.0.0.1:0"]).await;
+    let (plain_engram, metered_engram) = (plain.client().await, metered.client().await);
+    let targets = [Target::of(&plain_engram), Target::of(&metered_engram)];
+    println!(
+        "engram-bench metrics: server {}, {} CPUs; without and with --metrics-listen, alternating rounds",
+        config.server_binary.as_ref().map_or_else(
+            || "of this workspace (release)".to_owned(),
+            |b| b.display().to_string()
+        ),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
+    let per_round = config.concurrent_writes / config.rounds;
+    let mut rng = Text::new(0x5eed);
+    let texts: Vec<String> = (0..per_round * config.rounds + config.sequential)
+        .map(|i| format!("w{i} {}", rng.sentence(12)))
+        .collect();
+    let texts = std::sync::Arc::new(texts);
+    let mut measured = [Measured::default(), Measured::default()];
+    for round in 0..config.rounds {
+        if round > 0 {
+            tokio::time::sleep(SETTLE).await;
+        }
+        // Which server goes first alternates too.
+        for which in [round % 2, 1 - round % 2] {
+            let offset = round * per_round;
+            let ran = throughput_round(
+                &targets[which],
+                config.checks / config.rounds,
+                texts.clone(),
+                offset..offset + per_round,
+                config.concurrency,
+            )
+            .await?;
+            let m = &mut measured[which];
+            m.check_rates.push(ran.check_rate);
+            m.check_latencies.extend(ran.check_latencies);
+            m.create_rates.push(ran.create_rate);
+            m.create_latencies.extend(ran.create_latencies);
+        }
+    }
+    // One client, one call at a time, interleaved call by call.
+    let base = per_round * config.rounds;
+    for i in 0..config.sequential {
+        for which in [i % 2, 1 - i % 2] {
+            let target = &targets[which];
+            let begun = Instant::now();
+            target.check().await?;
+            measured[which].one_check.push(begun.elapsed());
+            let content = texts[base + i].clone();
+            let begun = Instant::now();
+            target.create(content).await?;
+            measured[which].one_create.push(begun.elapsed());
+        }
+    }
+
+    println!(
+        "{:<40} {:>14} {:>14} {:>8}",
+        "", "without", "with metrics", "ratio"
+    );
+    let row = |what: String, without: f64, with: f64, unit: &str| {
+        println!(
+            "{what:<40} {without:>11.0}{unit} {with:>11.0}{unit} {:>8.3}",
+            with / without
+        );
+    };
+    let [mut without, mut with] = measured;
+    row(
+        format!("Check, {} in flight, calls/s", config.concurrency),
+        median(&mut without.check_rates),
+        median(&mut with.check_rates),
+        "   ",
+    );
+    row(
+        format!("CreateMemory, {} in flight, calls/s", config.concurrency),
+        median(&mut without.create_rates),
+        median(&mut with.create_rates),
+        "   ",
+    );
+    let ms_row = |what: String, without: &mut Vec<Duration>, with: &mut Vec<Duration>| {
+        let (without, with) = (Latency::of(without), Latency::of(with));
+        println!(
+            "{what:<40} {:>11.3} ms {:>11.3} ms {:>8.3}",
+            without.p50,
+            with.p50,
+            with.p50 / without.p50
+        );
+        println!(
+            "{:<40} {:>11.3} ms {:>11.3} ms {:>8.3}",
+            "  p99",
+            without.p99,
+            with.p99,
+            with.p99 / without.p99
+        );
+    };
+    ms_row(
+        format!("Check, {} in flight, p50", config.concurrency),
+        &mut without.check_latencies,
+        &mut with.check_latencies,
+    );
+    ms_row(
+        format!("CreateMemory, {} in flight, p50", config.concurrency),
+        &mut without.create_latencies,
+        &mut with.create_latencies,
+    );
+    ms_row(
+        "Check, 1 client, p50".into(),
+        &mut without.one_check,
+        &mut with.one_check,
+    );
+    ms_row(
+        "CreateMemory, 1 client, p50".into(),
+        &mut without.one_create,
+        &mut with.one_create,
+    );
+
+    let address = metered.metrics.clone().context("the metrics address")?;
+    let mut scrapes = Vec::with_capacity(SCRAPES);
+    let mut bytes = 0;
+    for _ in 0..SCRAPES {
+        let begun = Instant::now();
+        let response = engram_tests::scrape::http_get(&address, "/metrics").await?;
+        scrapes.push(begun.elapsed());
+        bytes = response.body.len();
+    }
+    println!(
+        "GET /metrics ({} KiB, at {} memories): p50/p99 {} ms",
+        bytes / 1024,
+        texts.len(),
+        Latency::of(&mut scrapes)
+    );
+    Ok(())
+}
+
 async fn load(config: Load) -> anyhow::Result<()> {
     let args: Vec<&str> = config
         .embedder
@@ -1078,11 +1364,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
     let mut server = start(config.server_binary.as_deref(), &args).await;
     let engram = server.client().await;
     let client = engram.memory();
-    // Throughput is measured through the bare generated stubs, for Check
-    // and CreateMemory alike, so that both carry the same client-side cost
-    // (the client crate adds a deadline and retries).
-    let health = tonic_health::pb::health_client::HealthClient::new(engram.channel());
-    let stub = proto::memory_service_client::MemoryServiceClient::new(engram.channel());
+    let target = Target::of(&engram);
     println!(
         "engram-bench load: server {}, {} CPUs, embedder {}",
         config.server_binary.as_ref().map_or_else(
@@ -1096,8 +1378,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
     // The empty-call baseline, and creates beside it: alternating rounds,
     // so that a slow moment of a shared machine weighs on both alike, and
     // the medians of the rounds.
-    let check = tonic_health::pb::HealthCheckRequest::default();
-    let writes = scope("writes");
+    let writes = target.writes.clone();
     let mut rng = Text::new(0x5eed);
     let per_round = config.concurrent_writes / config.rounds;
     let texts: Vec<String> = (0..config.sequential_writes + per_round * config.rounds)
@@ -1112,37 +1393,19 @@ async fn load(config: Load) -> anyhow::Result<()> {
             // that the baseline is measured on a server at rest.
             tokio::time::sleep(SETTLE).await;
         }
-        let (latencies, wall) =
-            run_concurrently(config.checks / config.rounds, config.concurrency, {
-                let (health, check) = (health.clone(), check.clone());
-                move |_| {
-                    let (mut health, check) = (health.clone(), check.clone());
-                    async move {
-                        health.check(check).await?;
-                        Ok(())
-                    }
-                }
-            })
-            .await?;
-        check_rates.push((config.checks / config.rounds) as f64 / wall.as_secs_f64());
-        check_latencies.extend(latencies);
         let offset = config.sequential_writes + round * per_round;
-        let (latencies, wall) = run_concurrently(per_round, config.concurrency, {
-            let (stub, writes, texts) = (stub.clone(), writes.clone(), texts.clone());
-            move |i| {
-                let (mut stub, request) = (
-                    stub.clone(),
-                    create_request(&writes, texts[offset + i].clone()),
-                );
-                async move {
-                    stub.create_memory(request).await?;
-                    Ok(())
-                }
-            }
-        })
+        let measured = throughput_round(
+            &target,
+            config.checks / config.rounds,
+            texts.clone(),
+            offset..offset + per_round,
+            config.concurrency,
+        )
         .await?;
-        create_rates.push(per_round as f64 / wall.as_secs_f64());
-        create_latencies.extend(latencies);
+        check_rates.push(measured.check_rate);
+        check_latencies.extend(measured.check_latencies);
+        create_rates.push(measured.create_rate);
+        create_latencies.extend(measured.create_latencies);
     }
     let (check_rate, create_rate) = (median(&mut check_rates), median(&mut create_rates));
     println!(
@@ -1158,16 +1421,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
         Latency::of(&mut create_latencies),
         create_rate / check_rate * 100.0
     );
-    let one_check = time_each(2_000, |_| {
-        let mut health = health.clone();
-        async move {
-            health
-                .check(tonic_health::pb::HealthCheckRequest::default())
-                .await?;
-            Ok(())
-        }
-    })
-    .await?;
+    let one_check = time_each(2_000, |_| target.check()).await?;
     println!("grpc.health Check, 1 client:   p50/p99 {one_check} ms");
     let started = Instant::now();
     let one_writer = time_each(config.sequential_writes, |i| {

@@ -760,12 +760,41 @@ pub(super) async fn delete(
     now: Micros,
 ) -> Result<()> {
     let memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
-    sqlx::query("DELETE FROM memories WHERE seq = ?")
-        .bind(memory.seq)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+    remove(conn, &[memory.seq]).await
+}
+
+/// Removes the memories `seqs`: the one way a memory leaves the database on
+/// request (DeleteMemory) or by retention. Their deletion trigger records
+/// each as a change of the feed, which the search indexes follow; whatever
+/// else a removal must leave behind belongs here too.
+async fn remove(conn: &mut SqliteConnection, seqs: &[i64]) -> Result<()> {
+    if seqs.is_empty() {
+        return Ok(());
+    }
+    let mut qb = QueryBuilder::<Sqlite>::new("DELETE FROM memories WHERE seq IN ");
+    push_list(&mut qb, seqs);
+    qb.build().execute(&mut *conn).await.map_err(db_error)?;
     Ok(())
+}
+
+/// Removes up to `limit` memories that expired at or before `now`, soonest
+/// expired first; returns how many.
+pub(super) async fn purge_expired(
+    conn: &mut SqliteConnection,
+    now: Micros,
+    limit: usize,
+) -> Result<usize> {
+    let seqs: Vec<i64> = sqlx::query_scalar(
+        "SELECT seq FROM memories WHERE expire_time IS NOT NULL AND expire_time <= ? \
+         ORDER BY expire_time LIMIT ?",
+    )
+    .bind(now)
+    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    remove(conn, &seqs).await?;
+    Ok(seqs.len())
 }
 
 /// One page (plus one row, to tell whether another page follows).

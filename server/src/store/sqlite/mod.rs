@@ -10,6 +10,7 @@ mod learning;
 mod memories;
 mod outcomes;
 mod requests;
+mod usage;
 mod vectors;
 mod writer;
 
@@ -30,7 +31,7 @@ use self::access::Accesses;
 use self::creates::CreateQueue;
 use self::memories::{Prepared, Written};
 use self::writer::Writer;
-use super::{Remembered, Store};
+use super::{NamespaceSizes, Remembered, Store};
 use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
     NewEpisode, Outcome, Stats, Step, StepWindow, TaskKnowledge, TaskRule,
@@ -84,6 +85,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         7,
         "origin_session",
         include_str!("../../../migrations/sqlite/0007_origin_session.sql"),
+    ),
+    (
+        8,
+        "retention",
+        include_str!("../../../migrations/sqlite/0008_retention.sql"),
     ),
 ];
 
@@ -720,6 +726,31 @@ impl Store for SqliteStore {
             .map_err(db_error)
     }
 
+    async fn purge_expired_memories(&self, now: Micros, limit: usize) -> Result<usize> {
+        // Fails, if at all, with a database error: no savepoint needed.
+        self.writer
+            .write_atomic(move |conn| Box::pin(memories::purge_expired(conn, now, limit)))
+            .await
+    }
+
+    async fn purge_request_ids(&self, before: Micros, limit: usize) -> Result<usize> {
+        self.writer
+            .write_atomic(move |conn| Box::pin(requests::purge(conn, before, limit)))
+            .await
+    }
+
+    async fn database_bytes(&self) -> Result<i64> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        usage::database_bytes(&mut conn).await
+    }
+
+    async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        // Two statements, one snapshot: the totals agree with the largest.
+        let mut snapshot = conn.begin().await.map_err(db_error)?;
+        usage::namespace_sizes(&mut snapshot, limit).await
+    }
+
     async fn close(&self) {
         self.accesses.close();
         let flusher = self.access_flusher.lock().await.take();
@@ -750,7 +781,99 @@ impl Store for SqliteStore {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::domain::{MemoryLevel, MemorySource, MemoryType, WriteResult};
+
+    /// A GLOBAL fact of `content` in namespace "ns", expiring at `expire_time`.
+    fn fact(content: &str, expire_time: Option<Micros>) -> NewMemory {
+        NewMemory {
+            scope: Scope {
+                namespace: "ns".into(),
+                ..Scope::default()
+            },
+            level: MemoryLevel::Global,
+            memory_type: MemoryType::Fact,
+            content: content.into(),
+            summary: String::new(),
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
+            importance: 0.5,
+            confidence: 1.0,
+            source: MemorySource::Explicit,
+            expire_time,
+            occurred_at: None,
+            origin_session_id: String::new(),
+        }
+    }
+
+    async fn open_store(dir: &tempfile::TempDir) -> SqliteStore {
+        SqliteStore::open(&SqliteOptions::new(dir.path().join("engram.db")))
+            .await
+            .expect("open the store")
+    }
+
+    #[tokio::test]
+    async fn purging_deletes_expired_memories_batch_by_batch_as_deletes_on_the_feed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        let now: Micros = 1_000_000;
+        let expiring = Some(now + 10);
+        let memories = vec![
+            fact("a", expiring),
+            fact("b", expiring),
+            fact("c", expiring),
+            fact("d", None),
+            fact("e", Some(now + 1_000)),
+        ];
+        store
+            .create_memories("ns", None, memories, now)
+            .await
+            .expect("create");
+        let head = *store.feed_head().borrow();
+
+        let purge = |at: Micros, limit: usize| store.purge_expired_memories(at, limit);
+        assert_eq!(purge(now + 9, 10).await.expect("purge"), 0, "none expired");
+        assert_eq!(purge(now + 10, 2).await.expect("purge"), 2);
+        assert_eq!(purge(now + 10, 2).await.expect("purge"), 1);
+        assert_eq!(purge(now + 10, 2).await.expect("purge"), 0);
+        assert_eq!(store.count_memories().await.expect("count"), 2);
+
+        // Each is a deletion on the change feed, which the indexes follow.
+        let changes = store.changes_after(head, 100).await.expect("feed");
+        assert_eq!(changes.len(), 3);
+        assert!(changes.iter().all(|c| c.memory.is_none()), "{changes:?}");
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_purged_request_id_makes_a_new_request_and_a_kept_one_replays() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        let (old, recent) = (1_000_000, 2_000_000);
+        let create = |id: &'static str, content: &'static str, now: Micros| {
+            store.create_memories("ns", Some(id), vec![fact(content, None)], now)
+        };
+        create("old", "first", old).await.expect("create");
+        let first_recent = create("recent", "second", recent).await.expect("create");
+        let reused = create("old", "other", recent).await.expect_err("reused id");
+        assert!(matches!(reused, Error::AlreadyExists(_)), "{reused:?}");
+
+        assert_eq!(store.purge_request_ids(recent, 10).await.expect("purge"), 1);
+
+        let renewed = create("old", "other", recent + 1)
+            .await
+            .expect("a new request");
+        assert_eq!(renewed[0].result, WriteResult::Created);
+        assert_eq!(renewed[0].memory.content, "other");
+        let retried = create("recent", "second", recent + 1)
+            .await
+            .expect("a retry");
+        assert_eq!(retried, first_recent, "the first answer again");
+        assert_eq!(store.count_memories().await.expect("count"), 3);
+        store.close().await;
+    }
 
     #[tokio::test]
     async fn memories_stored_before_occurred_at_existed_happened_when_they_were_stored() {

@@ -61,3 +61,23 @@ pub(super) async fn remember(
     .map_err(db_error)?;
     Ok(())
 }
+
+/// Forgets up to `limit` request ids recorded before `before`, oldest first;
+/// returns how many.
+pub(super) async fn purge(
+    conn: &mut SqliteConnection,
+    before: Micros,
+    limit: usize,
+) -> Result<usize> {
+    let done = sqlx::query(
+        "DELETE FROM create_requests WHERE (namespace, request_id) IN \
+         (SELECT namespace, request_id FROM create_requests WHERE create_time < ? \
+          ORDER BY create_time LIMIT ?)",
+    )
+    .bind(before)
+    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(usize::try_from(done.rows_affected()).unwrap_or(usize::MAX))
+}

@@ -23,6 +23,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures_util::FutureExt as _;
 use sqlx::{Connection as _, Row as _, SqliteConnection};
@@ -32,6 +33,7 @@ use super::checkpoint::WriteGate;
 use super::db_error;
 use super::memories::feed_head_sql;
 use crate::error::{Error, Result};
+use crate::metrics;
 
 /// The most jobs committed together.
 const MAX_GROUP: usize = 256;
@@ -220,6 +222,7 @@ impl Writer {
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
+        let waiting = Waiting::start();
         self.jobs
             .send(Box::new(Work {
                 work,
@@ -229,7 +232,35 @@ impl Writer {
             }))
             .await
             .map_err(|_| shutting_down())?;
+        waiting.queued();
         answer.await.map_err(|_| shutting_down())?
+    }
+}
+
+/// A write counted in `engram_writer_queue_depth` from before it waits for
+/// room in the queue; once queued, the writer uncounts it when it takes it,
+/// and a write that never got in (the caller gave up, or the writer is
+/// closed) uncounts itself.
+struct Waiting {
+    queued: bool,
+}
+
+impl Waiting {
+    fn start() -> Waiting {
+        metrics::recorders().writer_queue.inc();
+        Waiting { queued: false }
+    }
+
+    fn queued(mut self) {
+        self.queued = true;
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if !self.queued {
+            metrics::recorders().writer_queue.dec();
+        }
     }
 }
 
@@ -251,8 +282,12 @@ async fn run(
                 if received == 0 {
                     break; // closed and drained
                 }
+                let recorders = metrics::recorders();
+                recorders.writer_queue.dec_by(i64::try_from(received).unwrap_or(i64::MAX));
                 let _writing = gate.lock().await;
+                let started = Instant::now();
                 commit_group(&mut conn, std::mem::take(&mut group), &feed_head).await;
+                recorders.committed(received, started.elapsed());
             }
             () = closing.notified() => queue.close(),
         }
