@@ -139,6 +139,10 @@ pub enum Command {
     /// serves one process at a time. (A server also rebuilds a missing or
     /// damaged index by itself at start.)
     Reindex,
+    /// Copies the database into a file, consistently, while a server may be
+    /// running and writing it, and exits. Restore by stopping the server and
+    /// putting the file in place of the database (see the README).
+    Backup(crate::backup::BackupArgs),
 }
 
 /// SQLite's `synchronous` setting.

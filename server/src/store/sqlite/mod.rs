@@ -3,6 +3,7 @@
 //! group commit (see [`writer`]) and a pool of read-only connections.
 
 mod access;
+pub mod backup;
 mod checkpoint;
 mod creates;
 mod episodes;
