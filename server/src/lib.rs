@@ -17,3 +17,4 @@ pub mod openai;
 pub mod reindex;
 pub mod server;
 pub mod store;
+pub mod transfer;

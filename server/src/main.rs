@@ -14,7 +14,7 @@ use engram_server::index::{IndexOptions, TextIndex, VectorIndex};
 use engram_server::llm::LlmClient;
 use engram_server::store::Store;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
-use engram_server::{backup, reindex, server};
+use engram_server::{backup, reindex, server, transfer};
 use tokio::net::TcpListener;
 use tonic::transport::{Identity, ServerTlsConfig};
 use tracing_subscriber::EnvFilter;
@@ -123,6 +123,8 @@ async fn operate(config: &Config, command: &Command) -> anyhow::Result<()> {
             rebuilt
         }
         Command::Backup(args) => backup::run(config, args).await,
+        Command::Export(args) => transfer::export::run(config, args).await,
+        Command::Import(args) => transfer::import::run(config, args).await,
     }
 }
 

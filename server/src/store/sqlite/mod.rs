@@ -7,10 +7,13 @@ pub mod backup;
 mod checkpoint;
 mod creates;
 mod episodes;
+mod export;
+mod import;
 mod learning;
 mod memories;
 mod outcomes;
 mod requests;
+pub mod transfer;
 mod vectors;
 mod writer;
 
@@ -87,6 +90,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0007_origin_session.sql"),
     ),
 ];
+
+/// The schema version this server brings a database to.
+fn schema_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.0)
+}
 
 /// Prepared statements the write connection keeps: besides its few dozen
 /// fixed statements, a multi-row upsert of every size up to
@@ -217,7 +225,7 @@ async fn migrate(conn: &mut SqliteConnection) -> anyhow::Result<()> {
     )
     .execute(&mut *conn)
     .await?;
-    let newest = MIGRATIONS.last().map_or(0, |m| m.0);
+    let newest = schema_version();
     for &(version, name, sql) in MIGRATIONS {
         // Take the write lock before reading the version, so two servers
         // starting together cannot both apply the same migration.
