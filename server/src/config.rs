@@ -185,6 +185,20 @@ pub enum Command {
     /// serves one process at a time. (A server also rebuilds a missing or
     /// damaged index by itself at start.)
     Reindex,
+    /// Copies the database into a file, consistently, while a server may be
+    /// running and writing it, and exits. Restore by stopping the server and
+    /// putting the file in place of the database (see the README).
+    Backup(crate::backup::BackupArgs),
+    /// Writes the database's records (memories, episodes and their steps,
+    /// everything learned, agent scopes) as JSON Lines to a file or standard
+    /// output, from one consistent snapshot (a server may be running), and
+    /// exits. The format is described in the README.
+    Export(crate::transfer::export::ExportArgs),
+    /// Reads an export into the database (created when missing), one
+    /// transaction per namespace; records already there and identical are
+    /// skipped, a differing one stops the import. The server must be
+    /// stopped; the next one to start indexes what was imported.
+    Import(crate::transfer::import::ImportArgs),
 }
 
 /// SQLite's `synchronous` setting.

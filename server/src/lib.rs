@@ -3,11 +3,13 @@
 //! Data flows one way: request → [`grpc`] (validate, convert) → [`engine`]
 //! (decide) → [`store`] (persist) → back.
 
+pub mod backup;
 pub mod config;
 pub mod domain;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod grpc;
 pub mod index;
 pub mod llm;
@@ -17,3 +19,4 @@ pub mod reindex;
 pub mod retention;
 pub mod server;
 pub mod store;
+pub mod transfer;

@@ -1,5 +1,5 @@
 //! `engram-server`: config → open store → open index → build services →
-//! serve; or an operator command (`reindex`).
+//! serve; or an operator command (`reindex`, `backup`, `export`, `import`).
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use engram_server::metrics::{self, exporter::Exporter, http::METRICS_PATH};
 use engram_server::retention::{self, Retention};
 use engram_server::store::Store;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
-use engram_server::{reindex, server};
+use engram_server::{backup, reindex, server, transfer};
 use tokio::net::TcpListener;
 use tonic::transport::{Certificate, Identity};
 use tracing_subscriber::EnvFilter;
@@ -31,16 +31,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> anyhow::Result<()> {
     let config = Config::parse();
     init_logging(&config)?;
+    if let Some(command) = &config.command {
+        return operate(&config, command).await;
+    }
 
     let store = open_store(&config).await?;
     let index_options = IndexOptions {
         dir: config.index_dir()?,
     };
-    if let Some(Command::Reindex) = config.command {
-        let rebuilt = reindex::run(&index_options, store.as_ref()).await;
-        store.close().await;
-        return rebuilt;
-    }
 
     let llm = match config.llm()? {
         Some(llm) => {
@@ -155,6 +153,24 @@ async fn start_operations<S: Future<Output = ()>>(
         shutdown.await;
         retention.abort();
     })
+}
+
+/// Runs an operator command instead of serving.
+async fn operate(config: &Config, command: &Command) -> anyhow::Result<()> {
+    match command {
+        Command::Reindex => {
+            let store = open_store(config).await?;
+            let index_options = IndexOptions {
+                dir: config.index_dir()?,
+            };
+            let rebuilt = reindex::run(&index_options, store.as_ref()).await;
+            store.close().await;
+            rebuilt
+        }
+        Command::Backup(args) => backup::run(config, args).await,
+        Command::Export(args) => transfer::export::run(config, args).await,
+        Command::Import(args) => transfer::import::run(config, args).await,
+    }
 }
 
 /// The configured embedder, its model described in the log; a model that

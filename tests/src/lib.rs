@@ -142,6 +142,19 @@ impl Server {
         .await
     }
 
+    /// Starts a server on the database `engram.db` in `dir` (created when
+    /// missing), e.g. a restored backup put there.
+    pub async fn start_in(dir: TempDir) -> Server {
+        Server::start_with(
+            Arc::new(dir),
+            server_binary(),
+            Vec::new(),
+            Vec::new(),
+            ANY_PORT,
+        )
+        .await
+    }
+
     /// Starts a server on a fresh database with semantic search by the
     /// test model ([`test_model`]).
     pub async fn start_with_test_model() -> Server {
@@ -267,6 +280,12 @@ impl Server {
         self.dir.path().join(format!("{DATABASE_FILE}.index"))
     }
 
+    /// The folder holding the server's database (`engram.db`), its search
+    /// index and its log.
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// `--database` of the server.
     pub fn database_url(&self) -> String {
         format!("sqlite://{}", self.dir.path().join(DATABASE_FILE).display())
@@ -367,6 +386,37 @@ impl Server {
     }
 }
 
+/// Runs the operator's script `tests/operator/{name}` (which the README
+/// quotes) with bash in `dir`, with this build's `engram-server` and
+/// `engram` first on the PATH; asserts it succeeds and returns what it wrote
+/// on standard error.
+pub async fn run_operator_script(name: &str, dir: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("operator")
+        .join(name);
+    let path = format!(
+        "{}:{}",
+        binaries_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new("bash")
+        .arg(&script)
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .await
+        .expect("run bash");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "{} failed ({}):\n{}{stderr}",
+        script.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stdout)
+    );
+    stderr
+}
+
 /// all-MiniLM-L6-v2 for `--embedder local:DIR`: the folder in
 /// `ENGRAM_TEST_MODEL`, else the one `scripts/fetch-model.sh` (run by the
 /// test command) fetches into the workspace's target folder.
@@ -436,7 +486,7 @@ pub async fn embedded(engram: &Engram, scope: &proto::Scope) {
 }
 
 /// The database file in a test server's folder.
-const DATABASE_FILE: &str = "engram.db";
+pub const DATABASE_FILE: &str = "engram.db";
 
 /// `--listen` for a server on any free port.
 const ANY_PORT: &str = "127.0.0.1:0";
@@ -473,6 +523,23 @@ pub async fn create(
         })
         .await
         .expect("create memory")
+}
+
+/// Creates `memories` in one BatchCreateMemories call.
+pub async fn create_batch(
+    engram: &Engram,
+    scope: &proto::Scope,
+    memories: Vec<proto::MemoryInput>,
+) -> proto::BatchCreateMemoriesResponse {
+    engram
+        .memory()
+        .batch_create_memories(proto::BatchCreateMemoriesRequest {
+            scope: Some(scope.clone()),
+            memories,
+            request_id: String::new(),
+        })
+        .await
+        .expect("batch create")
 }
 
 /// The hits of a search.

@@ -86,6 +86,10 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         "tests/interop/node/scenario.js#connect",
         "tests/interop/node/scenario.js#create-search",
         "tests/interop/node/scenario.js#bad-request",
+        "tests/operator/backup.sh#backup",
+        "tests/operator/restore.sh#restore",
+        "tests/operator/export.sh#export",
+        "tests/operator/import.sh#import",
     ] {
         assert!(
             sources.contains(&expected),

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use engram_client::proto::{self, MemoryType};
-use engram_tests::{Server, input, list_all, scope};
+use engram_tests::{Server, create_batch, input, list_all, scope};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
@@ -32,15 +32,7 @@ async fn batch(
     contents: impl Iterator<Item = String>,
 ) {
     let memories = contents.map(|c| input(MemoryType::Fact, &c)).collect();
-    engram
-        .memory()
-        .batch_create_memories(proto::BatchCreateMemoriesRequest {
-            scope: Some(scope.clone()),
-            memories,
-            request_id: String::new(),
-        })
-        .await
-        .expect("batch create");
+    create_batch(engram, scope, memories).await;
 }
 
 #[tokio::test]

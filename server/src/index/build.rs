@@ -244,6 +244,24 @@ fn is_index_file(entry: &std::fs::DirEntry) -> bool {
         && (segment_file || name == "meta.json" || name.starts_with('.'))
 }
 
+/// An index folder's writer lock, held by whoever changes the database
+/// behind every server's back (an import): no server can start on the
+/// folder meanwhile, and taking it fails while one runs.
+pub struct FolderLock {
+    _held: tantivy::directory::DirectoryLock,
+}
+
+/// Takes the writer lock of the index folder `dir` (created when missing).
+pub fn lock(dir: &Path) -> anyhow::Result<FolderLock> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the index folder {}", dir.display()))?;
+    let directory = MmapDirectory::open(dir)?;
+    let held = directory
+        .acquire_lock(&INDEX_WRITER_LOCK)
+        .map_err(|_| in_use(dir))?;
+    Ok(FolderLock { _held: held })
+}
+
 fn in_use(dir: &Path) -> anyhow::Error {
     anyhow::anyhow!(
         "the search index in {} is in use by another engram-server (one index folder serves one server; see --index-dir)",

@@ -35,7 +35,7 @@ use tantivy::Searcher;
 use tokio::sync::{Notify, watch};
 
 pub use self::analyzer::STOP_WORDS;
-pub use self::build::Progress;
+pub use self::build::{FolderLock, Progress};
 use self::document::Fields;
 use self::segment::SegmentView;
 use self::tail::Tail;
@@ -64,6 +64,12 @@ const WRITER_MEMORY: usize = 64 << 20;
 pub struct IndexOptions {
     /// The index's folder; created when missing.
     pub dir: PathBuf,
+}
+
+/// Holds the index folder of `options` as a running server does, so that
+/// none starts on it meanwhile; fails while one is running.
+pub fn hold(options: &IndexOptions) -> anyhow::Result<FolderLock> {
+    build::lock(&options.dir)
 }
 
 /// A full-text query, already validated.

@@ -2,6 +2,7 @@
 //! lives in its own module with its own migrations.
 
 pub mod sqlite;
+pub mod transfer;
 
 use async_trait::async_trait;
 use tokio::sync::watch;

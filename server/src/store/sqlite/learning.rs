@@ -22,8 +22,8 @@ use crate::error::{Error, Result};
 /// The task_id of global rules.
 const GLOBAL: &str = "";
 /// `episode_lessons.kind` of a mistake and of a success.
-const MISTAKE: i32 = 1;
-const SUCCESS: i32 = 2;
+pub(super) const MISTAKE: i32 = 1;
+pub(super) const SUCCESS: i32 = 2;
 /// How many of each kind BuildContext shows.
 const CONTEXT_TASK_RULES: i64 = 5;
 const CONTEXT_GLOBAL_RULES: i64 = 5;
@@ -35,7 +35,7 @@ const CONTEXT_ANTI_PATTERNS: usize = 5;
 /// How many cards GetStats shows.
 const TOP_CARDS: usize = 5;
 
-fn rule_from_row(row: &SqliteRow) -> Result<TaskRule> {
+pub(super) fn rule_from_row(row: &SqliteRow) -> Result<TaskRule> {
     Ok(TaskRule {
         seq: row.try_get("seq").map_err(db_error)?,
         id: row.try_get("id").map_err(db_error)?,
@@ -48,7 +48,7 @@ fn rule_from_row(row: &SqliteRow) -> Result<TaskRule> {
     })
 }
 
-fn card_from_row(row: &SqliteRow) -> Result<MistakeCard> {
+pub(super) fn card_from_row(row: &SqliteRow) -> Result<MistakeCard> {
     let text =
         |column: &str| -> Result<String> { row.try_get::<String, _>(column).map_err(db_error) };
     Ok(MistakeCard {

@@ -20,10 +20,11 @@ use crate::store::Remembered;
 /// Rows are decoded by column name, so every memory column can be selected
 /// as `m.*` (the content hash comes along and is ignored); the access
 /// bookkeeping comes from its own table ([`FROM_MEMORIES`]).
-const COLUMNS: &str =
+pub(super) const COLUMNS: &str =
     "m.*, coalesce(a.access_count, 0) AS access_count, a.last_access_time AS last_access_time";
 /// Memories with their access bookkeeping, for [`COLUMNS`].
-const FROM_MEMORIES: &str = "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
+pub(super) const FROM_MEMORIES: &str =
+    "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
 
 /// Selects the memories with these sequence numbers (conditions may be
 /// appended). NOT INDEXED: they are looked up by rowid, never by walking a

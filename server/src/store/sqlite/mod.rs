@@ -3,13 +3,17 @@
 //! group commit (see [`writer`]) and a pool of read-only connections.
 
 mod access;
+pub mod backup;
 mod checkpoint;
 mod creates;
 mod episodes;
+mod export;
+mod import;
 mod learning;
 mod memories;
 mod outcomes;
 mod requests;
+pub mod transfer;
 mod usage;
 mod vectors;
 mod writer;
@@ -92,6 +96,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0008_retention.sql"),
     ),
 ];
+
+/// The schema version this server brings a database to.
+fn schema_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.0)
+}
 
 /// Prepared statements the write connection keeps: besides its few dozen
 /// fixed statements, a multi-row upsert of every size up to
@@ -222,7 +231,7 @@ async fn migrate(conn: &mut SqliteConnection) -> anyhow::Result<()> {
     )
     .execute(&mut *conn)
     .await?;
-    let newest = MIGRATIONS.last().map_or(0, |m| m.0);
+    let newest = schema_version();
     for &(version, name, sql) in MIGRATIONS {
         // Take the write lock before reading the version, so two servers
         // starting together cannot both apply the same migration.

@@ -1,0 +1,260 @@
+//! Reading whole records for export: where each kind lives, the order it
+//! was written in, what identifies one, and its rows as records.
+
+use futures_util::TryStreamExt as _;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow as _, QueryBuilder, Row as _, Sqlite, SqliteConnection};
+
+use super::learning::{MISTAKE, SUCCESS};
+use super::memories::{COLUMNS, FROM_MEMORIES};
+use super::{db_error, episodes, learning, memories};
+use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
+use crate::error::{Error, Result};
+use crate::transfer::records::{
+    AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord, Record,
+    StepRecord, StepResult,
+};
+
+/// Where a kind's records are.
+struct Table {
+    /// Every column its records need.
+    columns: &'static str,
+    /// The tables they come from.
+    from: String,
+    /// The namespace column.
+    namespace: &'static str,
+    /// The order they were written in.
+    order: &'static str,
+    /// The columns that identify one record (see [`key`]).
+    key: &'static [&'static str],
+}
+
+/// A table of records with an `id`, in insertion order.
+fn by_id(table: &str) -> Table {
+    Table {
+        columns: "t.*",
+        from: format!("{table} t"),
+        namespace: "t.namespace",
+        order: "t.seq",
+        key: &["t.id"],
+    }
+}
+
+fn table(kind: Kind) -> Table {
+    match kind {
+        Kind::Memory => Table {
+            columns: COLUMNS,
+            from: FROM_MEMORIES.into(),
+            namespace: "m.namespace",
+            order: "m.seq",
+            key: &["m.id"],
+        },
+        Kind::Episode => Table {
+            columns: "e.*",
+            from: "episodes e".into(),
+            namespace: "e.namespace",
+            order: "e.seq",
+            key: &["e.id"],
+        },
+        Kind::Step => Table {
+            columns: "s.*, e.id AS episode_id, e.namespace AS namespace",
+            from: "episode_steps s JOIN episodes e ON e.seq = s.episode_seq".into(),
+            namespace: "e.namespace",
+            order: "s.episode_seq, s.step_number",
+            key: &["e.id", "s.step_number"],
+        },
+        Kind::TaskRule => by_id("task_rules"),
+        Kind::EpisodeLesson => by_id("episode_lessons"),
+        Kind::MistakeCard => by_id("mistake_cards"),
+        Kind::LearningState => Table {
+            columns: "t.*",
+            from: "learning_state t".into(),
+            namespace: "t.namespace",
+            order: "t.namespace",
+            key: &["t.namespace"],
+        },
+        Kind::Outcome => by_id("outcomes"),
+        Kind::Heuristic => by_id("heuristics"),
+        Kind::AntiPattern => by_id("anti_patterns"),
+        Kind::AgentScope => Table {
+            columns: "t.*",
+            from: "agent_scopes t".into(),
+            namespace: "t.namespace",
+            order: "t.agent_id",
+            key: &["t.namespace", "t.agent_id"],
+        },
+    }
+}
+
+/// A value of a record's key.
+enum KeyValue<'a> {
+    Text(&'a str),
+    Number(i64),
+}
+
+/// The values of [`Table::key`] for `record`.
+fn key(record: &Record) -> Vec<KeyValue<'_>> {
+    use KeyValue::{Number, Text};
+    if let Some(id) = record.id() {
+        return vec![Text(id)];
+    }
+    match record {
+        Record::Step(r) => vec![Text(&r.episode_id), Number(r.step_number.into())],
+        Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
+        other => vec![Text(other.namespace())],
+    }
+}
+
+/// Every namespace holding a record of any kind, in order.
+pub(super) async fn namespaces(conn: &mut SqliteConnection) -> Result<Vec<String>> {
+    let sql = Kind::ALL
+        .iter()
+        .map(|&kind| {
+            let table = table(kind);
+            format!("SELECT {} FROM {}", table.namespace, table.from)
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ")
+        + " ORDER BY 1";
+    QueryBuilder::<Sqlite>::new(sql)
+        .build_query_scalar()
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)
+}
+
+/// How many records of `kind` `namespace` holds.
+pub(super) async fn count(conn: &mut SqliteConnection, namespace: &str, kind: Kind) -> Result<u64> {
+    let table = table(kind);
+    let mut qb = QueryBuilder::<Sqlite>::new(format!(
+        "SELECT count(*) FROM {} WHERE {} = ",
+        table.from, table.namespace
+    ));
+    qb.push_bind(namespace);
+    let count: i64 = qb
+        .build_query_scalar()
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
+/// Passes every record of `kind` in `namespace` to `visit`, in the order
+/// they were written, reading them as it goes.
+pub(super) async fn each(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    kind: Kind,
+    visit: &mut (dyn FnMut(Record) -> Result<()> + Send),
+) -> Result<()> {
+    let table = table(kind);
+    let mut qb = QueryBuilder::<Sqlite>::new(format!(
+        "SELECT {} FROM {} WHERE {} = ",
+        table.columns, table.from, table.namespace
+    ));
+    qb.push_bind(namespace)
+        .push(format!(" ORDER BY {}", table.order));
+    let mut rows = qb.build().fetch(&mut *conn);
+    while let Some(row) = rows.try_next().await.map_err(db_error)? {
+        visit(record(kind, &row)?)?;
+    }
+    Ok(())
+}
+
+/// The record stored under `record`'s key (whatever its namespace), if any.
+pub(super) async fn find(conn: &mut SqliteConnection, record: &Record) -> Result<Option<Record>> {
+    let kind = record.kind();
+    let table = table(kind);
+    let mut qb = QueryBuilder::<Sqlite>::new(format!(
+        "SELECT {} FROM {} WHERE ",
+        table.columns, table.from
+    ));
+    for (i, (column, value)) in table.key.iter().zip(key(record)).enumerate() {
+        if i > 0 {
+            qb.push(" AND ");
+        }
+        qb.push(format!("{column} = "));
+        match value {
+            KeyValue::Text(text) => qb.push_bind(text.to_owned()),
+            KeyValue::Number(number) => qb.push_bind(number),
+        };
+    }
+    let row = qb
+        .build()
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    row.map(|row| self::record(kind, &row)).transpose()
+}
+
+fn corrupt(kind: Kind, what: &str) -> Error {
+    Error::Internal(format!("corrupt {} row: bad {what}", kind.name()))
+}
+
+/// A row of `kind`'s table as a record.
+fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
+    let text = |column: &str| row.try_get::<String, _>(column).map_err(db_error);
+    let number = |column: &str| row.try_get::<i64, _>(column).map_err(db_error);
+    Ok(match kind {
+        Kind::Memory => Record::Memory(memories::memory_from_row(row)?.into()),
+        Kind::Episode => Record::Episode(episodes::episode_from_row(row)?.into()),
+        Kind::Step => Record::Step(StepRecord {
+            namespace: text("namespace")?,
+            episode_id: text("episode_id")?,
+            step_number: row.try_get("step_number").map_err(db_error)?,
+            tool: text("tool")?,
+            action: text("action")?,
+            parameters: text("parameters")?,
+            result: StepResult::from_code(row.try_get("result").map_err(db_error)?)
+                .ok_or_else(|| corrupt(kind, "result"))?,
+            output: text("output")?,
+            latency_ms: number("latency_ms")?,
+            time: number("time")?,
+        }),
+        Kind::TaskRule => Record::TaskRule(learning::rule_from_row(row)?.into()),
+        Kind::EpisodeLesson => Record::EpisodeLesson(LessonRecord {
+            id: text("id")?,
+            namespace: text("namespace")?,
+            lesson_kind: match row.try_get::<i32, _>("kind").map_err(db_error)? {
+                MISTAKE => LessonKind::Mistake,
+                SUCCESS => LessonKind::Success,
+                _ => return Err(corrupt(kind, "kind")),
+            },
+            text: text("text")?,
+            seen_count: number("seen_count")?,
+            last_seen: number("last_seen")?,
+            create_time: number("create_time")?,
+            update_time: number("update_time")?,
+        }),
+        Kind::MistakeCard => Record::MistakeCard(learning::card_from_row(row)?.into()),
+        Kind::LearningState => Record::LearningState(LearningStateRecord {
+            namespace: text("namespace")?,
+            completed_episodes: number("completed_episodes")?,
+            tick: number("tick")?,
+            last_consolidation: row.try_get("last_consolidation").map_err(db_error)?,
+        }),
+        Kind::Outcome => Record::Outcome(TaskOutcome::from_row(row).map_err(db_error)?.into()),
+        Kind::Heuristic => Record::Heuristic(HeuristicRecord::new(
+            Heuristic::from_row(row).map_err(db_error)?,
+            text("match_key")?,
+        )),
+        Kind::AntiPattern => {
+            Record::AntiPattern(AntiPattern::from_row(row).map_err(db_error)?.into())
+        }
+        Kind::AgentScope => {
+            let list = |column: &str| -> Result<Vec<String>> {
+                serde_json::from_str(&text(column)?).map_err(|_| corrupt(kind, column))
+            };
+            Record::AgentScope(AgentScopeRecord {
+                namespace: text("namespace")?,
+                agent_id: text("agent_id")?,
+                can_learn: list("can_learn")?,
+                cannot_learn: list("cannot_learn")?,
+                min_occurrences: number("min_occurrences")?,
+                create_time: number("create_time")?,
+                update_time: number("update_time")?,
+                version: number("version")?,
+            })
+        }
+    })
+}

@@ -1,0 +1,193 @@
+//! `engram-server export`: every record of a database (or of some
+//! namespaces) to a JSON Lines file or standard output, from one consistent
+//! snapshot — a running server may go on writing meanwhile.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context as _;
+
+use super::records::{Kind, Record};
+use super::{End, FORMAT, Frame, Header, NamespaceLine, Namespaces, Progress, TIMES, VERSION};
+use crate::config::{Config, Database};
+use crate::domain::now_micros;
+use crate::error::Error;
+use crate::files::{WholeFile, human_size};
+use crate::store::sqlite::transfer::SqliteTransfer;
+use crate::store::transfer::Transfer;
+
+/// `--to` that means standard output.
+const STDOUT: &str = "-";
+
+/// `export`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExportArgs {
+    /// Where to write: a file — written under a temporary name in its folder
+    /// and renamed once complete, so it is never a partial export — or "-"
+    /// for standard output.
+    #[arg(long, value_name = "FILE|-")]
+    pub to: String,
+
+    /// Export only this namespace; repeat for several. A name ending in *
+    /// takes every namespace starting with what precedes it ("team-*").
+    /// Default: every namespace.
+    #[arg(long = "namespace", value_name = "NAMESPACE")]
+    pub namespaces: Vec<String>,
+
+    /// Replace FILE if it already exists (by default the export is refused).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exported {
+    pub namespaces: u64,
+    pub records: u64,
+}
+
+/// Exports `--database` as `args` say, reporting on standard error.
+pub async fn run(config: &Config, args: &ExportArgs) -> anyhow::Result<()> {
+    let Database::Sqlite(path) = config.database()?;
+    let transfer = SqliteTransfer::open_to_read(&path, config.sqlite_busy_timeout).await?;
+    let namespaces = Namespaces::new(args.namespaces.clone());
+    let started = Instant::now();
+    let (exported, size, place) = if args.to == STDOUT {
+        let mut out = Counted::new(std::io::BufWriter::new(std::io::stdout()));
+        let exported = write(&transfer, &namespaces, &mut out).await?;
+        out.flush().context("writing to standard output")?;
+        (exported, out.bytes, "standard output".to_owned())
+    } else {
+        let target = PathBuf::from(&args.to);
+        let file = WholeFile::prepare(&target, args.force)?;
+        let mut out = std::io::BufWriter::new(file.create()?);
+        let exported = write(&transfer, &namespaces, &mut out)
+            .await
+            .with_context(|| format!("exporting to {}", target.display()))?;
+        out.flush()
+            .with_context(|| format!("writing {}", target.display()))?;
+        drop(out);
+        (exported, file.commit()?, target.display().to_string())
+    };
+    eprintln!(
+        "exported {} records of {} namespaces ({}) to {place} in {:.1}s",
+        exported.records,
+        exported.namespaces,
+        human_size(size),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Writes the records of `namespaces` from one snapshot of `transfer` to
+/// `out`, with progress on standard error.
+pub async fn write(
+    transfer: &dyn Transfer,
+    namespaces: &Namespaces,
+    out: &mut (dyn Write + Send),
+) -> anyhow::Result<Exported> {
+    let mut snapshot = transfer.snapshot().await?;
+    let chosen: Vec<String> = snapshot
+        .namespaces()
+        .await?
+        .into_iter()
+        .filter(|ns| namespaces.includes(ns))
+        .collect();
+    let mut lines = Lines { out, failed: None };
+    lines.frame(&Frame::Header(Header {
+        format: FORMAT.into(),
+        version: VERSION,
+        times: TIMES.into(),
+        exported_at: now_micros(),
+        engram_version: env!("CARGO_PKG_VERSION").into(),
+    }))?;
+    let mut exported = Exported::default();
+    let mut progress = Progress::new();
+    for namespace in &chosen {
+        let mut counts = std::collections::BTreeMap::new();
+        for kind in Kind::ALL {
+            let count = snapshot.count(namespace, kind).await?;
+            if count > 0 {
+                counts.insert(kind, count);
+            }
+        }
+        let total: u64 = counts.values().sum();
+        lines.frame(&Frame::Namespace(NamespaceLine {
+            namespace: namespace.clone(),
+            records: counts,
+        }))?;
+        let mut written = 0u64;
+        for kind in Kind::ALL {
+            let mut visit = |record: Record| {
+                lines.record(&record)?;
+                written += 1;
+                progress.tick(|| format!("exporting {namespace}: {written}/{total} records"));
+                Ok(())
+            };
+            let visited = snapshot.each(namespace, kind, &mut visit).await;
+            if let Some(err) = lines.failed.take() {
+                return Err(err);
+            }
+            visited?;
+        }
+        eprintln!("exported {namespace}: {written} records");
+        exported.namespaces += 1;
+        exported.records += written;
+    }
+    lines.frame(&Frame::End(End {
+        namespaces: exported.namespaces,
+        records: exported.records,
+    }))?;
+    Ok(exported)
+}
+
+/// Writes lines, keeping the first write error (the store only hears that
+/// writing failed, and stops).
+struct Lines<'a> {
+    out: &'a mut (dyn Write + Send),
+    failed: Option<anyhow::Error>,
+}
+
+impl Lines<'_> {
+    fn frame(&mut self, frame: &Frame) -> anyhow::Result<()> {
+        self.line(frame).map_err(anyhow::Error::from)
+    }
+
+    fn record(&mut self, record: &Record) -> Result<(), Error> {
+        self.line(record).map_err(|err| {
+            let stop = Error::Internal(format!("writing the export failed: {err}"));
+            self.failed = Some(err.into());
+            stop
+        })
+    }
+
+    fn line(&mut self, value: &impl serde::Serialize) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *self.out, value)?;
+        self.out.write_all(b"\n")
+    }
+}
+
+/// A writer that counts what goes through it.
+struct Counted<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W> Counted<W> {
+    fn new(inner: W) -> Self {
+        Counted { inner, bytes: 0 }
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        self.bytes += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -1,0 +1,418 @@
+//! `engram-server import`: reads an export into a database, creating it
+//! when missing.
+//!
+//! What it decides:
+//! - **Each namespace is one transaction**: imported whole or not at all.
+//!   A problem stops the import at once, naming the line: the namespaces
+//!   before it stay imported, the one it is in is not, and nothing after it
+//!   is read.
+//! - **Nothing is overwritten, nothing is doubled**: a record whose key
+//!   (its id; a step's episode and number; an agent scope's agent) is
+//!   already in the database is skipped when identical to the file's (but
+//!   for access counts, which every search changes) and stops the import
+//!   when it differs — so importing a file twice changes
+//!   nothing, and an import stopped half-way can simply be run again once
+//!   the problem is fixed. A record that may not stand beside one already
+//!   there (an identical memory under another id) stops the import too.
+//! - **Only with the server stopped**: a running server would not see
+//!   what is imported behind its back until it wrote something itself. The
+//!   import holds the search index folder as a server does, so it refuses
+//!   to run beside a server and no server starts until it is done; the next
+//!   server to start indexes the imported memories from the change feed
+//!   (and embeds them, with an embedder).
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context as _, anyhow, bail};
+
+use super::records::{Kind, Record};
+use super::{End, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION};
+use crate::config::{Config, Database};
+use crate::index::{self, IndexOptions};
+use crate::store::sqlite::transfer::SqliteTransfer;
+use crate::store::transfer::{Importing, Inserted, Transfer};
+
+/// `--from` that means standard input.
+const STDIN: &str = "-";
+
+/// `import`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    /// The export to read (made by `engram-server export`), or "-" for
+    /// standard input. The server must be stopped; the database is created
+    /// when missing.
+    #[arg(long, value_name = "FILE|-")]
+    pub from: String,
+
+    /// Import only this namespace of the file; repeat for several. A name
+    /// ending in * takes every namespace starting with what precedes it
+    /// ("team-*"). Default: every namespace in the file.
+    #[arg(long = "namespace", value_name = "NAMESPACE")]
+    pub namespaces: Vec<String>,
+}
+
+/// What one namespace's import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    pub namespace: String,
+    /// Records stored.
+    pub new: u64,
+    /// Records already there, identical, skipped.
+    pub identical: u64,
+}
+
+/// Imports `args.from` into `--database`, reporting on standard error.
+pub async fn run(config: &Config, args: &ImportArgs) -> anyhow::Result<()> {
+    let Database::Sqlite(path) = config.database()?;
+    let index_dir = config.index_dir()?;
+    let _index = index::hold(&IndexOptions {
+        dir: index_dir.clone(),
+    })
+    .context("import needs the server stopped")?;
+    let transfer = SqliteTransfer::open_to_write(&path, config.sqlite_busy_timeout).await?;
+    let namespaces = Namespaces::new(args.namespaces.clone());
+    let started = Instant::now();
+    let input: Box<dyn BufRead + Send> = if args.from == STDIN {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let file = std::fs::File::open(Path::new(&args.from))
+            .with_context(|| format!("cannot open {}", args.from))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let imported = read(&transfer, &namespaces, input).await?;
+    let new: u64 = imported.iter().map(|i| i.new).sum();
+    let identical: u64 = imported.iter().map(|i| i.identical).sum();
+    eprintln!(
+        "imported {new} records of {} namespaces into {} in {:.1}s ({identical} already there, identical, skipped); \
+         the next server to start indexes them",
+        imported.len(),
+        path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Reads an export from `input` into `transfer`, one transaction per
+/// namespace; returns what each namespace's import did. On error, says
+/// which namespaces were imported before it.
+pub async fn read(
+    transfer: &dyn Transfer,
+    namespaces: &Namespaces,
+    input: impl BufRead,
+) -> anyhow::Result<Vec<Imported>> {
+    let mut reader = Reader {
+        transfer,
+        namespaces,
+        group: None,
+        done: Vec::new(),
+        records: 0,
+        groups: 0,
+        started: false,
+        ended: false,
+        progress: Progress::new(),
+    };
+    let mut last = 0;
+    for (index, line) in input.lines().enumerate() {
+        let number = index + 1;
+        last = number;
+        let line = line.with_context(|| format!("reading line {number}"))?;
+        let read = reader.line(number, &line).await;
+        if let Err(err) = read {
+            return Err(reader.failed(err));
+        }
+    }
+    if !reader.ended {
+        let err = if last == 0 {
+            anyhow!("the file is empty: not an Engram export")
+        } else {
+            anyhow!(
+                "the file ends at line {last} without its end line: it is incomplete (cut short?)"
+            )
+        };
+        return Err(reader.failed(err));
+    }
+    Ok(reader.done)
+}
+
+/// A namespace being imported.
+struct Group<'t> {
+    namespace: String,
+    /// The line that opened it.
+    line: usize,
+    expected: BTreeMap<Kind, u64>,
+    seen: BTreeMap<Kind, u64>,
+    /// `None` when the namespace is not chosen: its records are read and
+    /// checked, not imported.
+    tx: Option<Box<dyn Importing + 't>>,
+    imported: Imported,
+}
+
+struct Reader<'a, 't> {
+    transfer: &'t dyn Transfer,
+    namespaces: &'a Namespaces,
+    group: Option<Group<'t>>,
+    done: Vec<Imported>,
+    /// Records and groups read so far, for the end line's check.
+    records: u64,
+    groups: u64,
+    /// Whether the header has been read.
+    started: bool,
+    ended: bool,
+    progress: Progress,
+}
+
+impl<'t> Reader<'_, 't> {
+    async fn line(&mut self, number: usize, line: &str) -> anyhow::Result<()> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        if self.ended {
+            bail!("line {number}: there is more after the end line");
+        }
+        let value: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| anyhow!("line {number}: not a JSON object ({e})"))?;
+        let kind = value
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .ok_or_else(|| anyhow!("line {number}: no \"kind\""))?
+            .to_owned();
+        let is_frame = matches!(kind.as_str(), "header" | "namespace" | "end");
+        if !self.started {
+            self.started = true;
+            return header(number, value);
+        }
+        if kind == "header" {
+            bail!("line {number}: a second header");
+        }
+        if is_frame {
+            let frame: Frame =
+                serde_json::from_value(value).map_err(|e| anyhow!("line {number}: {e}"))?;
+            match frame {
+                Frame::Namespace(opened) => self.open(number, opened).await,
+                Frame::End(end) => self.end(number, end).await,
+                Frame::Header(_) => bail!("line {number}: a second header"),
+            }
+        } else {
+            let record: Record =
+                serde_json::from_value(value).map_err(|e| anyhow!("line {number}: {kind}: {e}"))?;
+            self.record(number, record).await
+        }
+    }
+
+    /// Starts the group a namespace line opens.
+    async fn open(&mut self, number: usize, opened: NamespaceLine) -> anyhow::Result<()> {
+        self.close().await?;
+        if self.done.iter().any(|d| d.namespace == opened.namespace) {
+            bail!(
+                "line {number}: namespace {} has a second group",
+                opened.namespace
+            );
+        }
+        let tx = if self.namespaces.includes(&opened.namespace) {
+            Some(self.transfer.begin_import().await?)
+        } else {
+            None
+        };
+        self.groups += 1;
+        self.group = Some(Group {
+            imported: Imported {
+                namespace: opened.namespace.clone(),
+                new: 0,
+                identical: 0,
+            },
+            namespace: opened.namespace,
+            line: number,
+            expected: opened.records,
+            seen: BTreeMap::new(),
+            tx,
+        });
+        Ok(())
+    }
+
+    async fn record(&mut self, number: usize, record: Record) -> anyhow::Result<()> {
+        let described = record.describe();
+        record
+            .validate()
+            .map_err(|problem| anyhow!("line {number}: {described}: {problem}"))?;
+        let Some(group) = &mut self.group else {
+            bail!("line {number}: {described} comes before any namespace line");
+        };
+        if record.namespace() != group.namespace {
+            bail!(
+                "line {number}: {described} is of namespace {}, in the group of namespace {}",
+                record.namespace(),
+                group.namespace
+            );
+        }
+        *group.seen.entry(record.kind()).or_default() += 1;
+        self.records += 1;
+        let Some(tx) = &mut group.tx else {
+            return Ok(());
+        };
+        match tx.insert(&record).await? {
+            Inserted::New => group.imported.new += 1,
+            Inserted::Exists(existing) => {
+                let differences = differences(&existing, &record);
+                if !differences.is_empty() {
+                    bail!(
+                        "line {number}: {described} is already in the database and differs from \
+                         the file's in {}; import never overwrites: import into a fresh database, \
+                         or leave this namespace out (--namespace)",
+                        differences.join(", ")
+                    );
+                }
+                group.imported.identical += 1;
+            }
+            Inserted::Refused(reason) => {
+                bail!("line {number}: {described} cannot be imported: {reason}")
+            }
+        }
+        let expected: u64 = group.expected.values().sum();
+        let read: u64 = group.seen.values().sum();
+        let namespace = &group.namespace;
+        self.progress
+            .tick(|| format!("importing {namespace}: {read}/{expected} records"));
+        Ok(())
+    }
+
+    /// Checks the open group against its namespace line and commits it.
+    async fn close(&mut self) -> anyhow::Result<()> {
+        let Some(group) = self.group.take() else {
+            return Ok(());
+        };
+        for kind in Kind::ALL {
+            let expected = group.expected.get(&kind).copied().unwrap_or(0);
+            let seen = group.seen.get(&kind).copied().unwrap_or(0);
+            if expected != seen {
+                bail!(
+                    "namespace {} (opened at line {}) should hold {expected} {} records, the file has {seen}",
+                    group.namespace,
+                    group.line,
+                    kind.name()
+                );
+            }
+        }
+        if let Some(tx) = group.tx {
+            tx.commit().await?;
+            eprintln!(
+                "imported {}: {} records ({} already there)",
+                group.namespace, group.imported.new, group.imported.identical
+            );
+            self.done.push(group.imported);
+        }
+        Ok(())
+    }
+
+    async fn end(&mut self, number: usize, end: End) -> anyhow::Result<()> {
+        self.close().await?;
+        if end.records != self.records || end.namespaces != self.groups {
+            bail!(
+                "line {number}: the end line counts {} records in {} namespaces, the file has {} in {}",
+                end.records,
+                end.namespaces,
+                self.records,
+                self.groups
+            );
+        }
+        self.ended = true;
+        Ok(())
+    }
+
+    /// `err`, saying what was imported before it and what was not.
+    fn failed(&mut self, err: anyhow::Error) -> anyhow::Error {
+        let imported: Vec<&str> = self.done.iter().map(|d| d.namespace.as_str()).collect();
+        let mut told = format!("{err:#}");
+        if let Some(group) = self.group.take().filter(|g| g.tx.is_some()) {
+            told.push_str(&format!(
+                "\nnothing of namespace {} was imported",
+                group.namespace
+            ));
+        }
+        if imported.is_empty() {
+            told.push_str("\nno namespace was imported");
+        } else {
+            told.push_str(&format!(
+                "\nimported before the problem (each whole): {}",
+                imported.join(", ")
+            ));
+        }
+        anyhow!(told)
+    }
+}
+
+/// Checks the first line: an Engram export of a version this server reads.
+fn header(number: usize, value: serde_json::Value) -> anyhow::Result<()> {
+    let not_ours = || anyhow!("line {number}: not an Engram export (no {FORMAT} header)");
+    let Ok(Frame::Header(header)) = serde_json::from_value::<Frame>(value) else {
+        return Err(not_ours());
+    };
+    if header.format != FORMAT {
+        return Err(not_ours());
+    }
+    if header.version > VERSION {
+        bail!(
+            "line {number}: the file has format version {}, written by engram-server {}; this \
+             engram-server reads up to version {VERSION}: import it with a newer one",
+            header.version,
+            header.engram_version
+        );
+    }
+    if header.times != TIMES {
+        bail!(
+            "line {number}: times are {:?}, this engram-server reads {TIMES:?}",
+            header.times
+        );
+    }
+    Ok(())
+}
+
+/// Bookkeeping that every search changes: a record that differs only in
+/// these is the same record, used since.
+const BOOKKEEPING: [&str; 2] = ["access_count", "last_access_time"];
+
+/// The fields in which two records of the same kind differ, bookkeeping
+/// aside.
+fn differences(a: &Record, b: &Record) -> Vec<String> {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+        (serde_json::to_value(a), serde_json::to_value(b))
+    else {
+        return vec!["everything".into()];
+    };
+    a.iter()
+        .filter(|(field, value)| {
+            b.get(*field) != Some(value) && !BOOKKEEPING.contains(&field.as_str())
+        })
+        .map(|(field, _)| field.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_that_differ_only_in_access_bookkeeping_are_the_same() {
+        let line = r#"{"kind":"memory","id":"m1","namespace":"n","agent_id":"","user_id":"",
+            "project_id":"","session_id":"","level":"global","memory_type":"fact","content":"c",
+            "summary":"","tags":[],"metadata":{},"importance":0.5,"confidence":1.0,
+            "source":"explicit","seen_count":1,"access_count":0,"last_access_time":null,
+            "create_time":1,"update_time":1,"expire_time":null,"occurred_at":1,
+            "origin_session_id":"","version":1}"#;
+        let record: Record = serde_json::from_str(line).expect("a memory");
+        let Record::Memory(mut used) = record.clone() else {
+            unreachable!("a memory")
+        };
+        used.access_count = 3;
+        used.last_access_time = Some(9);
+        assert!(differences(&record, &Record::Memory(used.clone())).is_empty());
+        used.content = "changed".into();
+        used.version = 2;
+        assert_eq!(
+            differences(&record, &Record::Memory(used)),
+            ["content", "version"]
+        );
+    }
+}

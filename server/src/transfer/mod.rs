@@ -1,0 +1,153 @@
+//! Moving data between databases: `engram-server export` writes a
+//! database's records to a file, `engram-server import` reads them into
+//! another — of this backend or another one.
+//!
+//! The file is JSON Lines: one JSON object a line, each with a `kind`.
+//!
+//! ```text
+//! {"kind":"header","format":"engram-export","version":1,"times":"unix_micros",...}
+//! {"kind":"namespace","namespace":"a","records":{"memory":2,"episode":1,...}}
+//! {"kind":"memory","id":"0196…","namespace":"a",...}
+//! {"kind":"memory",...}
+//! {"kind":"episode",...}
+//! {"kind":"step",...}
+//! {"kind":"namespace","namespace":"b","records":{...}}
+//! ...
+//! {"kind":"end","namespaces":2,"records":57}
+//! ```
+//!
+//! The first line is the [`Header`]: a reader refuses a file of another
+//! format or of a newer version than it knows. Then each namespace's
+//! records, as a group that opens with a [`NamespaceLine`] counting them by
+//! kind, in the order of [`records::Kind::ALL`] and, within a kind, in the
+//! order they were first written. The last line is the [`End`], so a file
+//! cut short is told from a complete one. The records are described in
+//! [`records`].
+
+pub mod export;
+pub mod import;
+pub mod records;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use self::records::Kind;
+use crate::domain::Micros;
+
+/// The header's `format`.
+pub const FORMAT: &str = "engram-export";
+/// The version of the format this server writes and reads.
+pub const VERSION: u32 = 1;
+/// The header's `times`: how every time in the file is written.
+pub const TIMES: &str = "unix_micros";
+/// How often a long run reports its progress on standard error.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// The first line of a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The format's version: [`VERSION`] for this server.
+    pub version: u32,
+    /// Always [`TIMES`]: microseconds since the Unix epoch, UTC.
+    pub times: String,
+    /// When the export was taken.
+    pub exported_at: Micros,
+    /// The version of the engram-server that wrote it.
+    pub engram_version: String,
+}
+
+/// Opens a namespace's group of records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceLine {
+    pub namespace: String,
+    /// How many records of each kind follow (kinds with none left out).
+    pub records: BTreeMap<Kind, u64>,
+}
+
+/// The last line of a complete file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct End {
+    /// How many namespace groups the file holds.
+    pub namespaces: u64,
+    /// How many records, all namespaces together.
+    pub records: u64,
+}
+
+/// A line that is not a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Frame {
+    Header(Header),
+    Namespace(NamespaceLine),
+    End(End),
+}
+
+/// Which namespaces a command works on: every one, or those named — a name
+/// ending in `*` names every namespace that starts with what precedes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Namespaces {
+    patterns: Vec<String>,
+}
+
+impl Namespaces {
+    /// Namespaces named by `patterns` (every one when there are none).
+    pub fn new(patterns: Vec<String>) -> Namespaces {
+        Namespaces { patterns }
+    }
+
+    /// Whether `namespace` is one of them.
+    pub fn includes(&self, namespace: &str) -> bool {
+        self.patterns.is_empty()
+            || self
+                .patterns
+                .iter()
+                .any(|pattern| match pattern.strip_suffix('*') {
+                    Some(prefix) => namespace.starts_with(prefix),
+                    None => namespace == pattern,
+                })
+    }
+}
+
+/// Lines on standard error now and then while a long run goes on.
+struct Progress {
+    last: Instant,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            last: Instant::now(),
+        }
+    }
+
+    /// Reports `line()` if the last report is old enough.
+    fn tick(&mut self, line: impl FnOnce() -> String) {
+        if self.last.elapsed() >= PROGRESS_EVERY {
+            eprintln!("{}", line());
+            self.last = Instant::now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaces_are_named_or_prefixed() {
+        let all = Namespaces::default();
+        assert!(all.includes("anything"));
+        let some = Namespaces::new(vec!["prod".into(), "team-*".into()]);
+        assert!(some.includes("prod"));
+        assert!(!some.includes("production"));
+        assert!(some.includes("team-a"));
+        assert!(some.includes("team-"));
+        assert!(!some.includes("teams"));
+    }
+}

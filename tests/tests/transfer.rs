@@ -1,0 +1,854 @@
+//! `engram-server export` and `import` against the real server: a database
+//! exported and imported into a fresh one answers every list exactly as the
+//! original, search included; importing again changes nothing; a record
+//! that differs, a malformed line or a cut file stops the import with the
+//! line named and nothing of its namespace applied.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use engram_client::Engram;
+use engram_client::proto::{self, MemoryLevel, MemoryType};
+use engram_tests::{
+    DATABASE_FILE, Server, create, create_batch, input, run_operator_script, scope, search,
+    server_binary,
+};
+use prost_types::Timestamp;
+use tempfile::TempDir;
+use tokio::process::Command;
+
+/// The namespaces the tests fill, each a little differently.
+const NAMESPACES: [&str; 3] = ["acme", "globex", "initech"];
+/// Small pages, so that every list is read across several.
+const PAGE: i32 = 4;
+/// A time in the past (2024-01-01T00:00:00Z), for occurred_at.
+const LAST_YEAR_SECONDS: i64 = 1_704_067_200;
+/// A time in the future (2100-01-01T00:00:00Z), for expire_time.
+const FAR_FUTURE_SECONDS: i64 = 4_102_444_800;
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp { seconds, nanos: 0 }
+}
+
+fn in_scope(namespace: &str, set: impl FnOnce(&mut proto::Scope)) -> proto::Scope {
+    let mut scope = scope(namespace);
+    set(&mut scope);
+    scope
+}
+
+/// Fills `namespace` with every kind of record, through the API.
+async fn fill(engram: &Engram, namespace: &str, variant: usize) {
+    let ns = scope(namespace);
+    let project = in_scope(namespace, |s| s.project_id = "p1".into());
+    let session = in_scope(namespace, |s| {
+        s.session_id = "s1".into();
+        s.user_id = "u1".into();
+    });
+    let agent = in_scope(namespace, |s| s.agent_id = "a1".into());
+
+    // Memories of every level and type, with tags, metadata, importance,
+    // summaries, event times and expiry.
+    for i in 0..12 {
+        let memory_type = [
+            MemoryType::Fact,
+            MemoryType::Preference,
+            MemoryType::Lesson,
+            MemoryType::Decision,
+            MemoryType::Event,
+            MemoryType::Note,
+        ][(i + variant) % 6];
+        let scope = [&ns, &project, &session, &agent][i % 4];
+        let mut memory = input(
+            memory_type,
+            &format!("{namespace} deploy note {i}: the cache warms in {i} minutes"),
+        );
+        memory.tags = vec![format!("t{}", i % 3), "deploy".into()];
+        memory.metadata = [("source".to_owned(), ["wiki", "chat"][i % 2].to_owned())].into();
+        memory.importance = Some(0.1 * ((i % 9) as f64 + 1.0));
+        memory.summary = format!("note {i}");
+        if i % 5 == 0 {
+            memory.occurred_at = Some(at(LAST_YEAR_SECONDS + i as i64 * 3600));
+        }
+        if i % 4 == 1 {
+            memory.expire_time = Some(at(FAR_FUTURE_SECONDS));
+        }
+        create(engram, scope, memory).await;
+    }
+    // One batch: memories of one create time, told apart by insertion order.
+    create_batch(
+        engram,
+        &ns,
+        (0..6)
+            .map(|i| {
+                input(
+                    MemoryType::Note,
+                    &format!("batched fact {i} about invoices"),
+                )
+            })
+            .collect(),
+    )
+    .await;
+    // A merge (seen twice), an update (a later version) and a deletion.
+    let merged = input(MemoryType::Preference, "always answer in British English");
+    create(engram, &ns, merged.clone()).await;
+    create(engram, &ns, merged).await;
+    let updated = create(
+        engram,
+        &project,
+        input(MemoryType::Fact, "the API runs on port 80"),
+    )
+    .await
+    .memory
+    .expect("memory");
+    engram
+        .memory()
+        .update_memory(proto::UpdateMemoryRequest {
+            scope: Some(project.clone()),
+            id: updated.id,
+            memory: Some(input(MemoryType::Fact, "the API runs on port 8080")),
+            update_mask: Some(prost_types::FieldMask {
+                paths: vec!["content".into()],
+            }),
+            etag: String::new(),
+        })
+        .await
+        .expect("update");
+    let deleted = create(engram, &ns, input(MemoryType::Note, "a passing thought"))
+        .await
+        .memory
+        .expect("memory");
+    engram
+        .memory()
+        .delete_memory(proto::DeleteMemoryRequest {
+            scope: Some(ns.clone()),
+            id: deleted.id,
+            etag: String::new(),
+        })
+        .await
+        .expect("delete");
+    // Searches, so that access counts are kept.
+    for query in ["cache warms", "invoices"] {
+        search(
+            engram,
+            proto::SearchMemoriesRequest {
+                scope: Some(ns.clone()),
+                query: query.into(),
+                ..Default::default()
+            },
+        )
+        .await;
+    }
+
+    // Episodes: a success, a failure with mistake cards, one still running.
+    let episodes = [
+        (
+            0.95,
+            true,
+            vec![],
+            vec!["ran the migrations first".to_owned()],
+        ),
+        (0.2, false, vec!["skipped the dry run".to_owned()], vec![]),
+    ];
+    for (i, (score, success, mistakes, successes)) in episodes.into_iter().enumerate() {
+        let episode = start_episode(engram, &project, "deploy", &format!("deploy {i}")).await;
+        append_steps(engram, &project, &episode, 3).await;
+        engram
+            .memory()
+            .complete_episode(proto::CompleteEpisodeRequest {
+                scope: Some(project.clone()),
+                episode_id: episode,
+                outcome: Some(proto::EpisodeOutcome {
+                    score,
+                    success,
+                    summary: format!("deploy {i} went {}", if success { "well" } else { "badly" }),
+                    mistakes,
+                    successes,
+                    mistake_cards: if success {
+                        vec![]
+                    } else {
+                        vec![proto::MistakeCardInput {
+                            mistake_type: "process".into(),
+                            worker_id: "w1".into(),
+                            correct_decision: "run the dry run".into(),
+                            evidence: "the migration failed".into(),
+                            lesson: "dry runs catch it".into(),
+                        }]
+                    },
+                }),
+            })
+            .await
+            .expect("complete");
+    }
+    let running = start_episode(engram, &ns, "audit", "audit the logs").await;
+    append_steps(engram, &ns, &running, 2 + variant).await;
+    engram
+        .learning()
+        .record_mistake(proto::RecordMistakeRequest {
+            scope: Some(ns.clone()),
+            task_id: "audit".into(),
+            card: Some(proto::MistakeCardInput {
+                mistake_type: "scope".into(),
+                worker_id: "w2".into(),
+                correct_decision: "read the whole log".into(),
+                evidence: "missed the first hour".into(),
+                lesson: "start at the top".into(),
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("record mistake");
+    engram
+        .learning()
+        .consolidate(proto::ConsolidateRequest {
+            scope: Some(ns.clone()),
+            mode: proto::ConsolidateMode::Rules.into(),
+            force: true,
+        })
+        .await
+        .expect("consolidate");
+
+    // Outcomes that make a heuristic and an anti-pattern, and agent scopes.
+    let coder = in_scope(namespace, |s| s.agent_id = "coder".into());
+    for i in 0..3 {
+        record_outcome(
+            engram,
+            &coder,
+            true,
+            "reproduce with a fixed seed then bisect",
+            "",
+            i,
+        )
+        .await;
+    }
+    for i in 0..2 {
+        record_outcome(
+            engram,
+            &coder,
+            false,
+            "retry until green",
+            "timeout waiting for the database",
+            i,
+        )
+        .await;
+    }
+    let reviewer = in_scope(namespace, |s| s.agent_id = "reviewer".into());
+    engram
+        .learning()
+        .set_agent_scope(proto::SetAgentScopeRequest {
+            scope: Some(reviewer),
+            can_learn: vec!["testing".into()],
+            cannot_learn: vec!["deploy".into()],
+            min_occurrences: 2,
+            etag: String::new(),
+        })
+        .await
+        .expect("set agent scope");
+}
+
+async fn start_episode(engram: &Engram, scope: &proto::Scope, task: &str, what: &str) -> String {
+    engram
+        .memory()
+        .start_episode(proto::StartEpisodeRequest {
+            scope: Some(scope.clone()),
+            task_id: task.into(),
+            description: what.into(),
+            task_type: "deployment".into(),
+            context: Some(proto::EpisodeContext {
+                language: "rust".into(),
+                tags: vec!["ci".into()],
+                ..Default::default()
+            }),
+            request_id: String::new(),
+        })
+        .await
+        .expect("start episode")
+        .id
+}
+
+async fn append_steps(engram: &Engram, scope: &proto::Scope, episode: &str, count: usize) {
+    let steps = (1..=count)
+        .map(|n| proto::Step {
+            step_number: n as i32,
+            tool: "shell".into(),
+            action: format!("step {n}"),
+            parameters: format!("{{\"n\": {n}}}"),
+            result: if n % 2 == 0 {
+                proto::StepResult::Error
+            } else {
+                proto::StepResult::Ok
+            }
+            .into(),
+            output: format!("output {n}"),
+            latency_ms: 10 * n as i64,
+            time: None,
+        })
+        .collect();
+    engram
+        .memory()
+        .append_steps(proto::AppendStepsRequest {
+            scope: Some(scope.clone()),
+            episode_id: episode.into(),
+            steps,
+        })
+        .await
+        .expect("append steps");
+}
+
+async fn record_outcome(
+    engram: &Engram,
+    scope: &proto::Scope,
+    success: bool,
+    strategy: &str,
+    error: &str,
+    i: i64,
+) {
+    engram
+        .learning()
+        .record_outcome(proto::RecordOutcomeRequest {
+            scope: Some(scope.clone()),
+            task: "fix the flaky login test".into(),
+            task_type: String::new(),
+            success,
+            strategy: strategy.into(),
+            duration_ms: Some(1000 + i),
+            error: error.into(),
+            feedback: String::new(),
+            request_id: String::new(),
+        })
+        .await
+        .expect("record outcome");
+}
+
+/// Every item of a listing, across its pages (each server's own tokens).
+async fn pages<T, F, Fut>(mut page: F) -> Vec<T>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = (Vec<T>, String)>,
+{
+    let mut items = Vec::new();
+    let mut token = String::new();
+    loop {
+        let (more, next) = page(token).await;
+        items.extend(more);
+        if next.is_empty() {
+            return items;
+        }
+        token = next;
+    }
+}
+
+/// Every item of a list RPC of `client` (`$list` is its method, `$items`
+/// its response's repeated field), with requests made by `$request` from
+/// each page token.
+macro_rules! every_page {
+    ($client:ident.$list:ident, $items:ident, $request:expr) => {
+        pages(|page_token| {
+            let request = $request(page_token);
+            let client = $client.clone();
+            async move {
+                let page = client.$list(request).await.expect(stringify!($list));
+                (page.$items, page.next_page_token)
+            }
+        })
+        .await
+    };
+}
+
+/// What every list and get answers about `namespace`, labelled.
+async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
+    let mut answers = Vec::new();
+    let memory = engram.memory();
+    let scopes = [
+        ("namespace", scope(namespace)),
+        (
+            "project",
+            in_scope(namespace, |s| s.project_id = "p1".into()),
+        ),
+        (
+            "session",
+            in_scope(namespace, |s| {
+                s.session_id = "s1".into();
+                s.user_id = "u1".into();
+            }),
+        ),
+        ("agent", in_scope(namespace, |s| s.agent_id = "a1".into())),
+    ];
+    let filters = [
+        ("none", proto::MemoryFilter::default()),
+        (
+            "types",
+            proto::MemoryFilter {
+                memory_types: vec![MemoryType::Lesson.into(), MemoryType::Note.into()],
+                ..Default::default()
+            },
+        ),
+        (
+            "levels",
+            proto::MemoryFilter {
+                levels: vec![MemoryLevel::Workspace.into()],
+                ..Default::default()
+            },
+        ),
+        (
+            "tags",
+            proto::MemoryFilter {
+                tags: vec!["t1".into()],
+                ..Default::default()
+            },
+        ),
+        (
+            "importance",
+            proto::MemoryFilter {
+                min_importance: 0.5,
+                ..Default::default()
+            },
+        ),
+        (
+            "created",
+            proto::MemoryFilter {
+                created_after: Some(at(LAST_YEAR_SECONDS)),
+                created_before: Some(at(FAR_FUTURE_SECONDS)),
+                ..Default::default()
+            },
+        ),
+        (
+            "occurred",
+            proto::MemoryFilter {
+                occurred_before: Some(at(LAST_YEAR_SECONDS + 86_400)),
+                ..Default::default()
+            },
+        ),
+        (
+            "metadata",
+            proto::MemoryFilter {
+                metadata: [("source".to_owned(), "wiki".to_owned())].into(),
+                ..Default::default()
+            },
+        ),
+    ];
+    let orders = [
+        proto::MemoryOrder::Unspecified,
+        proto::MemoryOrder::CreateTimeAsc,
+        proto::MemoryOrder::ImportanceDesc,
+    ];
+    for (scope_name, scope) in &scopes {
+        for (filter_name, filter) in &filters {
+            for order in orders {
+                let memories = every_page!(memory.list_memories, memories, |page_token| {
+                    proto::ListMemoriesRequest {
+                        scope: Some(scope.clone()),
+                        filter: Some(filter.clone()),
+                        order_by: order.into(),
+                        page_size: PAGE,
+                        page_token,
+                    }
+                });
+                answers.push((
+                    format!("ListMemories {scope_name} {filter_name} {order:?}"),
+                    format!("{memories:#?}"),
+                ));
+            }
+        }
+    }
+
+    let ns = scope(namespace);
+    let project = &scopes[1].1;
+    for (label, scope, task_id, status) in [
+        ("all", &ns, "", proto::EpisodeStatus::Unspecified),
+        ("task", project, "deploy", proto::EpisodeStatus::Unspecified),
+        ("running", &ns, "", proto::EpisodeStatus::Running),
+    ] {
+        let episodes = every_page!(memory.list_episodes, episodes, |page_token| {
+            proto::ListEpisodesRequest {
+                scope: Some(scope.clone()),
+                task_id: task_id.into(),
+                status: status.into(),
+                page_size: PAGE,
+                page_token,
+                ..Default::default()
+            }
+        });
+        for episode in &episodes {
+            let got = engram
+                .memory()
+                .get_episode_with_all_steps(proto::GetEpisodeRequest {
+                    scope: Some(ns.clone()),
+                    id: episode.id.clone(),
+                    ..Default::default()
+                })
+                .await
+                .expect("get episode");
+            answers.push((format!("GetEpisode {}", episode.id), format!("{got:#?}")));
+        }
+        answers.push((format!("ListEpisodes {label}"), format!("{episodes:#?}")));
+    }
+
+    let coder = in_scope(namespace, |s| s.agent_id = "coder".into());
+    let learning = engram.learning();
+    let outcomes = every_page!(learning.list_outcomes, outcomes, |page_token| {
+        proto::ListOutcomesRequest {
+            scope: Some(coder.clone()),
+            page_size: PAGE,
+            page_token,
+            ..Default::default()
+        }
+    });
+    answers.push(("ListOutcomes".into(), format!("{outcomes:#?}")));
+    let heuristics = every_page!(learning.list_heuristics, heuristics, |page_token| {
+        proto::ListHeuristicsRequest {
+            scope: Some(coder.clone()),
+            page_size: PAGE,
+            page_token,
+            ..Default::default()
+        }
+    });
+    answers.push(("ListHeuristics".into(), format!("{heuristics:#?}")));
+    let anti_patterns = every_page!(learning.list_anti_patterns, anti_patterns, |page_token| {
+        proto::ListAntiPatternsRequest {
+            scope: Some(coder.clone()),
+            page_size: PAGE,
+            page_token,
+            ..Default::default()
+        }
+    });
+    answers.push(("ListAntiPatterns".into(), format!("{anti_patterns:#?}")));
+    let cards = every_page!(learning.list_mistake_cards, mistake_cards, |page_token| {
+        proto::ListMistakeCardsRequest {
+            scope: Some(ns.clone()),
+            page_size: PAGE,
+            page_token,
+            ..Default::default()
+        }
+    });
+    answers.push(("ListMistakeCards".into(), format!("{cards:#?}")));
+    for task_id in [None, Some("deploy"), Some("")] {
+        let rules = every_page!(learning.list_task_rules, task_rules, |page_token| {
+            proto::ListTaskRulesRequest {
+                scope: Some(ns.clone()),
+                task_id: task_id.map(str::to_owned),
+                page_size: PAGE,
+                page_token,
+            }
+        });
+        answers.push((format!("ListTaskRules {task_id:?}"), format!("{rules:#?}")));
+    }
+    for agent in ["coder", "reviewer"] {
+        let got = engram
+            .learning()
+            .get_agent_scope(proto::GetAgentScopeRequest {
+                scope: Some(in_scope(namespace, |s| s.agent_id = agent.into())),
+            })
+            .await
+            .expect("get agent scope");
+        answers.push((format!("GetAgentScope {agent}"), format!("{got:#?}")));
+    }
+    let stats = engram
+        .learning()
+        .get_stats(proto::GetStatsRequest {
+            scope: Some(ns.clone()),
+        })
+        .await
+        .expect("stats");
+    answers.push(("GetStats".into(), format!("{stats:#?}")));
+    answers
+}
+
+/// Asserts two servers answer alike about `namespace`.
+async fn assert_same_answers(original: &Engram, imported: &Engram, namespace: &str) {
+    let expected = answers(original, namespace).await;
+    let actual = answers(imported, namespace).await;
+    assert_eq!(expected.len(), actual.len());
+    for ((label, want), (_, got)) in expected.iter().zip(&actual) {
+        assert_eq!(got, want, "{namespace}: {label}");
+    }
+}
+
+/// The ids of the hits of `query` in `namespace`, best first.
+async fn found(engram: &Engram, namespace: &str, query: &str) -> Vec<String> {
+    search(
+        engram,
+        proto::SearchMemoriesRequest {
+            scope: Some(scope(namespace)),
+            query: query.into(),
+            limit: 20,
+            ..Default::default()
+        },
+    )
+    .await
+    .into_iter()
+    .map(|hit| hit.memory.expect("memory").id)
+    .collect()
+}
+
+/// Runs `engram-server` with `args`.
+async fn engram_server(args: &[&str]) -> Output {
+    Command::new(server_binary())
+        .args(args)
+        .output()
+        .await
+        .expect("run engram-server")
+}
+
+fn database_url(dir: &Path) -> String {
+    format!("sqlite://{}", dir.join(DATABASE_FILE).display())
+}
+
+/// Imports `file` into the database in `dir`; returns the command's output.
+async fn import(dir: &Path, file: &Path) -> Output {
+    let file = file.to_str().expect("UTF-8 path");
+    engram_server(&["import", "--database", &database_url(dir), "--from", file]).await
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A server on three filled namespaces, restarted so that its access
+/// counts are written, and its export (taken while it runs).
+async fn exported_server() -> (Server, TempDir, PathBuf) {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    for (variant, namespace) in NAMESPACES.iter().enumerate() {
+        fill(&engram, namespace, variant).await;
+    }
+    let server = server.restart().await;
+    // readme: tests/operator/export.sh, with the server running.
+    run_operator_script("export.sh", server.data_dir()).await;
+    let files = TempDir::new().expect("temp dir");
+    let file = files.path().join("engram-export.jsonl");
+    std::fs::copy(server.data_dir().join("engram-export.jsonl"), &file).expect("copy the export");
+    (server, files, file)
+}
+
+#[tokio::test]
+async fn an_imported_export_answers_every_list_as_the_original_and_importing_again_changes_nothing()
+{
+    let (original, _files, file) = exported_server().await;
+    let before = original.client().await;
+
+    // readme: tests/operator/import.sh, into a fresh folder.
+    let fresh = TempDir::new().expect("temp dir");
+    std::fs::copy(&file, fresh.path().join("engram-export.jsonl")).expect("copy");
+    let told = run_operator_script("import.sh", fresh.path()).await;
+    assert!(told.contains("imported acme:"), "{told}");
+    let imported = Server::start_in(fresh).await;
+    let after = imported.client().await;
+    for namespace in NAMESPACES {
+        assert_same_answers(&before, &after, namespace).await;
+    }
+
+    // Search finds the imported memories, ranked alike.
+    for namespace in NAMESPACES {
+        for query in ["cache warms in 3 minutes", "invoices", "British English"] {
+            let want = found(&before, namespace, query).await;
+            assert!(!want.is_empty(), "{namespace}: {query}");
+            assert_eq!(
+                found(&after, namespace, query).await,
+                want,
+                "{namespace}: {query}"
+            );
+        }
+    }
+    // The searches' access counts are written by the time it has stopped.
+    let mut imported = imported.restart().await;
+    let listed = answers(&imported.client().await, "acme").await;
+
+    // A second import finds everything there already, and changes nothing
+    // (access counts, which searches change, are no difference).
+    imported.stop().await;
+    let again = import(imported.data_dir(), &file).await;
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("imported 0 records of 3 namespaces"),
+        "{}",
+        stderr(&again)
+    );
+    let imported = imported.start_anew().await;
+    assert_eq!(answers(&imported.client().await, "acme").await, listed);
+}
+
+#[tokio::test]
+async fn an_import_never_overwrites_a_record_that_differs() {
+    let (original, _files, file) = exported_server().await;
+    let engram = original.client().await;
+    let target = TempDir::new().expect("temp dir");
+    let first = import(target.path(), &file).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+
+    // The file, with one memory of globex changed.
+    let changed_file = file.with_file_name("changed.jsonl");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let (line, changed) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("\"namespace\":\"globex\"") && l.contains("\"kind\":\"memory\""))
+        .expect("a globex memory");
+    let changed = changed.replace("deploy note", "DEPLOY NOTE");
+    let id: serde_json::Value = serde_json::from_str(&changed).expect("JSON");
+    let id = id["id"].as_str().expect("id").to_owned();
+    let rewritten: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == line { changed.as_str() } else { l })
+        .collect();
+    std::fs::write(&changed_file, rewritten.join("\n") + "\n").expect("write");
+
+    let refused = import(target.path(), &changed_file).await;
+    assert!(!refused.status.success());
+    let told = stderr(&refused);
+    assert!(
+        told.contains(&format!(
+            "line {}: memory {id} is already in the database and differs from the file's in content",
+            line + 1
+        )),
+        "{told}"
+    );
+    assert!(told.contains("import never overwrites"), "{told}");
+    assert!(
+        told.contains("nothing of namespace globex was imported"),
+        "{told}"
+    );
+
+    let server = Server::start_in(target).await;
+    let imported = server.client().await;
+    for namespace in NAMESPACES {
+        assert_same_answers(&engram, &imported, namespace).await;
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_or_cut_file_stops_the_import_at_its_line_with_nothing_of_that_namespace_applied()
+ {
+    let (original, _files, file) = exported_server().await;
+    let engram = original.client().await;
+    let text = std::fs::read_to_string(&file).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    let globex_memory = lines
+        .iter()
+        .position(|l| l.contains("\"namespace\":\"globex\"") && l.contains("\"kind\":\"memory\""))
+        .expect("a globex memory")
+        + 3;
+
+    let edited = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut value: serde_json::Value =
+            serde_json::from_str(lines[globex_memory]).expect("JSON");
+        edit(&mut value);
+        value.to_string()
+    };
+    let broken = [
+        (
+            "not JSON",
+            lines[globex_memory][..40].to_owned(),
+            "not a JSON object",
+        ),
+        (
+            "an unknown field",
+            edited(&|v| v["colour"] = "blue".into()),
+            "unknown field `colour`",
+        ),
+        (
+            "a missing field",
+            edited(&|v| {
+                v.as_object_mut().expect("object").remove("content");
+            }),
+            "missing field `content`",
+        ),
+        (
+            "a value of the wrong type",
+            edited(&|v| v["tags"] = "deploy".into()),
+            "invalid type",
+        ),
+        (
+            "a value out of range",
+            edited(&|v| v["importance"] = 7.5.into()),
+            "importance must be between 0 and 1 (got 7.5)",
+        ),
+        (
+            "an unknown kind",
+            edited(&|v| v["kind"] = "hunch".into()),
+            "unknown variant `hunch`",
+        ),
+    ];
+    for (what, line, expected) in broken {
+        let mut changed = lines.clone();
+        changed[globex_memory] = &line;
+        let broken_file = file.with_file_name("broken.jsonl");
+        std::fs::write(&broken_file, changed.join("\n") + "\n").expect("write");
+        let target = TempDir::new().expect("temp dir");
+        let refused = import(target.path(), &broken_file).await;
+        assert!(!refused.status.success(), "{what}");
+        let told = stderr(&refused);
+        assert!(
+            told.contains(&format!("line {}: ", globex_memory + 1)),
+            "{what}: {told}"
+        );
+        assert!(told.contains(expected), "{what}: {told}");
+        assert!(
+            told.contains("nothing of namespace globex was imported"),
+            "{what}: {told}"
+        );
+        assert!(
+            told.contains("imported before the problem (each whole): acme"),
+            "{what}: {told}"
+        );
+        assert_imported_only_acme(&engram, target).await;
+    }
+
+    // Cut short: the last namespace is not imported.
+    let cut_file = file.with_file_name("cut.jsonl");
+    std::fs::write(&cut_file, lines[..lines.len() - 3].join("\n") + "\n").expect("write");
+    let target = TempDir::new().expect("temp dir");
+    let refused = import(target.path(), &cut_file).await;
+    assert!(!refused.status.success());
+    let told = stderr(&refused);
+    assert!(told.contains("it is incomplete"), "{told}");
+    assert!(
+        told.contains("nothing of namespace initech was imported"),
+        "{told}"
+    );
+
+    // Not an export at all, or of a newer format.
+    let other = file.with_file_name("other.jsonl");
+    std::fs::write(&other, "{\"kind\":\"header\",\"format\":\"engram-export\",\"version\":99,\"times\":\"unix_micros\",\"exported_at\":0,\"engram_version\":\"9.0.0\"}\n").expect("write");
+    let refused = import(TempDir::new().expect("temp dir").path(), &other).await;
+    assert!(
+        stderr(&refused).contains("format version 99"),
+        "{}",
+        stderr(&refused)
+    );
+    std::fs::write(&other, "hello\n").expect("write");
+    let refused = import(TempDir::new().expect("temp dir").path(), &other).await;
+    assert!(
+        stderr(&refused).contains("line 1: "),
+        "{}",
+        stderr(&refused)
+    );
+
+    // Beside a running server, the import is refused.
+    let running = import(original.data_dir(), &file).await;
+    assert!(!running.status.success());
+    assert!(
+        stderr(&running).contains("import needs the server stopped"),
+        "{}",
+        stderr(&running)
+    );
+}
+
+/// A server on `dir` holds acme as `original` does, and nothing of the
+/// other namespaces.
+async fn assert_imported_only_acme(original: &Engram, dir: TempDir) {
+    let server = Server::start_in(dir).await;
+    let imported = server.client().await;
+    assert_same_answers(original, &imported, "acme").await;
+    for namespace in ["globex", "initech"] {
+        let stats = imported
+            .learning()
+            .get_stats(proto::GetStatsRequest {
+                scope: Some(scope(namespace)),
+            })
+            .await
+            .expect("stats");
+        assert_eq!(stats, proto::GetStatsResponse::default(), "{namespace}");
+    }
+}
