@@ -206,6 +206,31 @@ impl MemoryClient {
         /// ```
         list_memories(ListMemoriesRequest) -> ListMemoriesResponse, safe;
 
+        /// Lists the history of one memory, oldest first: who created,
+        /// merged, updated, deleted it and when, and the fields each change
+        /// set — also once it is deleted.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::CreateMemory;
+        /// use engram_client::proto::{ListMemoryRevisionsRequest, MemoryType, RevisionAction, Scope};
+        ///
+        /// let scope = Scope::new("docs-revisions");
+        /// let fact = CreateMemory::new(scope.clone(), MemoryType::Fact, "The API is versioned by date");
+        /// let id = engram.memory().create_memory(fact.clone()).await?.memory.unwrap().id;
+        /// engram.memory().create_memory(fact).await?; // merged into the first
+        /// let request = ListMemoryRevisionsRequest { scope: Some(scope), id, ..Default::default() };
+        /// let history = engram.memory().list_memory_revisions(request).await?.revisions;
+        /// let actions: Vec<_> = history.iter().map(|r| r.action()).collect();
+        /// assert_eq!(actions, [RevisionAction::Created, RevisionAction::Merged]);
+        /// assert!(history[1].changed_fields.contains(&"seen_count".to_owned()));
+        /// # Ok(())
+        /// # }
+        /// ```
+        list_memory_revisions(ListMemoryRevisionsRequest) -> ListMemoryRevisionsResponse, safe;
+
         /// Full-text search ranked by relevance, recency and importance; each
         /// hit carries its component scores.
         ///

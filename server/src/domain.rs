@@ -205,6 +205,8 @@ impl Memory {
 pub struct NewMemory {
     /// The owning scope, already reduced to the fields its level uses.
     pub scope: Scope,
+    /// Who is writing it, for the memory's history.
+    pub actor: Actor,
     pub level: MemoryLevel,
     pub memory_type: MemoryType,
     pub content: String,
@@ -219,6 +221,31 @@ pub struct NewMemory {
     pub occurred_at: Option<Micros>,
     /// The writer's session, kept whatever the level (provenance only).
     pub origin_session_id: String,
+}
+
+/// Who makes a change, as a memory's history records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Actor {
+    /// The caller's API key id (empty without `--auth-keys`).
+    pub key_id: String,
+    /// The caller's scope agent_id (empty when it names none).
+    pub agent_id: String,
+}
+
+/// What a memory's history records of one change (see migration 0009).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revision {
+    pub seq: i64,
+    pub memory_id: String,
+    /// The memory's version after the change (before it, for a removal).
+    pub version: i64,
+    /// The `engram.v1.RevisionAction` number.
+    pub action: i32,
+    pub time: Micros,
+    pub actor: Actor,
+    /// The fields the change set, by their proto names (none for a create
+    /// or a removal).
+    pub changed_fields: Vec<String>,
 }
 
 /// A memory's neighbours in the conversation it was written in: the memories

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use engram_client::proto::memory_service_client::MemoryServiceClient;
 use engram_client::proto::{self, MemoryType};
 use engram_client::{Code, CreateMemory, Engram};
-use engram_tests::{Server, input, scope};
+use engram_tests::{Server, input, scope, sha256_hex};
 use prost::Message as _;
 use tempfile::TempDir;
 use tonic::metadata::MetadataValue;
@@ -135,6 +135,15 @@ async fn call_every_rpc(
         ..Default::default()
     };
     codes.insert("ListMemories", code(memory.list_memories(list).await));
+    let revisions = proto::ListMemoryRevisionsRequest {
+        scope: in_namespace(),
+        id: unknown.clone(),
+        ..Default::default()
+    };
+    codes.insert(
+        "ListMemoryRevisions",
+        code(memory.list_memory_revisions(revisions).await),
+    );
     let search = proto::SearchMemoriesRequest {
         scope: in_namespace(),
         query: "written".into(),
@@ -505,22 +514,4 @@ fn hang_up(server: &Server) {
         .status()
         .expect("run kill");
     assert!(status.success(), "kill -HUP");
-}
-
-fn sha256_hex(text: &str) -> String {
-    let output = StdCommand::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write as _;
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())?;
-            child.wait_with_output()
-        })
-        .expect("run sha256sum");
-    String::from_utf8(output.stdout).expect("utf-8")[..64].to_owned()
 }

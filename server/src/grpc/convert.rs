@@ -7,7 +7,7 @@ use crate::domain::episode::{
     Episode, Learned, MistakeCard, MistakeReport, Outcome, Stats, Step, TaskRule,
 };
 use crate::domain::outcome::{AgentScope, AntiPattern, Change, Heuristic, Recorded, TaskOutcome};
-use crate::domain::{Created, Memory, Micros, Scope};
+use crate::domain::{Created, Memory, Micros, Revision, Scope};
 use crate::engine::context::{ContextBlock, ItemKind};
 use crate::engine::search::Hit;
 
@@ -165,6 +165,18 @@ pub fn episode(episode: Episode) -> pb::Episode {
         etag,
         last_step_number: episode.last_step,
         next_step_page_token: String::new(),
+    }
+}
+
+pub fn revision(revision: Revision) -> pb::MemoryRevision {
+    pb::MemoryRevision {
+        memory_id: revision.memory_id,
+        version: revision.version,
+        action: revision.action,
+        time: Some(timestamp(revision.time)),
+        key_id: revision.actor.key_id,
+        agent_id: revision.actor.agent_id,
+        changed_fields: revision.changed_fields,
     }
 }
 

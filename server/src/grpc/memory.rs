@@ -11,8 +11,8 @@ use super::deadline::deadline;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::status::cut;
 use super::validate::Violations;
-use super::{begin, convert, enter_namespace, memory_requests as requests, page_token};
-use crate::domain::{PageCursor, Scope, now_micros};
+use super::{begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token};
+use crate::domain::{Actor, NewMemory, PageCursor, Scope, now_micros};
 use crate::engine::search::{Retrieval, SemanticUse};
 use crate::engine::{context, search};
 use crate::error::Error;
@@ -160,6 +160,21 @@ impl StreamTally {
 
 type Reply<T> = Result<Response<T>, Status>;
 
+/// Names the caller's API key on memories to be written.
+fn stamp(memories: &mut [NewMemory], key_id: &str) {
+    for memory in memories {
+        memory.actor.key_id = key_id.to_owned();
+    }
+}
+
+/// Who makes a change: the caller's key and the agent its scope names.
+fn actor(key_id: String, scope: &Scope) -> Actor {
+    Actor {
+        key_id,
+        agent_id: scope.agent_id.clone(),
+    }
+}
+
 #[tonic::async_trait]
 impl pb::memory_service_server::MemoryService for MemoryApi {
     async fn create_memory(
@@ -167,7 +182,9 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::CreateMemoryRequest>,
     ) -> Reply<pb::CreateMemoryResponse> {
         let now = now_micros();
-        let create = requests::create(begin(request)?, now)?;
+        let key_id = caller_key(&request);
+        let mut create = requests::create(begin(request)?, now)?;
+        stamp(&mut create.memories, &key_id);
         let created = self
             .store
             .create_memories(
@@ -188,7 +205,9 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::BatchCreateMemoriesRequest>,
     ) -> Reply<pb::BatchCreateMemoriesResponse> {
         let now = now_micros();
-        let create = requests::batch_create(begin(request)?, now)?;
+        let key_id = caller_key(&request);
+        let mut create = requests::batch_create(begin(request)?, now)?;
+        stamp(&mut create.memories, &key_id);
         let created = self
             .store
             .create_memories(
@@ -216,6 +235,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
 
     async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {
         let now = now_micros();
+        let key_id = caller_key(&request);
         let update = requests::update(begin(request)?, now)?;
         let memory = self
             .store
@@ -224,6 +244,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
                 &update.id,
                 update.patch,
                 update.etag.as_deref(),
+                &actor(key_id, &update.scope),
                 now,
             )
             .await?;
@@ -234,9 +255,16 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::DeleteMemoryRequest>,
     ) -> Reply<pb::DeleteMemoryResponse> {
+        let key_id = caller_key(&request);
         let (scope, id, etag) = requests::delete(&begin(request)?)?;
         self.store
-            .delete_memory(&scope, &id, etag.as_deref(), now_micros())
+            .delete_memory(
+                &scope,
+                &id,
+                etag.as_deref(),
+                &actor(key_id, &scope),
+                now_micros(),
+            )
             .await?;
         Ok(Response::new(pb::DeleteMemoryResponse {}))
     }
@@ -256,6 +284,40 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         );
         Ok(Response::new(pb::ListMemoriesResponse {
             memories,
+            next_page_token,
+        }))
+    }
+
+    async fn list_memory_revisions(
+        &self,
+        request: Request<pb::ListMemoryRevisionsRequest>,
+    ) -> Reply<pb::ListMemoryRevisionsResponse> {
+        let req = begin(request)?;
+        let mut v = Violations::default();
+        let scope = v.scope("scope", req.scope.as_ref());
+        let id = v.uuid("id", &req.id);
+        let page_size = v.page_size("page_size", req.page_size);
+        let fingerprint = page_token::fingerprint(&(&scope.namespace, &id, "revisions"));
+        let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
+        v.finish(())?;
+        let revisions = self
+            .store
+            .list_memory_revisions(&scope.namespace, &id, page_size, after)
+            .await?;
+        if revisions.is_empty() && after.is_none() {
+            return Err(
+                Error::NotFound(format!("no history of memory {id} in this namespace")).into(),
+            );
+        }
+        let (revisions, next_page_token) = page_token::page(
+            revisions,
+            page_size,
+            |revision| vec![revision.seq],
+            fingerprint,
+            convert::revision,
+        );
+        Ok(Response::new(pb::ListMemoryRevisionsResponse {
+            revisions,
             next_page_token,
         }))
     }

@@ -6,8 +6,8 @@ use engram::v1 as pb;
 use super::page_token;
 use super::validate::{MAX_ID_CHARS, Violations};
 use crate::domain::{
-    ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource, MemoryType,
-    Micros, NewMemory, Scope, TimeRange,
+    Actor, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
+    MemoryType, Micros, NewMemory, Scope, TimeRange,
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
@@ -145,6 +145,11 @@ fn memory_input(
     let fields = MemoryFields::check(v, field, input, now);
     NewMemory {
         scope: scope.for_level(level),
+        // The API key is the handler's to add.
+        actor: Actor {
+            key_id: String::new(),
+            agent_id: scope.agent_id.clone(),
+        },
         level,
         memory_type: fields.memory_type,
         content: fields.content,

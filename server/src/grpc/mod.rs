@@ -43,6 +43,7 @@ scoped!(
     UpdateMemoryRequest,
     DeleteMemoryRequest,
     ListMemoriesRequest,
+    ListMemoryRevisionsRequest,
     SearchMemoriesRequest,
     BuildContextRequest,
     StartEpisodeRequest,
@@ -78,6 +79,15 @@ fn begin<T: Scoped>(request: tonic::Request<T>) -> Result<T, tonic::Status> {
     let request = request.into_inner();
     enter_namespace(grant.as_deref(), request.scope())?;
     Ok(request)
+}
+
+/// The id of the API key the caller authenticated with (empty without
+/// `--auth-keys`), for the history of what it writes.
+fn caller_key<T>(request: &tonic::Request<T>) -> String {
+    request
+        .extensions()
+        .get::<Arc<Grant>>()
+        .map_or_else(String::new, |grant| grant.key_id.clone())
 }
 
 /// Names a scope's namespace on the current RPC span and checks that the

@@ -9,8 +9,8 @@ use tonic::{Request, Response, Status};
 
 use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
 use super::validate::{MAX_ID_CHARS, Violations};
-use super::{begin, convert};
-use crate::domain::{MemorySource, NewMemory, Scope, now_micros};
+use super::{begin, caller_key, convert};
+use crate::domain::{Actor, MemorySource, NewMemory, Scope, now_micros};
 use crate::engine::dedup;
 use crate::engine::policy::{self, Decision, DecisionSource};
 use crate::error::{Error, Result};
@@ -179,6 +179,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
     }
 
     async fn remember(&self, request: Request<pb::RememberRequest>) -> Reply<pb::RememberResponse> {
+        let key_id = caller_key(&request);
         let req = begin(request)?;
         let mut v = Violations::default();
         let request = classification(
@@ -215,6 +216,10 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         let decided = self.decide(&request).await;
         let memory = decided.should_store.then(|| NewMemory {
             scope: request.scope.for_level(decided.level),
+            actor: Actor {
+                key_id: key_id.clone(),
+                agent_id: request.scope.agent_id.clone(),
+            },
             level: decided.level,
             memory_type: decided.memory_type,
             content: decided.summary.clone(),

@@ -16,8 +16,8 @@ use crate::domain::outcome::{
     Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    Neighbours, NewMemory, Scope, Unembedded,
+    Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
+    Neighbours, NewMemory, Revision, Scope, Unembedded,
 };
 use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
@@ -70,6 +70,7 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         patch: MemoryPatch,
         etag: Option<&str>,
+        actor: &Actor,
         now: Micros,
     ) -> Result<Memory>;
 
@@ -80,8 +81,20 @@ pub trait Store: Send + Sync + 'static {
         scope: &Scope,
         id: &str,
         etag: Option<&str>,
+        actor: &Actor,
         now: Micros,
     ) -> Result<()>;
+
+    /// The history of memory `id` in `namespace`, oldest first: at most
+    /// `page_size + 1` revisions after the one numbered `after_seq`. Empty
+    /// when the namespace never held such a memory.
+    async fn list_memory_revisions(
+        &self,
+        namespace: &str,
+        id: &str,
+        page_size: usize,
+        after_seq: Option<i64>,
+    ) -> Result<Vec<Revision>>;
 
     /// One page of memories (at most `page_size + 1`, so the caller can tell
     /// whether another page follows).

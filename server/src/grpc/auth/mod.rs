@@ -27,6 +27,7 @@ use key_file::{KeyFile, digest};
 const READ_RPCS: &[&str] = &[
     "GetMemory",
     "ListMemories",
+    "ListMemoryRevisions",
     "SearchMemories",
     "BuildContext",
     "GetEpisode",

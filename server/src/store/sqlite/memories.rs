@@ -9,8 +9,9 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 use super::db_error;
 use super::requests;
 use crate::domain::{
-    Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
-    MemorySource, MemoryType, Micros, Neighbours, NewMemory, Scope, TimeRange, WriteResult,
+    Actor, Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder,
+    MemoryPatch, MemorySource, MemoryType, Micros, Neighbours, NewMemory, Revision, Scope,
+    TimeRange, WriteResult,
 };
 use crate::engine::dedup::content_hash;
 use crate::engine::policy::Decision;
@@ -357,20 +358,21 @@ pub(super) async fn remember(
 /// The columns a create writes, in the order [`upsert`] binds them.
 const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
      memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-     update_time, expire_time, occurred_at, origin_session_id) ";
+     update_time, expire_time, occurred_at, origin_session_id, actor_key, actor_agent) ";
 /// An identical memory is reinforced instead (DESIGN §3). An expired twin is
 /// not (as far as anyone can see, it is gone): no row comes back for it.
 /// What comes back is what the insert did not know: the rest of an inserted
 /// memory is what was given.
 const MERGE: &str = " ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
      DO UPDATE SET seen_count = seen_count + 1, update_time = excluded.update_time, \
+     actor_key = excluded.actor_key, actor_agent = excluded.actor_agent, \
      importance = max(importance, excluded.importance), version = version + 1, \
      occurred_at = max(occurred_at, excluded.occurred_at), \
      expire_time = CASE WHEN expire_time IS NULL OR excluded.expire_time IS NULL THEN NULL \
                         ELSE max(expire_time, excluded.expire_time) END \
      WHERE expire_time IS NULL OR expire_time > excluded.update_time \
      RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, occurred_at, origin_session_id, version";
-/// The most rows of one multi-row upsert (21 parameters a row, well under
+/// The most rows of one multi-row upsert (23 parameters a row, well under
 /// SQLite's limit of 32,766). A statement of each size is prepared once and
 /// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
 pub(super) const MAX_UPSERT_ROWS: usize = 256;
@@ -472,7 +474,9 @@ async fn upsert(
             .push_bind(now)
             .push_bind(new.expire_time)
             .push_bind(new.occurred_at.unwrap_or(now))
-            .push_bind(new.origin_session_id.as_str());
+            .push_bind(new.origin_session_id.as_str())
+            .push_bind(new.actor.key_id.as_str())
+            .push_bind(new.actor.agent_id.as_str());
     });
     qb.push(MERGE);
     qb.build().fetch_all(&mut *conn).await.map_err(db_error)
@@ -664,6 +668,7 @@ pub(super) async fn update(
     id: String,
     patch: MemoryPatch,
     etag: Option<String>,
+    actor: Actor,
     now: Micros,
 ) -> Result<Memory> {
     let mut memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
@@ -682,8 +687,8 @@ pub(super) async fn update(
     .await?;
     let updated = sqlx::query(
         "UPDATE memories SET memory_type = ?, content = ?, content_hash = ?, summary = ?, tags = ?, metadata = ?, \
-         importance = ?, confidence = ?, expire_time = ?, occurred_at = ?, update_time = ?, version = ? \
-         WHERE seq = ?",
+         importance = ?, confidence = ?, expire_time = ?, occurred_at = ?, update_time = ?, version = ?, \
+         actor_key = ?, actor_agent = ? WHERE seq = ?",
     )
     .bind(memory.memory_type.code())
     .bind(&memory.content)
@@ -697,6 +702,8 @@ pub(super) async fn update(
     .bind(memory.occurred_at)
     .bind(memory.update_time)
     .bind(memory.version)
+    .bind(&actor.key_id)
+    .bind(&actor.agent_id)
     .bind(memory.seq)
     .execute(&mut *conn)
     .await;
@@ -758,10 +765,62 @@ pub(super) async fn delete(
     scope: Scope,
     id: String,
     etag: Option<String>,
+    actor: Actor,
     now: Micros,
 ) -> Result<()> {
     let memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
+    // The history's delete trigger names whoever the row names.
+    sqlx::query("UPDATE memories SET actor_key = ?, actor_agent = ? WHERE seq = ?")
+        .bind(&actor.key_id)
+        .bind(&actor.agent_id)
+        .bind(memory.seq)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
     remove(conn, &[memory.seq]).await
+}
+
+/// The history of memory `id` in `namespace`, oldest first: up to `limit`
+/// revisions after `after_seq`.
+pub(super) async fn revisions(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    id: &str,
+    limit: usize,
+    after_seq: Option<i64>,
+) -> Result<Vec<Revision>> {
+    let rows = sqlx::query(
+        "SELECT * FROM memory_revisions WHERE namespace = ? AND memory_id = ? AND seq > ? \
+         ORDER BY seq LIMIT ?",
+    )
+    .bind(namespace)
+    .bind(id)
+    .bind(after_seq.unwrap_or(0))
+    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    rows.iter()
+        .map(|row| {
+            let changed: String = row.try_get("changed").map_err(db_error)?;
+            Ok(Revision {
+                seq: row.try_get("seq").map_err(db_error)?,
+                memory_id: row.try_get("memory_id").map_err(db_error)?,
+                version: row.try_get("version").map_err(db_error)?,
+                action: row.try_get("action").map_err(db_error)?,
+                time: row.try_get("time").map_err(db_error)?,
+                actor: Actor {
+                    key_id: row.try_get("key_id").map_err(db_error)?,
+                    agent_id: row.try_get("agent_id").map_err(db_error)?,
+                },
+                changed_fields: changed
+                    .split(',')
+                    .filter(|field| !field.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 /// Removes the memories `seqs`: the one way a memory leaves the database on

@@ -45,8 +45,8 @@ use crate::domain::outcome::{
     Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    Neighbours, NewMemory, Scope, Unembedded,
+    Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
+    Neighbours, NewMemory, Revision, Scope, Unembedded,
 };
 use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
@@ -94,6 +94,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         8,
         "retention",
         include_str!("../../../migrations/sqlite/0008_retention.sql"),
+    ),
+    (
+        9,
+        "memory_revisions",
+        include_str!("../../../migrations/sqlite/0009_memory_revisions.sql"),
     ),
 ];
 
@@ -322,11 +327,13 @@ impl Store for SqliteStore {
         id: &str,
         patch: MemoryPatch,
         etag: Option<&str>,
+        actor: &Actor,
         now: Micros,
     ) -> Result<Memory> {
         let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
+        let actor = actor.clone();
         self.writer
-            .write(move |conn| Box::pin(memories::update(conn, scope, id, patch, etag, now)))
+            .write(move |conn| Box::pin(memories::update(conn, scope, id, patch, etag, actor, now)))
             .await
     }
 
@@ -335,12 +342,25 @@ impl Store for SqliteStore {
         scope: &Scope,
         id: &str,
         etag: Option<&str>,
+        actor: &Actor,
         now: Micros,
     ) -> Result<()> {
         let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
+        let actor = actor.clone();
         self.writer
-            .write(move |conn| Box::pin(memories::delete(conn, scope, id, etag, now)))
+            .write(move |conn| Box::pin(memories::delete(conn, scope, id, etag, actor, now)))
             .await
+    }
+
+    async fn list_memory_revisions(
+        &self,
+        namespace: &str,
+        id: &str,
+        page_size: usize,
+        after_seq: Option<i64>,
+    ) -> Result<Vec<Revision>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        memories::revisions(&mut conn, namespace, id, page_size + 1, after_seq).await
     }
 
     async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
@@ -798,6 +818,7 @@ mod tests {
     /// A GLOBAL fact of `content` in namespace "ns", expiring at `expire_time`.
     fn fact(content: &str, expire_time: Option<Micros>) -> NewMemory {
         NewMemory {
+            actor: Actor::default(),
             scope: Scope {
                 namespace: "ns".into(),
                 ..Scope::default()
