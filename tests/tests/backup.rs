@@ -45,7 +45,8 @@ struct Written {
 fn nth_write(writer: usize, n: usize) -> proto::MemoryInput {
     proto::MemoryInput {
         memory_type: MemoryType::Fact.into(),
-        content: format!("writer {writer} stored fact number {n} while the backup ran"),
+        // "w3n7" tells writer 3's fact 7 from writer 7's fact 3 in a search.
+        content: format!("writer {writer} stored fact w{writer}n{n} while the backup ran"),
         tags: vec![format!("writer-{writer}")],
         metadata: [("n".to_owned(), n.to_string())].into(),
         importance: Some(0.5),
@@ -219,7 +220,7 @@ async fn a_backup_taken_while_writes_go_on_holds_every_write_acknowledged_before
     }
 
     // Search works on the copy: its index is built from it.
-    let hits = found(&copy, &ns, "writer 3 stored fact number 7").await;
+    let hits = found(&copy, &ns, "stored fact w3n7").await;
     assert_eq!(hits[0], nth_write(3, 7).content);
 }
 
