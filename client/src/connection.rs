@@ -44,8 +44,10 @@ impl Connection {
         request
     }
 
-    /// Sends `message` with `send`, trying again after UNAVAILABLE when
-    /// `repeat` allows it and the policy has tries left.
+    /// Sends `message` with `send`, trying again while the policy has tries
+    /// left: after UNAVAILABLE when `repeat` allows it, and after the server
+    /// shed the call ([`Error::is_shed`]) whatever the call, since a shed
+    /// call was never read.
     pub(crate) async fn unary<Req, Resp, Fut>(
         &self,
         message: Req,
@@ -58,7 +60,7 @@ impl Connection {
     {
         let mut attempt = 1;
         loop {
-            if !repeat || attempt >= self.retry.max_attempts {
+            if attempt >= self.retry.max_attempts {
                 // The last try: the message itself, no copy kept.
                 return self.call(send(self.request(message, true))).await;
             }
@@ -66,17 +68,27 @@ impl Connection {
                 Ok(response) => return Ok(response),
                 Err(error) => error,
             };
-            if !error.is_retryable() {
+            let Some(wait) = self.retry_wait(&error, repeat, attempt) else {
                 return Err(error);
-            }
-            // The server's own suggestion, but never longer than the policy allows.
-            let wait = error
-                .retry_after()
-                .map(|wait| wait.min(self.retry.max_backoff))
-                .unwrap_or_else(|| self.retry.backoff(attempt));
+            };
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
+    }
+
+    /// How long to wait before trying again after retry number `attempt`
+    /// failed with `error`; `None` when the call may not be tried again.
+    /// The server's own delay is taken when it gives one, but never longer
+    /// than the policy's longest wait or the call's timeout.
+    fn retry_wait(&self, error: &Error, repeat: bool, attempt: u32) -> Option<Duration> {
+        if !(error.is_shed() || repeat && error.is_retryable()) {
+            return None;
+        }
+        let wait = match error.retry_after() {
+            Some(delay) => delay.min(self.retry.max_backoff),
+            None => self.retry.backoff(attempt),
+        };
+        Some(self.timeout.map_or(wait, |timeout| wait.min(timeout)))
     }
 
     /// Waits for one try, within the client's own deadline (for a server
@@ -113,7 +125,7 @@ fn deadline_exceeded(timeout: Duration) -> Status {
 /// converts into its request message (the message itself or a builder),
 /// returns the response message, and says whether it may be repeated after
 /// UNAVAILABLE: `safe` (reads), `with_request_id` (creates, when the request
-/// carries one) or `never`.
+/// carries one) or `never` (a shed call is repeated whatever this says).
 macro_rules! unary_rpcs {
     ($(
         $(#[$doc:meta])*
@@ -142,3 +154,93 @@ macro_rules! unary_rpcs {
     (@repeat with_request_id, $request:ident) => { !$request.request_id.is_empty() };
 }
 pub(crate) use unary_rpcs;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use tonic_types::{ErrorDetails, StatusExt as _};
+
+    use super::*;
+
+    fn connection(timeout: Option<Duration>) -> Connection {
+        Connection {
+            channel: Channel::from_static("http://127.0.0.1:1").connect_lazy(),
+            authorization: None,
+            timeout,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    fn shed(delay: Duration) -> Status {
+        Status::with_error_details(
+            Code::ResourceExhausted,
+            "the server is busy",
+            ErrorDetails::with_retry_info(Some(delay)),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_shed_write_is_tried_again_until_it_is_let_through() {
+        let tries = AtomicU32::new(0);
+        let answer = connection(None)
+            .unary("write", false, |_| {
+                let tried = tries.fetch_add(1, Ordering::SeqCst) + 1;
+                async move {
+                    if tried < 3 {
+                        Err(shed(Duration::from_millis(1)))
+                    } else {
+                        Ok(tonic::Response::new("stored"))
+                    }
+                }
+            })
+            .await;
+        assert_eq!(answer.expect("stored in the end"), "stored");
+        assert_eq!(tries.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn only_shed_calls_and_repeatable_unavailable_ones_are_tried_again() {
+        let connection = connection(Some(Duration::from_millis(300)));
+        let error = |status| Error::from_call(status);
+        let delay = Duration::from_millis(250);
+        assert_eq!(
+            connection.retry_wait(&error(shed(delay)), false, 1),
+            Some(delay),
+            "a shed write waits the server's delay"
+        );
+        assert_eq!(
+            connection.retry_wait(&error(shed(Duration::from_secs(60))), false, 1),
+            Some(Duration::from_millis(300)),
+            "never longer than the call's timeout"
+        );
+        assert_eq!(
+            connection.retry_wait(
+                &error(Status::resource_exhausted("message too large")),
+                true,
+                1
+            ),
+            None,
+            "RESOURCE_EXHAUSTED without a delay was not shed"
+        );
+        assert_eq!(
+            connection.retry_wait(&error(Status::unavailable("busy")), false, 1),
+            None,
+            "a write that may have been done is not repeated"
+        );
+        assert!(
+            connection
+                .retry_wait(&error(Status::unavailable("busy")), true, 1)
+                .is_some()
+        );
+        let long = Connection {
+            timeout: None,
+            ..connection
+        };
+        assert_eq!(
+            long.retry_wait(&error(shed(Duration::from_secs(60))), true, 1),
+            Some(RetryPolicy::default().max_backoff),
+            "never longer than the policy's longest wait"
+        );
+    }
+}

@@ -197,7 +197,7 @@ impl Error {
     }
 
     /// Whether trying the same call again may succeed: the server was
-    /// unreachable or busy (UNAVAILABLE).
+    /// unreachable or busy (UNAVAILABLE), or it shed the call ([`Error::is_shed`]).
     ///
     /// ```
     /// use engram_client::{Error, Status};
@@ -206,7 +206,38 @@ impl Error {
     /// assert!(!Error::Status(Status::not_found("no such memory")).is_retryable());
     /// ```
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Transport(_) | Error::Status(_)) && self.code() == Code::Unavailable
+        let unavailable = matches!(self, Error::Transport(_) | Error::Status(_))
+            && self.code() == Code::Unavailable;
+        unavailable || self.is_shed()
+    }
+
+    /// Whether the server shed the call: RESOURCE_EXHAUSTED with a retry
+    /// delay (`google.rpc.RetryInfo`), which Engram sends only for a call it
+    /// refused before reading it (too many calls in flight, or the API key's
+    /// rate limit). Nothing was done, so any call — a write too — may be sent
+    /// again after [`Error::retry_after`]; the client's retries do. A
+    /// RESOURCE_EXHAUSTED without a delay (say, a message too large for the
+    /// client) is not shed, and not retried.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use engram_client::{Code, Error, Status};
+    /// use tonic_types::{ErrorDetails, StatusExt as _};
+    ///
+    /// let busy = Status::with_error_details(
+    ///     Code::ResourceExhausted,
+    ///     "the server is busy",
+    ///     ErrorDetails::with_retry_info(Some(Duration::from_millis(250))),
+    /// );
+    /// let shed = Error::Status(busy);
+    /// assert!(shed.is_shed() && shed.is_retryable());
+    /// assert_eq!(shed.retry_after(), Some(Duration::from_millis(250)));
+    /// let too_large = Error::Status(Status::resource_exhausted("message too large"));
+    /// assert!(!too_large.is_shed() && !too_large.is_retryable());
+    /// ```
+    pub fn is_shed(&self) -> bool {
+        matches!(self, Error::Status(status) if status.code() == Code::ResourceExhausted)
+            && self.retry_after().is_some()
     }
 }
 

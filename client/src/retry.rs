@@ -3,13 +3,16 @@
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::time::Duration;
 
-/// How calls that failed with UNAVAILABLE (server unreachable, restarting or
-/// busy) are tried again. Only calls that are safe to repeat are retried:
-/// reads, and creates that carry a `request_id` (the server answers a repeat
-/// with the first result). Waits grow exponentially from `initial_backoff`
-/// up to `max_backoff`, each shortened by a random part of up to half so that
+/// How failed calls are tried again. After UNAVAILABLE (server unreachable,
+/// restarting or its database busy) only calls that are safe to repeat are
+/// retried: reads, and creates that carry a `request_id` (the server answers
+/// a repeat with the first result). After the server shed a call
+/// (RESOURCE_EXHAUSTED with a retry delay: too many calls in flight, or the
+/// API key's rate limit) every call is retried, writes too: the server
+/// refused it unread. Waits grow exponentially from `initial_backoff` up to
+/// `max_backoff`, each shortened by a random part of up to half so that
 /// many clients do not retry in step; a `google.rpc.RetryInfo` from the
-/// server overrides the wait.
+/// server replaces the wait, cut to `max_backoff` and the call's timeout.
 ///
 /// ```
 /// use std::time::Duration;

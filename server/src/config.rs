@@ -9,6 +9,7 @@ use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::embed::{EmbedderConfig, EmbedderKind};
+use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, Overload, RateLimit};
 use crate::llm::LlmConfig;
 use crate::openai::ApiConfig;
 
@@ -67,6 +68,27 @@ pub struct Config {
     /// it with DEADLINE_EXCEEDED (the steps received are kept), e.g. "60s".
     #[arg(long, env = "ENGRAM_STREAM_IDLE_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub stream_idle_timeout: Duration,
+
+    /// The most engram.v1 calls in flight at once (an open StreamSteps
+    /// stream counts until it ends); a call beyond it is answered at once,
+    /// unread, with RESOURCE_EXHAUSTED and a retry delay
+    /// (google.rpc.RetryInfo) instead of waiting in an unbounded queue.
+    /// Health and reflection are never refused.
+    #[arg(long, env = "ENGRAM_MAX_CONCURRENT_CALLS", default_value_t = DEFAULT_MAX_CONCURRENT_CALLS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_calls: u32,
+
+    /// Limits each API key's calls to the engram.v1 services to a rate, e.g.
+    /// "100/s", "6000/m" or "50000/h"; a call over it is answered, unread,
+    /// with RESOURCE_EXHAUSTED and the time until the key may call again
+    /// (google.rpc.RetryInfo). Needs --auth-keys. Off when not set.
+    #[arg(long, env = "ENGRAM_RATE_LIMIT_PER_KEY", requires = "auth_keys", value_parser = RateLimit::parse)]
+    pub rate_limit_per_key: Option<RateLimit>,
+
+    /// How many calls a key may make at once, unthrottled, before
+    /// --rate-limit-per-key paces it. Default: one second's worth of the
+    /// rate (at least 1).
+    #[arg(long, env = "ENGRAM_RATE_LIMIT_BURST", requires = "rate_limit_per_key", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_burst: Option<u32>,
 
     /// On SIGINT/SIGTERM, how long in-flight calls may take to finish before
     /// the server exits anyway, e.g. "10s".
@@ -266,6 +288,16 @@ impl Config {
                     dimensions: self.embedder_dimensions.map(|d| d as usize),
                 })
             }
+        }
+    }
+
+    /// When engram.v1 calls are shed.
+    pub fn overload(&self) -> Overload {
+        Overload {
+            max_concurrent_calls: self.max_concurrent_calls as usize,
+            rate_limit: self
+                .rate_limit_per_key
+                .map(|limit| limit.with_burst(self.rate_limit_burst)),
         }
     }
 

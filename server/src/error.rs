@@ -32,6 +32,14 @@ pub enum Error {
     /// The database stayed busy past its timeout, or the server is shutting down.
     #[error("{0}")]
     Unavailable(String),
+    /// The call was refused before any of it was read (too many calls in
+    /// flight, or the caller's rate limit): nothing was done, so any call,
+    /// a write too, may be sent again after `retry_after`.
+    #[error("{message}")]
+    Overloaded {
+        message: String,
+        retry_after: std::time::Duration,
+    },
     /// A bug or an unexpected storage failure. The message is for logs only;
     /// the caller sees a generic one.
     #[error("internal error: {0}")]

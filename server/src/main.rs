@@ -117,6 +117,7 @@ async fn main() -> anyhow::Result<()> {
             max_request_bytes: config.max_request_size,
             shutdown_grace: config.shutdown_grace,
             stream_idle_timeout: config.stream_idle_timeout,
+            overload: config.overload(),
         },
     )
     .await

@@ -21,6 +21,7 @@ use crate::grpc::auth::{ApiKeys, AuthLayer};
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::metrics::RpcMetricsLayer;
+use crate::grpc::overload::{ConcurrencyLimitLayer, Overload, RateLimitLayer};
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::llm::LlmClient;
@@ -90,6 +91,8 @@ pub struct Limits {
     pub shutdown_grace: Duration,
     /// How long a StreamSteps stream may go without a message.
     pub stream_idle_timeout: Duration,
+    /// When engram.v1 calls are shed.
+    pub overload: Overload,
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -121,10 +124,22 @@ pub async fn serve(
         .build_v1alpha()
         .context("building the v1alpha reflection service")?;
 
-    // API keys guard the engram.v1 services only: health and reflection stay
-    // open for load balancers and for discovering the API.
-    let auth = AuthLayer::new(security.api_keys.clone());
-    let memory = auth.named_layer(
+    // API keys and overload protection guard the engram.v1 services only:
+    // health and reflection stay open for load balancers and for
+    // discovering the API. Outermost the limit on calls in flight (shared
+    // by the three services), so a flood is turned away before keys are
+    // checked; the rate limit behind authentication, which names the key.
+    // The metrics layer (on the server) sits outside them all, so shed calls
+    // count as RESOURCE_EXHAUSTED in grpc_server_handled_total.
+    let guard = (
+        ConcurrencyLimitLayer::new(
+            limits.overload.max_concurrent_calls,
+            crate::metrics::recorders().calls_in_flight.clone(),
+        ),
+        AuthLayer::new(security.api_keys.clone()),
+        RateLimitLayer::new(limits.overload.rate_limit),
+    );
+    let memory = guard.named_layer(
         MemoryServiceServer::new(MemoryApi::new(
             store.clone(),
             retrieval.clone(),
@@ -133,11 +148,11 @@ pub async fn serve(
         .max_decoding_message_size(max_request_bytes),
     );
     let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
-    let learning = auth.named_layer(
+    let learning = guard.named_layer(
         LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone(), embedder))
             .max_decoding_message_size(max_request_bytes),
     );
-    let policy = auth.named_layer(
+    let policy = guard.named_layer(
         PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
             .max_decoding_message_size(max_request_bytes),
     );

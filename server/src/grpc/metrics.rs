@@ -26,7 +26,6 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use http::HeaderMap;
-use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -34,6 +33,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use prost::Message as _;
 use tower::{Layer, Service};
+
+use crate::grpc::watched_body::{BodyWatcher, WatchedBody};
 
 /// The status codes' names in the `grpc_code` label, as gRPC's Go
 /// implementation spells them (`codes.Code.String()`), which the other
@@ -274,7 +275,7 @@ where
 }
 
 /// A call in flight: counted as `Canceled` if dropped before its status.
-struct Call {
+pub struct Call {
     series: Option<&'static MethodSeries>,
     started: Instant,
 }
@@ -347,7 +348,7 @@ where
                 {
                     call.finish(code);
                 }
-                Ok(response.map(|inner| MeteredBody { inner, call }))
+                Ok(response.map(|inner| MeteredBody::new(inner, call)))
             }
             Err(err) => {
                 if let Some(call) = call {
@@ -359,54 +360,21 @@ where
     }
 }
 
-pin_project! {
-    /// A response body that finishes its call at the trailers that end it.
-    pub struct MeteredBody<B> {
-        #[pin]
-        inner: B,
-        call: Option<Call>,
-    }
-}
+/// A response body that finishes its call at the trailers that end it.
+pub type MeteredBody<B> = WatchedBody<B, Call>;
 
-impl<B: Body> Body for MeteredBody<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        let code = match &polled {
-            Poll::Pending => None,
-            Poll::Ready(Some(Ok(frame))) => frame
-                .trailers_ref()
-                .map(|trailers| status_code(trailers).unwrap_or(UNKNOWN)),
-            // A body that fails, or ends without a status, leaves the
-            // client without one.
-            Poll::Ready(Some(Err(_)) | None) => Some(UNKNOWN),
-        };
-        if let Some(code) = code
-            && let Some(call) = this.call.take()
-        {
-            call.finish(code);
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+impl BodyWatcher for Call {
+    fn ended(self, trailers: Option<&HeaderMap>) {
+        // A body that fails, or ends without a status, leaves the client
+        // without one.
+        self.finish(trailers.map_or(UNKNOWN, |t| status_code(t).unwrap_or(UNKNOWN)));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
+    use http_body::Frame;
     use http_body_util::{BodyExt as _, StreamBody};
 
     use super::*;
@@ -481,10 +449,7 @@ mod tests {
     async fn a_status_in_the_trailers_of_a_body_counts_when_the_body_ends() {
         let series = series("/engram.v1.MemoryService/CreateMemory");
         let call = Call::start(series);
-        let metered = MeteredBody {
-            inner: body(grpc_status("5")),
-            call: Some(call),
-        };
+        let metered = MeteredBody::new(body(grpc_status("5")), Some(call));
         assert_eq!(series.started.get(), 1);
         assert_eq!(handled(series, 5), 0, "not before the trailers");
         metered.collect().await.expect("body");
@@ -512,15 +477,13 @@ mod tests {
     #[tokio::test]
     async fn a_call_dropped_before_its_status_is_canceled() {
         let series = series("/engram.v1.MemoryService/StreamSteps");
-        drop(MeteredBody {
-            inner: body(grpc_status("0")),
-            call: Some(Call::start(series)),
-        });
+        drop(MeteredBody::new(
+            body(grpc_status("0")),
+            Some(Call::start(series)),
+        ));
         assert_eq!(handled(series, CANCELED), 1);
-        let garbled = MeteredBody {
-            inner: body(grpc_status("not a number")),
-            call: Some(Call::start(series)),
-        };
+        let garbled =
+            MeteredBody::new(body(grpc_status("not a number")), Some(Call::start(series)));
         garbled.collect().await.expect("body");
         assert_eq!(handled(series, UNKNOWN), 1);
     }

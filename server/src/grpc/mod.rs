@@ -1,6 +1,7 @@
 //! The gRPC edge: one file per service (validate the request, convert proto ↔
 //! domain, call the engine or store), the error → status mapping, the
-//! per-RPC tracing and metrics layers, and API-key authentication.
+//! per-RPC tracing and metrics layers, API-key authentication and overload
+//! protection.
 
 pub mod auth;
 mod convert;
@@ -10,11 +11,13 @@ pub mod learning;
 pub mod memory;
 mod memory_requests;
 pub mod metrics;
+pub mod overload;
 mod page_token;
 pub mod policy;
 mod status;
 pub mod trace;
 mod validate;
+mod watched_body;
 
 use std::sync::Arc;
 

@@ -69,6 +69,16 @@ impl From<Error> for Status {
             Error::Aborted(message) => Status::aborted(message),
             Error::FailedPrecondition(message) => Status::failed_precondition(message),
             Error::Unavailable(message) => Status::unavailable(message),
+            // RetryInfo is the promise that the call was shed unread: the
+            // Rust client repeats any call, a write too, on that promise.
+            Error::Overloaded {
+                message,
+                retry_after,
+            } => Status::with_error_details(
+                Code::ResourceExhausted,
+                message,
+                ErrorDetails::with_retry_info(Some(retry_after)),
+            ),
             Error::Internal(detail) => {
                 // The detail may name tables or paths: it goes to the log only.
                 tracing::error!(error = %detail, "internal error");
@@ -131,6 +141,20 @@ mod tests {
                 .contains(&format!("and {} more", 1_000 - shown.len())),
             "{}",
             status.message()
+        );
+    }
+
+    #[test]
+    fn a_shed_call_carries_its_retry_delay() {
+        let status = Status::from(Error::Overloaded {
+            message: "the server is busy".into(),
+            retry_after: std::time::Duration::from_millis(250),
+        });
+        assert_eq!(status.code(), Code::ResourceExhausted);
+        let retry = status.get_details_retry_info().expect("RetryInfo");
+        assert_eq!(
+            retry.retry_delay,
+            Some(std::time::Duration::from_millis(250))
         );
     }
 

@@ -105,6 +105,25 @@ pub enum Purged {
     RequestId,
 }
 
+/// Why a call was shed (refused unread with RESOURCE_EXHAUSTED).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShedReason {
+    /// `--max-concurrent-calls` calls were in flight.
+    Concurrency,
+    /// The caller's API key had used up its `--rate-limit-per-key`.
+    RateLimit,
+}
+
+impl ShedReason {
+    /// The `reason` label.
+    fn label(self) -> &'static str {
+        match self {
+            ShedReason::Concurrency => "concurrency",
+            ShedReason::RateLimit => "rate_limit",
+        }
+    }
+}
+
 /// Engram's own metrics that are recorded as things happen.
 #[derive(Debug)]
 pub struct Recorders {
@@ -114,12 +133,15 @@ pub struct Recorders {
     pub writer_batch: Histogram,
     /// One group commit, from BEGIN to COMMIT.
     pub writer_commit: Histogram,
+    /// engram.v1 calls in flight, as `--max-concurrent-calls` counts them.
+    pub calls_in_flight: Gauge,
     /// Calls to the LLM.
     pub llm: CallOutcomes,
     /// Calls to the embedder.
     pub embedder: CallOutcomes,
     purged: Family<OneLabel, Counter>,
     retention_runs: Family<OneLabel, Counter>,
+    shed: Family<OneLabel, Counter>,
 }
 
 /// The largest group the writer commits (`writer::MAX_GROUP`) is within the
@@ -138,8 +160,13 @@ impl Recorders {
         for outcome in ["ok", "error"] {
             retention_runs.get_or_create_owned(&[("outcome", outcome)]);
         }
+        let shed = Family::default();
+        for reason in [ShedReason::Concurrency, ShedReason::RateLimit] {
+            shed.get_or_create_owned(&[("reason", reason.label())]);
+        }
         Recorders {
             writer_queue: Gauge::default(),
+            calls_in_flight: Gauge::default(),
             writer_batch: Histogram::new(exponential_buckets(1.0, 2.0, BATCH_BUCKETS)),
             writer_commit: Histogram::new(exponential_buckets(
                 COMMIT_BUCKETS.0,
@@ -164,6 +191,7 @@ impl Recorders {
             ]),
             purged,
             retention_runs,
+            shed,
         }
     }
 
@@ -186,6 +214,11 @@ impl Recorders {
         self.retention_runs
             .get_or_create(&[("outcome", outcome)])
             .inc();
+    }
+
+    /// Counts one call shed for `reason`.
+    pub fn shed(&self, reason: ShedReason) {
+        self.shed.get_or_create(&[("reason", reason.label())]).inc();
     }
 
     /// Registers them all (clones share their values) with `registry`.
@@ -224,6 +257,16 @@ impl Recorders {
             "engram_retention_runs",
             "Retention runs, by whether they finished",
             self.retention_runs.clone(),
+        );
+        registry.register(
+            "engram_calls_in_flight",
+            "engram.v1 calls in flight (open streams included), as --max-concurrent-calls counts them",
+            self.calls_in_flight.clone(),
+        );
+        registry.register(
+            "engram_shed_calls",
+            "Calls refused unread with RESOURCE_EXHAUSTED, by reason: too many in flight, or a key's rate limit",
+            self.shed.clone(),
         );
     }
 }

@@ -32,6 +32,29 @@ struct Cli {
     command: Command,
 }
 
+/// How two servers are compared, round by round (`metrics`, `overload`).
+#[derive(clap::Args)]
+struct Rounds {
+    /// Check calls per server, over all rounds.
+    #[arg(long, default_value_t = 100_000)]
+    checks: usize,
+    /// Creates per server at `--concurrency` in flight, over all rounds.
+    #[arg(long, default_value_t = 40_000)]
+    concurrent_writes: usize,
+    /// Rounds per server; the medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+    rounds: u16,
+    /// Calls of each kind measured one at a time per server.
+    #[arg(long, default_value_t = 2_000)]
+    sequential: usize,
+    /// Requests in flight in the throughput rounds.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Run this engram-server binary instead of the workspace's.
+    #[arg(long)]
+    server_binary: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Evidence recall@1/5/10/20 of SearchMemories on the LoCoMo dev split.
@@ -103,26 +126,13 @@ enum Command {
     /// with `--metrics-listen` beside one without, in alternating rounds
     /// (throughput at `--concurrency` in flight, then latency with one
     /// client), with the ratios; then the time of one scrape.
-    Metrics {
-        /// Check calls per server, over all rounds.
-        #[arg(long, default_value_t = 100_000)]
-        checks: usize,
-        /// Creates per server at `--concurrency` in flight, over all rounds.
-        #[arg(long, default_value_t = 40_000)]
-        concurrent_writes: usize,
-        /// Rounds per server; the medians are reported.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
-        rounds: u16,
-        /// Calls of each kind measured one at a time per server.
-        #[arg(long, default_value_t = 2_000)]
-        sequential: usize,
-        /// Requests in flight in the throughput rounds.
-        #[arg(long, default_value_t = 64)]
-        concurrency: usize,
-        /// Run this engram-server binary instead of the workspace's.
-        #[arg(long)]
-        server_binary: Option<PathBuf>,
-    },
+    Metrics(Rounds),
+    /// The cost of overload protection on the hot path: grpc.health Check
+    /// (never shed: the control) and CreateMemory on a server with
+    /// `--max-concurrent-calls` at its default beside one with the limit
+    /// effectively off (never reached), in alternating rounds as `metrics`
+    /// runs them, with the ratios.
+    Overload(Rounds),
     /// The operator commands on a database of `--memories` memories: a
     /// backup while `--concurrency` creates stay in flight (and how many of
     /// them went through meanwhile), an export, an import into a fresh
@@ -158,24 +168,8 @@ async fn main() -> anyhow::Result<()> {
             server_binary,
         } => locomo(&data, embedder.as_deref(), server_binary.as_deref()).await,
         Command::Cli { runs } => cli(runs).await,
-        Command::Metrics {
-            checks,
-            concurrent_writes,
-            rounds,
-            sequential,
-            concurrency,
-            server_binary,
-        } => {
-            metrics_cost(MetricsCost {
-                checks,
-                concurrent_writes,
-                rounds: usize::from(rounds),
-                sequential,
-                concurrency,
-                server_binary,
-            })
-            .await
-        }
+        Command::Metrics(rounds) => metrics_cost(&rounds).await,
+        Command::Overload(rounds) => overload_cost(&rounds).await,
         Command::Transfer {
             memories,
             namespaces,
@@ -1218,16 +1212,6 @@ async fn throughput_round(
     })
 }
 
-/// What `metrics` measures.
-struct MetricsCost {
-    checks: usize,
-    concurrent_writes: usize,
-    rounds: usize,
-    sequential: usize,
-    concurrency: usize,
-    server_binary: Option<PathBuf>,
-}
-
 /// One server's numbers in `metrics`.
 #[derive(Default)]
 struct Measured {
@@ -1242,28 +1226,40 @@ struct Measured {
 /// Scrapes timed by `metrics`.
 const SCRAPES: usize = 200;
 
-async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
+/// Starts a server with each of `servers`' flags and measures them in
+/// alternating rounds (throughput at `--concurrency` in flight, then one
+/// client's latency), printing each side under its label with the ratios;
+/// returns the servers.
+async fn compare(
+    config: &Rounds,
+    command: &str,
+    servers: [(&str, &[&str]); 2],
+) -> anyhow::Result<[Server; 2]> {
+    let rounds = usize::from(config.rounds);
     let binary = config.server_binary.as_deref();
-    let plain = start(binary, &[]).await;
-    let metered = start(binary, &["--metrics-listen", "127.0.0.1:0"]).await;
-    let (plain_engram, metered_engram) = (plain.client().await, metered.client().await);
-    let targets = [Target::of(&plain_engram), Target::of(&metered_engram)];
+    let [(base_label, base_args), (label, args)] = servers;
+    let first = start(binary, base_args).await;
+    let second = start(binary, args).await;
+    let (base_engram, compared_engram) = (first.client().await, second.client().await);
+    let targets = [Target::of(&base_engram), Target::of(&compared_engram)];
     println!(
-        "engram-bench metrics: server {}, {} CPUs; without and with --metrics-listen, alternating rounds",
+        "engram-bench {command}: server {}, {} CPUs; {base_label} ({}) and {label} ({}), alternating rounds",
         config.server_binary.as_ref().map_or_else(
             || "of this workspace (release)".to_owned(),
             |b| b.display().to_string()
         ),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
+        flags(base_args),
+        flags(args),
     );
-    let per_round = config.concurrent_writes / config.rounds;
+    let per_round = config.concurrent_writes / rounds;
     let mut rng = Text::new(0x5eed);
-    let texts: Vec<String> = (0..per_round * config.rounds + config.sequential)
+    let texts: Vec<String> = (0..per_round * rounds + config.sequential)
         .map(|i| format!("w{i} {}", rng.sentence(12)))
         .collect();
     let texts = std::sync::Arc::new(texts);
     let mut measured = [Measured::default(), Measured::default()];
-    for round in 0..config.rounds {
+    for round in 0..rounds {
         if round > 0 {
             tokio::time::sleep(SETTLE).await;
         }
@@ -1272,7 +1268,7 @@ async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
             let offset = round * per_round;
             let ran = throughput_round(
                 &targets[which],
-                config.checks / config.rounds,
+                config.checks / rounds,
                 texts.clone(),
                 offset..offset + per_round,
                 config.concurrency,
@@ -1286,7 +1282,7 @@ async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
         }
     }
     // One client, one call at a time, interleaved call by call.
-    let base = per_round * config.rounds;
+    let base = per_round * rounds;
     for i in 0..config.sequential {
         for which in [i % 2, 1 - i % 2] {
             let target = &targets[which];
@@ -1300,10 +1296,7 @@ async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
         }
     }
 
-    println!(
-        "{:<40} {:>14} {:>14} {:>8}",
-        "", "without", "with metrics", "ratio"
-    );
+    println!("{:<40} {:>14} {:>14} {:>8}", "", base_label, label, "ratio");
     let row = |what: String, without: f64, with: f64, unit: &str| {
         println!(
             "{what:<40} {without:>11.0}{unit} {with:>11.0}{unit} {:>8.3}",
@@ -1359,7 +1352,45 @@ async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
         &mut without.one_create,
         &mut with.one_create,
     );
+    Ok([first, second])
+}
 
+/// A server's extra flags, as the header of `compare` shows them.
+fn flags(args: &[&str]) -> String {
+    if args.is_empty() {
+        "no flags".to_owned()
+    } else {
+        args.join(" ")
+    }
+}
+
+/// The flags of `overload`'s server without a limit that counts: far more
+/// calls in flight than the benchmark ever makes.
+const LIMIT_OFF: &str = "1000000";
+
+async fn overload_cost(config: &Rounds) -> anyhow::Result<()> {
+    compare(
+        config,
+        "overload",
+        [
+            ("limit off", &["--max-concurrent-calls", LIMIT_OFF]),
+            ("default limit", &[]),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+async fn metrics_cost(config: &Rounds) -> anyhow::Result<()> {
+    let [_, metered] = compare(
+        config,
+        "metrics",
+        [
+            ("without", &[]),
+            ("with metrics", &["--metrics-listen", "127.0.0.1:0"]),
+        ],
+    )
+    .await?;
     let address = metered.metrics.clone().context("the metrics address")?;
     let mut scrapes = Vec::with_capacity(SCRAPES);
     let mut bytes = 0;
@@ -1372,7 +1403,7 @@ async fn metrics_cost(config: MetricsCost) -> anyhow::Result<()> {
     println!(
         "GET /metrics ({} KiB, at {} memories): p50/p99 {} ms",
         bytes / 1024,
-        texts.len(),
+        config.concurrent_writes + config.sequential,
         Latency::of(&mut scrapes)
     );
     Ok(())
