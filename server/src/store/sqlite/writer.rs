@@ -544,7 +544,12 @@ async fn commit_group(
         None => Ok(()),
         Some(err) => {
             saw_full |= matches!(err, Error::StorageFull(_));
-            tracing::error!(error = %err, jobs = ran.len(), carried = carried.len(), "group commit failed; rolled back");
+            if saw_full {
+                // Expected until space is freed; `disk` says so once.
+                tracing::warn!(jobs = ran.len(), "a write found the disk full; rolled back");
+            } else {
+                tracing::error!(error = %err, jobs = ran.len(), carried = carried.len(), "group commit failed; rolled back");
+            }
             let _ = execute(conn, "ROLLBACK").await;
             Err(if saw_full {
                 Error::storage_full()
