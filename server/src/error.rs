@@ -40,6 +40,10 @@ pub enum Error {
         message: String,
         retry_after: std::time::Duration,
     },
+    /// The disk is full: nothing was written. The message says what the
+    /// operator should do (see [`crate::disk`]).
+    #[error("{0}")]
+    StorageFull(String),
     /// A bug or an unexpected storage failure. The message is for logs only;
     /// the caller sees a generic one.
     #[error("internal error: {0}")]
@@ -47,6 +51,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// A write refused, or rolled back, because the disk is full.
+    pub fn storage_full() -> Self {
+        Error::StorageFull(crate::disk::FULL_MESSAGE.into())
+    }
+
     /// A validation error about a single field.
     pub fn invalid(field: impl Into<String>, description: impl Into<String>) -> Self {
         Error::InvalidArgument(vec![FieldViolation {

@@ -5,6 +5,7 @@
 
 pub mod backup;
 pub mod config;
+pub mod disk;
 pub mod domain;
 pub mod embed;
 pub mod engine;

@@ -30,6 +30,19 @@ use crate::store::Store;
 /// How often an idle connection is probed, so dead peers are noticed.
 const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
+/// The health service's name for writes that add data: SERVING while they
+/// are accepted, NOT_SERVING while the disk is full (see [`crate::disk`]).
+///
+/// A full disk leaves the overall status ("") and the engram.v1 services
+/// SERVING: reads, DeleteMemory and Forget still work, and the last two are
+/// how space is freed. Reporting the whole server NOT_SERVING would make a
+/// load balancer or an orchestrator's readiness check take the only server
+/// of this data folder out of rotation — cutting off the very calls that
+/// free space — or restart it, which frees nothing. A caller that routes
+/// writes checks this name; operators see the `engram_storage_full` gauge
+/// and the log.
+pub const WRITES_HEALTH: &str = "engram.writes";
+
 /// The services this server answers, as advertised by reflection. A service
 /// is listed once its RPCs work.
 pub(crate) const SERVED: &[&str] = &[
@@ -115,6 +128,10 @@ pub async fn serve(
         .await;
     health.set_serving::<PolicyServiceServer<PolicyApi>>().await;
     health.set_service_status("", ServingStatus::Serving).await;
+    let writes_health = tokio::spawn(report_writes(
+        health.clone(),
+        store.disk_space().subscribe(),
+    ));
 
     let reflection_v1 = reflection()
         .build_v1()
@@ -163,6 +180,10 @@ pub async fn serve(
         async move {
             shutdown.await;
             tracing::info!("shutting down: no longer serving; finishing in-flight calls");
+            writes_health.abort();
+            health
+                .set_service_status(WRITES_HEALTH, ServingStatus::NotServing)
+                .await;
             health
                 .set_service_status("", ServingStatus::NotServing)
                 .await;
@@ -227,4 +248,22 @@ pub async fn serve(
     store.close().await;
     tracing::info!("stopped");
     served
+}
+
+/// Reports [`WRITES_HEALTH`] as the disk fills and frees, until aborted.
+async fn report_writes(
+    health: tonic_health::server::HealthReporter,
+    mut full: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        let status = if *full.borrow_and_update() {
+            ServingStatus::NotServing
+        } else {
+            ServingStatus::Serving
+        };
+        health.set_service_status(WRITES_HEALTH, status).await;
+        if full.changed().await.is_err() {
+            return;
+        }
+    }
 }

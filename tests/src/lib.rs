@@ -94,6 +94,9 @@ pub struct Server {
     /// `127.0.0.1:PORT` of the metrics endpoint, with `--metrics-listen`.
     pub metrics: Option<String>,
     dir: Arc<TempDir>,
+    /// The folder of the database and its index: `dir`, or another (e.g. a
+    /// small file system mounted for the test) with the log kept in `dir`.
+    data: PathBuf,
     binary: PathBuf,
     extra_args: Vec<String>,
     envs: Vec<(String, String)>,
@@ -108,6 +111,7 @@ impl Server {
             Vec::new(),
             Vec::new(),
             ANY_PORT,
+            None,
         )
         .await
     }
@@ -121,6 +125,7 @@ impl Server {
             args.iter().map(|a| (*a).to_owned()).collect(),
             Vec::new(),
             ANY_PORT,
+            None,
         )
         .await
     }
@@ -138,6 +143,7 @@ impl Server {
             args,
             envs,
             ANY_PORT,
+            None,
         )
         .await
     }
@@ -151,6 +157,22 @@ impl Server {
             Vec::new(),
             Vec::new(),
             ANY_PORT,
+            None,
+        )
+        .await
+    }
+
+    /// Starts a server, with extra flags, on the database `engram.db` in
+    /// `data` (created when missing), e.g. a small file system mounted for
+    /// the test; its log stays in a temporary folder of its own.
+    pub async fn start_on_data_dir(data: &Path, args: &[&str]) -> Server {
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            ANY_PORT,
+            Some(data.to_owned()),
         )
         .await
     }
@@ -171,6 +193,7 @@ impl Server {
             args,
             Vec::new(),
             ANY_PORT,
+            None,
         )
         .await
     }
@@ -181,8 +204,10 @@ impl Server {
         extra_args: Vec<String>,
         envs: Vec<(String, String)>,
         listen: &str,
+        data: Option<PathBuf>,
     ) -> Server {
-        let database = format!("sqlite://{}", dir.path().join(DATABASE_FILE).display());
+        let data = data.unwrap_or_else(|| dir.path().to_owned());
+        let database = format!("sqlite://{}", data.join(DATABASE_FILE).display());
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -230,6 +255,7 @@ impl Server {
             metrics,
             child,
             dir,
+            data,
             binary,
             extra_args,
             envs,
@@ -277,18 +303,18 @@ impl Server {
     /// The folder of the server's search index (the default: beside its
     /// database).
     pub fn index_dir(&self) -> PathBuf {
-        self.dir.path().join(format!("{DATABASE_FILE}.index"))
+        self.data.join(format!("{DATABASE_FILE}.index"))
     }
 
-    /// The folder holding the server's database (`engram.db`), its search
-    /// index and its log.
+    /// The folder holding the server's database (`engram.db`) and its search
+    /// index (and its log, unless started with [`Server::start_on_data_dir`]).
     pub fn data_dir(&self) -> &Path {
-        self.dir.path()
+        &self.data
     }
 
     /// `--database` of the server.
     pub fn database_url(&self) -> String {
-        format!("sqlite://{}", self.dir.path().join(DATABASE_FILE).display())
+        format!("sqlite://{}", self.data.join(DATABASE_FILE).display())
     }
 
     /// The server's process id.
@@ -381,6 +407,7 @@ impl Server {
             self.extra_args.clone(),
             self.envs.clone(),
             listen,
+            Some(self.data.clone()),
         )
         .await
     }

@@ -79,6 +79,8 @@ impl From<Error> for Status {
                 message,
                 ErrorDetails::with_retry_info(Some(retry_after)),
             ),
+            // Not retryable at once: space comes back when someone frees it.
+            Error::StorageFull(message) => Status::resource_exhausted(message),
             Error::Internal(detail) => {
                 // The detail may name tables or paths: it goes to the log only.
                 tracing::error!(error = %detail, "internal error");
@@ -156,6 +158,18 @@ mod tests {
             retry.retry_delay,
             Some(std::time::Duration::from_millis(250))
         );
+    }
+
+    #[test]
+    fn a_full_disk_is_resource_exhausted_and_says_what_to_do() {
+        let status = Status::from(Error::storage_full());
+        assert_eq!(status.code(), Code::ResourceExhausted);
+        assert!(
+            status.message().starts_with("storage is full"),
+            "{}",
+            status.message()
+        );
+        assert!(status.message().contains("free"), "{}", status.message());
     }
 
     #[test]

@@ -133,18 +133,45 @@ async fn prepare(
         Some((_, watermark)) => watermark,
         None => index_all(&writer, &fields, store, head, progress).await?,
     };
-    let caught_up = catch_up(&writer, &fields, store, watermark, progress).await?;
-    let changed = rebuilding || caught_up != watermark;
+    let caught_up = catch_up(&writer, &fields, store, watermark, progress).await;
+    let committed = match caught_up {
+        Ok(caught_up) if rebuilding || caught_up != watermark => {
+            let checkpoint = Checkpoint {
+                format: document::FORMAT,
+                database_id: database_id.clone(),
+                feed: caught_up,
+            };
+            writer
+                .prepare_commit()
+                .and_then(|mut prepared| {
+                    prepared.set_payload(&checkpoint.payload());
+                    prepared.commit()
+                })
+                .map(|_| caught_up)
+                .map_err(anyhow::Error::from)
+        }
+        other => other,
+    };
+    let caught_up = match committed {
+        Ok(caught_up) => caught_up,
+        // On a full disk a trusted index starts from its checkpoint, and the
+        // follower replays the rest into the tail, in memory: the server
+        // serves (reads, deletes) rather than fail to start.
+        Err(err) if !rebuilding && err.chain().any(crate::disk::is_full_error) => {
+            store.disk_space().filled("the search index");
+            tracing::warn!(
+                index = %dir.display(),
+                "the disk is full: the search index catches up in memory, and commits once space is freed"
+            );
+            watermark
+        }
+        Err(err) => return Err(err),
+    };
     let checkpoint = Checkpoint {
         format: document::FORMAT,
         database_id,
         feed: caught_up,
     };
-    if changed {
-        let mut prepared = writer.prepare_commit()?;
-        prepared.set_payload(&checkpoint.payload());
-        prepared.commit()?;
-    }
     // The serving writer uses one thread: the other core serves requests.
     drop(writer);
     let writer = self::writer(&index, dir, 1, WRITER_MEMORY)?;

@@ -33,7 +33,16 @@ pub(super) fn run(
     mut checkpoint: Checkpoint,
 ) {
     loop {
-        let stopping = wait(&shared);
+        let mut stopping = wait(&shared);
+        if shared.disk.is_full() && !stopping {
+            // A commit would fail, and could take the room that the writes
+            // freeing space need; the tail keeps the changes meanwhile.
+            // (Stopping, it tries one last time.)
+            stopping = pause(&shared);
+            if !stopping {
+                continue;
+            }
+        }
         let batch = shared.write().tail.take_pending();
         if batch.changes.is_empty() && batch.watermark <= checkpoint.feed {
             if let Err(err) = pick_up_merges(&shared, &writer, &reader) {
@@ -49,7 +58,11 @@ pub(super) fn run(
                     }
                 }
                 Err(err) => {
-                    tracing::error!(error = %err, "committing the search index failed; retrying");
+                    if crate::disk::is_full_error(&err) {
+                        shared.disk.filled("the search index");
+                    } else {
+                        tracing::error!(error = %err, "committing the search index failed; retrying");
+                    }
                     if let Err(err) = writer.rollback() {
                         tracing::error!(error = %err, "rolling back the search index failed");
                     }
@@ -75,6 +88,22 @@ fn wait(shared: &Shared) -> bool {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if *stopping || shared.read().tail.pending() >= COMMIT_AT {
         return *stopping;
+    }
+    let (stopping, _) = shared
+        .wake
+        .wait_timeout(stopping, COMMIT_INTERVAL)
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *stopping
+}
+
+/// Waits one interval, or until the index closes (then returns true).
+fn pause(shared: &Shared) -> bool {
+    let stopping = shared
+        .stopping
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if *stopping {
+        return true;
     }
     let (stopping, _) = shared
         .wake

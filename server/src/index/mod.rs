@@ -113,6 +113,10 @@ struct Shared {
     stop_following: Notify,
     /// The vector index the follower keeps current too, if any.
     vectors: Option<Arc<VectorIndex>>,
+    /// Whether the disk is full: the committer waits while it is, keeping
+    /// the changes in the tail (searches read them there), and reports a
+    /// full disk it runs into.
+    disk: Arc<crate::disk::DiskSpace>,
 }
 
 impl Shared {
@@ -177,6 +181,7 @@ impl TextIndex {
             room: Notify::new(),
             stop_following: Notify::new(),
             vectors,
+            disk: store.disk_space(),
         });
         let feed_head = store.feed_head();
         let follower = tokio::spawn(follow::run(shared.clone(), store, watermark));

@@ -135,6 +135,12 @@ pub struct Recorders {
     pub writer_commit: Histogram,
     /// engram.v1 calls in flight, as `--max-concurrent-calls` counts them.
     pub calls_in_flight: Gauge,
+    /// 1 while the disk is full and writes that add data are refused.
+    pub storage_full: Gauge,
+    /// Batches a Forget deleted in, each committed on its own.
+    pub forget_batches: Counter,
+    /// Writes skipped by the writer because their caller had gone.
+    pub writer_abandoned: Counter,
     /// Calls to the LLM.
     pub llm: CallOutcomes,
     /// Calls to the embedder.
@@ -173,6 +179,9 @@ impl Recorders {
                 2.0,
                 COMMIT_BUCKETS.1,
             )),
+            storage_full: Gauge::default(),
+            forget_batches: Counter::default(),
+            writer_abandoned: Counter::default(),
             llm: CallOutcomes::new(&[
                 CallOutcome::Ok,
                 CallOutcome::Error,
@@ -237,6 +246,21 @@ impl Recorders {
             "engram_writer_commit_seconds",
             "Time of one group commit, from BEGIN to COMMIT",
             self.writer_commit.clone(),
+        );
+        registry.register(
+            "engram_storage_full",
+            "1 while the disk is full: writes that add data are refused, reads and deletes served",
+            self.storage_full.clone(),
+        );
+        registry.register(
+            "engram_forget_batches",
+            "Batches a Forget deleted in, each committed on its own so other writes interleave",
+            self.forget_batches.clone(),
+        );
+        registry.register(
+            "engram_writer_abandoned",
+            "Writes the writer skipped because their caller had gone (cancelled, deadline passed)",
+            self.writer_abandoned.clone(),
         );
         registry.register(
             "engram_llm_calls",

@@ -399,6 +399,10 @@ pub trait Store: Send + Sync + 'static {
     /// Reads every memory's index entry: not for every call.
     async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes>;
 
+    /// Whether the disk is full, shared with whatever else writes to the
+    /// data folder (the search index) and with the health service.
+    fn disk_space(&self) -> std::sync::Arc<crate::disk::DiskSpace>;
+
     /// Finishes queued writes and closes the database.
     async fn close(&self);
 }

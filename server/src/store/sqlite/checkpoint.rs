@@ -19,6 +19,8 @@ use sqlx::{Connection as _, Row as _, SqliteConnection};
 use tokio::sync::{Mutex, Notify};
 use tokio::task::JoinHandle;
 
+use crate::disk::DiskSpace;
+
 /// How often the log is copied back in the background.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// A log this long (in pages) is completed with writes held.
@@ -37,11 +39,14 @@ const COMPLETE_RETRY: Duration = Duration::from_millis(1);
 /// to complete a checkpoint with writes held.
 pub(super) type WriteGate = Arc<Mutex<()>>;
 
-/// Checkpoints on `conn` until `closing` is notified.
+/// Checkpoints on `conn` until `closing` is notified. While the disk is
+/// full a checkpoint may fail for want of room (the database file grows by
+/// what the log holds): expected, so not a warning.
 pub(super) fn spawn(
     mut conn: SqliteConnection,
     gate: WriteGate,
     closing: Arc<Notify>,
+    disk: Arc<DiskSpace>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
@@ -78,6 +83,9 @@ pub(super) fn spawn(
                     }
                 }
                 Ok(_) => {}
+                Err(err) if disk.is_full() => {
+                    tracing::debug!(error = %err, "checkpointing the WAL failed on a full disk");
+                }
                 Err(err) => tracing::warn!(error = %err, "checkpointing the WAL failed"),
             }
         }

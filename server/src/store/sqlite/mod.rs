@@ -36,13 +36,14 @@ use self::creates::CreateQueue;
 use self::memories::{Prepared, Written};
 use self::writer::Writer;
 use super::{NamespaceSizes, Remembered, Store};
+use crate::disk::DiskSpace;
 use crate::domain::episode::{
     Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
     NewEpisode, Outcome, Stats, Step, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
-    AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
-    Recorded, TaskOutcome,
+    AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
+    NewOutcome, Recorded, TaskOutcome,
 };
 use crate::domain::{
     Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
@@ -51,6 +52,7 @@ use crate::domain::{
 use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
+use crate::metrics;
 
 /// The schema, in order. A migration is never edited once released; a change
 /// is a new entry.
@@ -116,6 +118,11 @@ const WRITER_STATEMENTS: usize = 2 * memories::MAX_UPSERT_ROWS;
 const CACHE_KIB: u32 = 32 * 1024;
 /// How much of the database file each connection may memory-map.
 const MMAP_BYTES: u64 = 1 << 30;
+/// Rows of each kind one Forget job deletes: a Forget of more is several
+/// jobs, each committed on its own, so that it never holds the single
+/// writer (and every other write) for long, and its statement stays far
+/// from SQLite's limits.
+const FORGET_BATCH: usize = 2_000;
 
 /// How to open the SQLite database.
 #[derive(Debug, Clone)]
@@ -158,11 +165,17 @@ pub struct SqliteStore {
     readers: SqlitePool,
     /// The change feed's head, moved by the writer after each commit.
     feed_head: watch::Receiver<i64>,
+    /// Whether the disk is full.
+    disk: Arc<DiskSpace>,
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the database and brings its schema up to date.
     pub async fn open(options: &SqliteOptions) -> anyhow::Result<SqliteStore> {
+        let disk = Arc::new(DiskSpace::new(&options.path));
+        // Opening needs a little room (the log, its shared memory), which
+        // a full disk has only once the reserve is given back.
+        disk.release_for_start();
         let connect = connect_options(&options.path, options)?;
         let mut conn = connect
             .clone()
@@ -188,8 +201,10 @@ impl SqliteStore {
             connect.clone().connect().await?,
             gate.clone(),
             stop_checkpointing.clone(),
+            disk.clone(),
         );
-        let (writer, writer_done) = Writer::spawn(conn, feed_head_tx, gate)?;
+        disk.start();
+        let (writer, writer_done) = Writer::spawn(conn, feed_head_tx, gate, disk.clone())?;
         let accesses = Arc::new(Accesses::default());
         let access_flusher = access::spawn_flusher(accesses.clone(), writer.clone());
         Ok(SqliteStore {
@@ -203,6 +218,7 @@ impl SqliteStore {
             stop_checkpointing,
             readers,
             feed_head,
+            disk,
         })
     }
 }
@@ -270,8 +286,8 @@ async fn migrate(conn: &mut SqliteConnection) -> anyhow::Result<()> {
 }
 
 /// Maps a database error to the server's error: a lock held past the busy
-/// timeout is UNAVAILABLE (retryable); anything else is INTERNAL, with the
-/// detail kept for the log.
+/// timeout is UNAVAILABLE (retryable); a full disk is [`Error::StorageFull`];
+/// anything else is INTERNAL, with the detail kept for the log.
 pub(crate) fn db_error(err: sqlx::Error) -> Error {
     match &err {
         sqlx::Error::PoolTimedOut => Error::Unavailable("the database is busy; retry".into()),
@@ -285,6 +301,16 @@ pub(crate) fn db_error(err: sqlx::Error) -> Error {
         {
             Error::Unavailable("the database is busy; retry".into())
         }
+        sqlx::Error::Database(db)
+            if db
+                .code()
+                .and_then(|code| code.parse::<i32>().ok())
+                // SQLITE_FULL = 13.
+                .is_some_and(|code| code & 0xff == 13) =>
+        {
+            Error::storage_full()
+        }
+        sqlx::Error::Io(io) if crate::disk::is_full_error(io) => Error::storage_full(),
         _ => Error::Internal(format!("database: {err}")),
     }
 }
@@ -347,8 +373,11 @@ impl Store for SqliteStore {
     ) -> Result<()> {
         let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
         let actor = actor.clone();
+        // A delete frees space: it runs even on a full disk.
         self.writer
-            .write(move |conn| Box::pin(memories::delete(conn, scope, id, etag, actor, now)))
+            .write_freeing(move |conn| {
+                Box::pin(memories::delete(conn, scope, id, etag, actor, now))
+            })
             .await
     }
 
@@ -640,9 +669,46 @@ impl Store for SqliteStore {
     }
 
     async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten> {
-        self.writer
-            .write(move |conn| Box::pin(outcomes::forget(conn, request, now)))
-            .await
+        let request = Arc::new(request);
+        if request.dry_run {
+            // Counting writes nothing: a read connection does.
+            let mut conn = self.readers.acquire().await.map_err(db_error)?;
+            return outcomes::forget(&mut conn, &request, &request.kinds, 0, now).await;
+        }
+        // Batch by batch, each its own transaction, until a batch finds
+        // fewer rows than it may delete: a Forget of many rows lets other
+        // writes in between. Should one batch fail, the earlier ones stay
+        // done; forgetting again finishes the work.
+        let mut total = Forgotten::default();
+        let mut kinds = request.kinds.clone();
+        while !kinds.is_empty() {
+            let (req, batch_kinds) = (request.clone(), kinds.clone());
+            // Deletes only: runs even on a full disk.
+            let done = self
+                .writer
+                .write_atomic_freeing(move |conn| {
+                    Box::pin(async move {
+                        outcomes::forget(conn, &req, &batch_kinds, FORGET_BATCH, now).await
+                    })
+                })
+                .await?;
+            metrics::recorders().forget_batches.inc();
+            total.outcomes += done.outcomes;
+            total.heuristics += done.heuristics;
+            total.anti_patterns += done.anti_patterns;
+            total.memories += done.memories;
+            let full = i64::try_from(FORGET_BATCH).unwrap_or(i64::MAX);
+            kinds.retain(|kind| {
+                let count = match kind {
+                    ForgetKind::Outcomes => done.outcomes,
+                    ForgetKind::Heuristics => done.heuristics,
+                    ForgetKind::AntiPatterns => done.anti_patterns,
+                    ForgetKind::Memories => done.memories,
+                };
+                count >= full
+            });
+        }
+        Ok(total)
     }
 
     async fn replay_remember(
@@ -757,14 +823,15 @@ impl Store for SqliteStore {
 
     async fn purge_expired_memories(&self, now: Micros, limit: usize) -> Result<usize> {
         // Fails, if at all, with a database error: no savepoint needed.
+        // Deletes only: runs even on a full disk.
         self.writer
-            .write_atomic(move |conn| Box::pin(memories::purge_expired(conn, now, limit)))
+            .write_atomic_freeing(move |conn| Box::pin(memories::purge_expired(conn, now, limit)))
             .await
     }
 
     async fn purge_request_ids(&self, before: Micros, limit: usize) -> Result<usize> {
         self.writer
-            .write_atomic(move |conn| Box::pin(requests::purge(conn, before, limit)))
+            .write_atomic_freeing(move |conn| Box::pin(requests::purge(conn, before, limit)))
             .await
     }
 
@@ -778,6 +845,10 @@ impl Store for SqliteStore {
         // Two statements, one snapshot: the totals agree with the largest.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
         usage::namespace_sizes(&mut snapshot, limit).await
+    }
+
+    fn disk_space(&self) -> Arc<DiskSpace> {
+        self.disk.clone()
     }
 
     async fn close(&self) {

@@ -586,25 +586,36 @@ pub(super) async fn list_anti_patterns(
         .map_err(db_error)
 }
 
-/// Counts, and unless it is a dry run deletes, what is stale among the
-/// records owned by exactly the request's scope (never a wider one).
+/// Forgets what `request` names, in `kinds`: with `dry_run`, counts all of
+/// it; otherwise deletes at most `limit` rows of each kind (a Forget of
+/// many rows is several of these, each its own transaction, so that no
+/// single one holds the writer for long), and reports how many of each.
 pub(super) async fn forget(
     conn: &mut SqliteConnection,
-    request: ForgetRequest,
+    request: &ForgetRequest,
+    kinds: &[ForgetKind],
+    limit: usize,
     now: Micros,
 ) -> Result<Forgotten> {
     let mut forgotten = Forgotten::default();
     let scope = &request.scope;
-    for kind in &request.kinds {
-        let verb = if request.dry_run {
-            "SELECT count(*) FROM"
-        } else {
-            "DELETE FROM"
+    for kind in kinds {
+        let (table, alias) = match kind {
+            ForgetKind::Outcomes => ("outcomes", "t"),
+            ForgetKind::Heuristics => ("heuristics", "t"),
+            ForgetKind::AntiPatterns => ("anti_patterns", "t"),
+            ForgetKind::Memories => ("memories", "m"),
         };
-        let mut qb = QueryBuilder::<Sqlite>::new(verb);
+        let mut qb = if request.dry_run {
+            QueryBuilder::<Sqlite>::new("SELECT count(*) FROM ")
+        } else {
+            QueryBuilder::<Sqlite>::new(format!(
+                "DELETE FROM {table} WHERE seq IN (SELECT {alias}.seq FROM "
+            ))
+        };
+        qb.push(format!("{table} AS {alias} WHERE "));
         match kind {
             ForgetKind::Outcomes => {
-                qb.push(" outcomes AS t WHERE ");
                 push_owned(
                     &mut qb,
                     &scope.namespace,
@@ -615,7 +626,6 @@ pub(super) async fn forget(
                     .push_bind(request.stale_before);
             }
             ForgetKind::Heuristics => {
-                qb.push(" heuristics AS t WHERE ");
                 push_owned(
                     &mut qb,
                     &scope.namespace,
@@ -626,7 +636,6 @@ pub(super) async fn forget(
                     .push_bind(request.below_confidence);
             }
             ForgetKind::AntiPatterns => {
-                qb.push(" anti_patterns AS t WHERE ");
                 push_owned(
                     &mut qb,
                     &scope.namespace,
@@ -637,7 +646,7 @@ pub(super) async fn forget(
                     .push_bind(request.stale_before);
             }
             ForgetKind::Memories => {
-                qb.push(" memories AS m WHERE m.namespace = ")
+                qb.push("m.namespace = ")
                     .push_bind(scope.namespace.clone())
                     .push(" AND m.agent_id = ")
                     .push_bind(scope.agent_id.clone())
@@ -657,6 +666,9 @@ pub(super) async fn forget(
                 .await
                 .map_err(db_error)?
         } else {
+            qb.push(" LIMIT ")
+                .push_bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .push(")");
             let done = qb.build().execute(&mut *conn).await.map_err(db_error)?;
             i64::try_from(done.rows_affected()).unwrap_or(i64::MAX)
         };

@@ -18,12 +18,20 @@
 //! because each statement is a round trip to the connection's thread, which
 //! costs more than most statements do: the writer's throughput is its round
 //! trips per job.
+//!
+//! Under load and faults the writer stays bounded: a caller waits at most
+//! [`QUEUE_WAIT`] for room in a full queue (then UNAVAILABLE, retryable); a
+//! job whose caller has gone (cancelled, past its deadline) is skipped, not
+//! run; and work that can be long (Forget) is cut into jobs of a bounded
+//! size by the store, each committed on its own, so that other writes
+//! interleave. When the disk is full (see [`crate::disk`]), jobs that add
+//! data are refused without running, and jobs that free space run.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt as _;
 use sqlx::{Connection as _, Row as _, SqliteConnection};
@@ -32,6 +40,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use super::checkpoint::WriteGate;
 use super::db_error;
 use super::memories::feed_head_sql;
+use crate::disk::{DiskSpace, PROBE_EVERY};
 use crate::error::{Error, Result};
 use crate::metrics;
 
@@ -39,6 +48,9 @@ use crate::metrics;
 const MAX_GROUP: usize = 256;
 /// How many jobs may wait for the writer before senders wait too.
 const QUEUE_DEPTH: usize = 1024;
+/// How long a write waits for room in a full queue before it is answered
+/// UNAVAILABLE: a client can retry (elsewhere, or later) rather than hang.
+const QUEUE_WAIT: Duration = Duration::from_secs(5);
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Runs with a job's result once its transaction has committed.
@@ -57,6 +69,11 @@ trait Job: Send {
     /// Whether a failure may come after the work has written (so it runs in
     /// a savepoint of its own).
     fn needs_savepoint(&self) -> bool;
+    /// Whether the work frees space (deletes) rather than adds data: only
+    /// such work runs while the disk is full.
+    fn frees(&self) -> bool;
+    /// Whether the caller has gone, so that nobody awaits the work.
+    fn abandoned(&self) -> bool;
 }
 
 /// A job that has run, waiting for its transaction's fate.
@@ -72,6 +89,7 @@ struct Work<T, F> {
     work: F,
     reply: oneshot::Sender<Result<T>>,
     savepoint: bool,
+    frees: bool,
     on_commit: Option<OnCommit<T>>,
 }
 
@@ -134,6 +152,14 @@ where
     fn needs_savepoint(&self) -> bool {
         self.savepoint
     }
+
+    fn frees(&self) -> bool {
+        self.frees
+    }
+
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
 }
 
 /// A handle to the writer task. The task ends once [`Writer::close`] is
@@ -142,11 +168,13 @@ where
 pub(super) struct Writer {
     jobs: mpsc::Sender<Box<dyn Job>>,
     closing: Arc<Notify>,
+    disk: Arc<DiskSpace>,
 }
 
 impl Writer {
     /// Starts the writer task on `conn`; it moves `feed_head` after every
-    /// commit that changed a memory, and holds `gate` while it writes.
+    /// commit that changed a memory, holds `gate` while it writes, and
+    /// keeps `disk` informed of a full disk (and checks when space is back).
     ///
     /// The task runs on a thread of its own: every statement it sends is a
     /// round trip to the connection's thread, and on the server's runtime
@@ -156,6 +184,7 @@ impl Writer {
         conn: SqliteConnection,
         feed_head: watch::Sender<i64>,
         gate: WriteGate,
+        disk: Arc<DiskSpace>,
     ) -> std::io::Result<(Writer, oneshot::Receiver<()>)> {
         let (jobs, queue) = mpsc::channel(QUEUE_DEPTH);
         let closing = Arc::new(Notify::new());
@@ -164,13 +193,21 @@ impl Writer {
             .enable_all()
             .build()?;
         let notified = closing.clone();
+        let space = disk.clone();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || {
-                runtime.block_on(run(conn, queue, notified, feed_head, gate));
+                runtime.block_on(run(conn, queue, notified, feed_head, gate, space));
                 let _ = finished.send(());
             })?;
-        Ok((Writer { jobs, closing }, done))
+        Ok((
+            Writer {
+                jobs,
+                closing,
+                disk,
+            },
+            done,
+        ))
     }
 
     /// Stops accepting jobs; the task commits the queued ones and ends.
@@ -186,7 +223,26 @@ impl Writer {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.submit(work, true, None).await
+        self.submit(work, true, false, None).await
+    }
+
+    /// Like [`Writer::write`], for work that frees space (deletes): it runs
+    /// even while the disk is full.
+    pub(super) async fn write_freeing<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.submit(work, true, true, None).await
+    }
+
+    /// Like [`Writer::write_atomic`], for work that frees space.
+    pub(super) async fn write_atomic_freeing<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.submit(work, false, true, None).await
     }
 
     /// Like [`Writer::write`], for work that fails, if at all, before it
@@ -198,7 +254,7 @@ impl Writer {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.submit(work, false, None).await
+        self.submit(work, false, false, None).await
     }
 
     /// Like [`Writer::write_atomic`], and `on_commit` runs with the result
@@ -208,30 +264,41 @@ impl Writer {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.submit(work, false, Some(on_commit)).await
+        self.submit(work, false, false, Some(on_commit)).await
     }
 
     async fn submit<T, F>(
         &self,
         work: F,
         savepoint: bool,
+        frees: bool,
         on_commit: Option<OnCommit<T>>,
     ) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
+        if !frees && self.disk.is_full() {
+            return Err(Error::storage_full());
+        }
         let (reply, answer) = oneshot::channel();
         let waiting = Waiting::start();
-        self.jobs
-            .send(Box::new(Work {
-                work,
-                reply,
-                savepoint,
-                on_commit,
-            }))
-            .await
-            .map_err(|_| shutting_down())?;
+        let job = Box::new(Work {
+            work,
+            reply,
+            savepoint,
+            frees,
+            on_commit,
+        });
+        match tokio::time::timeout(QUEUE_WAIT, self.jobs.send(job)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(shutting_down()),
+            Err(_) => {
+                return Err(Error::Unavailable(
+                    "too many writes are waiting for the database; retry".into(),
+                ));
+            }
+        }
         waiting.queued();
         answer.await.map_err(|_| shutting_down())?
     }
@@ -274,22 +341,38 @@ async fn run(
     closing: Arc<Notify>,
     feed_head: watch::Sender<i64>,
     gate: WriteGate,
+    disk: Arc<DiskSpace>,
 ) {
+    let recorders = metrics::recorders();
+    // Jobs to run next: received, or carried over from a lost transaction.
     let mut group = Vec::with_capacity(MAX_GROUP);
+    let mut probed = Instant::now();
     loop {
-        tokio::select! {
-            received = queue.recv_many(&mut group, MAX_GROUP) => {
-                if received == 0 {
-                    break; // closed and drained
+        if group.is_empty() {
+            tokio::select! {
+                received = queue.recv_many(&mut group, MAX_GROUP) => {
+                    if received == 0 {
+                        break; // closed and drained
+                    }
+                    recorders.writer_queue.dec_by(i64::try_from(received).unwrap_or(i64::MAX));
                 }
-                let recorders = metrics::recorders();
-                recorders.writer_queue.dec_by(i64::try_from(received).unwrap_or(i64::MAX));
-                let _writing = gate.lock().await;
-                let started = Instant::now();
-                commit_group(&mut conn, std::mem::take(&mut group), &feed_head).await;
-                recorders.committed(received, started.elapsed());
+                () = closing.notified() => {
+                    queue.close();
+                    continue;
+                }
+                () = tokio::time::sleep_until((probed + PROBE_EVERY).into()), if disk.is_full() => {}
             }
-            () = closing.notified() => queue.close(),
+        }
+        if !group.is_empty() {
+            let jobs = group.len();
+            let _writing = gate.lock().await;
+            let started = Instant::now();
+            group = commit_group(&mut conn, std::mem::take(&mut group), &feed_head, &disk).await;
+            recorders.committed(jobs - group.len(), started.elapsed());
+        }
+        if disk.is_full() && probed.elapsed() >= PROBE_EVERY {
+            disk.try_resume();
+            probed = Instant::now();
         }
     }
     if let Err(err) = conn.close().await {
@@ -297,35 +380,92 @@ async fn run(
     }
 }
 
+/// A job that has run, with how it went.
+struct Attempt {
+    completion: Box<dyn Completion>,
+    /// Whether the job itself failed (its own error is its answer).
+    failed: bool,
+    /// Its answer instead of its own error: a full disk, which its error
+    /// did not say.
+    full: bool,
+}
+
+impl Attempt {
+    /// Answers the caller: `group` when the job succeeded (the commit's
+    /// outcome), its own failure otherwise.
+    fn deliver(self, group: Result<()>) {
+        if self.full {
+            self.completion.deliver(Err(Error::storage_full()));
+        } else if self.failed {
+            self.completion.deliver(Ok(()));
+        } else {
+            self.completion.deliver(group);
+        }
+    }
+}
+
+/// `err` as a full disk when the disk is low: SQLite reports a full disk as
+/// SQLITE_FULL (already [`Error::StorageFull`]) when a write runs out of
+/// room, but as an I/O error when growing its log index or syncing does.
+fn full_or(err: Error, disk: &DiskSpace) -> Error {
+    match err {
+        Error::Internal(_) if disk.is_low() => Error::storage_full(),
+        other => other,
+    }
+}
+
 /// Runs `jobs` in one transaction, commits, moves the feed's head, and then
-/// answers every caller.
+/// answers every caller. Returns the jobs that did not run because the
+/// transaction was lost before their turn: they run in the next one.
 async fn commit_group(
     conn: &mut SqliteConnection,
     jobs: Vec<Box<dyn Job>>,
     feed_head: &watch::Sender<i64>,
-) {
+    disk: &DiskSpace,
+) -> Vec<Box<dyn Job>> {
+    let recorders = metrics::recorders();
+    let full = disk.is_full();
+    let jobs: Vec<Box<dyn Job>> = jobs
+        .into_iter()
+        .filter_map(|job| {
+            if job.abandoned() {
+                // Nobody awaits it: running it would only delay the others.
+                recorders.writer_abandoned.inc();
+                None
+            } else if full && !job.frees() {
+                job.fail(Error::storage_full());
+                None
+            } else {
+                Some(job)
+            }
+        })
+        .collect();
+    if jobs.is_empty() {
+        return Vec::new();
+    }
     if let Err(err) = begin(conn).await {
+        let err = full_or(err, disk);
         tracing::error!(error = %err, "could not begin a write transaction");
-        jobs.into_iter().for_each(|job| job.fail(err.clone()));
-        return;
+        if matches!(err, Error::StorageFull(_)) {
+            disk.filled("the database");
+        }
+        let answer = rolled_back(err);
+        jobs.into_iter().for_each(|job| job.fail(answer.clone()));
+        return Vec::new();
     }
     // A job alone in its group needs no savepoint: its transaction is its unit.
     let alone = jobs.len() == 1;
-    let mut completions = Vec::with_capacity(jobs.len());
-    let mut outcome = Ok(());
+    let mut ran: Vec<Attempt> = Vec::with_capacity(jobs.len());
+    // Set once the transaction is lost: the error that lost it.
+    let mut lost: Option<Error> = None;
+    let mut saw_full = false;
     let mut kept = 0;
+    let mut carried = Vec::new();
     // How the savepoint of the previous job ends, not yet sent: it goes with
     // the next statement the writer itself sends.
     let mut closing: Option<Boundary> = None;
-    for job in jobs {
-        if outcome.is_err() {
-            // The transaction is already lost; the jobs that ran will hear its
-            // error through their completions.
-            job.fail(Error::Unavailable(
-                "the write transaction failed; retry".into(),
-            ));
-            continue;
-        }
+    let mut jobs = jobs.into_iter();
+    for job in jobs.by_ref() {
         let savepoint = job.needs_savepoint() && !alone;
         let before = match (closing.take(), savepoint) {
             (None, false) => None,
@@ -336,37 +476,59 @@ async fn commit_group(
         if let Some(sql) = before
             && let Err(err) = execute(conn, sql).await
         {
-            job.fail(err.clone());
-            outcome = Err(err);
-            continue;
+            // The job has not run: it goes on to the next transaction.
+            carried.push(job);
+            lost = Some(full_or(err, disk));
+            break;
         }
-        let (result, deliver) = job.run(conn).await;
-        completions.push(deliver);
-        kept += usize::from(result.is_ok());
+        let (result, completion) = job.run(conn).await;
+        let (failed, full) = match &result {
+            Ok(()) => (false, false),
+            Err(err) => {
+                let is_full = matches!(full_or(err.clone(), disk), Error::StorageFull(_));
+                (true, is_full && !matches!(err, Error::StorageFull(_)))
+            }
+        };
+        saw_full |= full || matches!(result, Err(Error::StorageFull(_)));
+        ran.push(Attempt {
+            completion,
+            failed,
+            full,
+        });
+        kept += usize::from(!failed);
         match result {
-            _ if savepoint => closing = Some(Boundary::after(result.is_ok())),
-            Err(Error::Internal(_) | Error::Unavailable(_)) => {
+            _ if savepoint => closing = Some(Boundary::after(!failed)),
+            Err(err @ (Error::Internal(_) | Error::Unavailable(_) | Error::StorageFull(_))) => {
                 // Without a savepoint, a database error may have undone more
                 // than this job: the transaction is lost.
-                outcome = Err(Error::Unavailable(
-                    "the write transaction failed; retry".into(),
-                ));
+                lost = Some(err);
+                break;
             }
             _ => {}
         }
     }
-    if outcome.is_ok() && kept == 0 {
+    carried.extend(jobs);
+    if ran.is_empty()
+        && let Some(err) = &lost
+    {
+        // Not one job could start: carrying them over could go on forever.
+        let _ = execute(conn, "ROLLBACK").await;
+        let answer = rolled_back(err.clone());
+        carried.into_iter().for_each(|job| job.fail(answer.clone()));
+        return Vec::new();
+    }
+    if lost.is_none() && kept == 0 {
         // Nothing to keep: the failed jobs' errors are the answers.
         if let Err(err) = execute(conn, "ROLLBACK").await {
             tracing::warn!(error = %err, "rolling back failed writes failed");
         }
-        completions.into_iter().for_each(|ran| ran.deliver(Ok(())));
-        return;
+        ran.into_iter().for_each(|ran| ran.deliver(Ok(())));
+        return carried;
     }
-    if outcome.is_ok() {
-        outcome = match commit(conn, closing).await {
+    if lost.is_none() {
+        match commit(conn, closing).await {
             Ok(head) => {
-                completions.iter_mut().for_each(|ran| ran.committed());
+                ran.iter_mut().for_each(|ran| ran.completion.committed());
                 feed_head.send_if_modified(|current| {
                     let moved = head > *current;
                     if moved {
@@ -374,17 +536,44 @@ async fn commit_group(
                     }
                     moved
                 });
-                Ok(())
             }
-            Err(err) => Err(err),
-        };
+            Err(err) => lost = Some(full_or(err, disk)),
+        }
     }
-    if let Err(err) = &outcome {
-        tracing::error!(error = %err, jobs = completions.len(), "group commit failed");
-        let _ = execute(conn, "ROLLBACK").await;
+    let outcome = match lost {
+        None => Ok(()),
+        Some(err) => {
+            saw_full |= matches!(err, Error::StorageFull(_));
+            if saw_full {
+                // Expected until space is freed; `disk` says so once.
+                tracing::warn!(jobs = ran.len(), "a write found the disk full; rolled back");
+            } else {
+                tracing::error!(error = %err, jobs = ran.len(), carried = carried.len(), "group commit failed; rolled back");
+            }
+            let _ = execute(conn, "ROLLBACK").await;
+            Err(if saw_full {
+                Error::storage_full()
+            } else {
+                rolled_back(err)
+            })
+        }
+    };
+    if saw_full {
+        disk.filled("the database");
     }
-    for ran in completions {
+    for ran in ran {
         ran.deliver(outcome.clone());
+    }
+    carried
+}
+
+/// What the caller of a write rolled back by `err` is told: retry, unless
+/// the disk is full (retrying at once would not help).
+fn rolled_back(err: Error) -> Error {
+    match err {
+        Error::StorageFull(_) => err,
+        Error::Unavailable(message) => Error::Unavailable(message),
+        _ => Error::Unavailable("the write was rolled back; retry".into()),
     }
 }
 
@@ -455,4 +644,215 @@ async fn execute(conn: &mut SqliteConnection, sql: &'static str) -> Result<()> {
         .await
         .map(|_| ())
         .map_err(db_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::task::Poll;
+
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+
+    use super::*;
+
+    /// A writer on a fresh database in `dir`, with a table `t (x PRIMARY KEY)`.
+    async fn writer_in(dir: &Path) -> (Writer, Arc<DiskSpace>) {
+        let path = dir.join("engram.db");
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal);
+        let mut conn = SqliteConnection::connect_with(&options)
+            .await
+            .expect("open");
+        super::super::migrate(&mut conn).await.expect("migrate");
+        sqlx::raw_sql("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+            .execute(&mut conn)
+            .await
+            .expect("table");
+        let disk = Arc::new(DiskSpace::new(&path));
+        let (head, _) = watch::channel(0);
+        let (writer, _done) =
+            Writer::spawn(conn, head, WriteGate::default(), disk.clone()).expect("writer");
+        (writer, disk)
+    }
+
+    /// Work that inserts `x` into `t`.
+    fn insert(
+        x: i64,
+    ) -> impl for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<i64>> + Send + 'static
+    {
+        move |conn| {
+            Box::pin(async move {
+                sqlx::query("INSERT INTO t (x) VALUES (?)")
+                    .bind(x)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(db_error)?;
+                Ok(x)
+            })
+        }
+    }
+
+    /// The rows of `t`, read through the writer.
+    async fn rows(writer: &Writer) -> Vec<i64> {
+        writer
+            .write(|conn| {
+                Box::pin(async move {
+                    sqlx::query_scalar("SELECT x FROM t ORDER BY x")
+                        .fetch_all(&mut *conn)
+                        .await
+                        .map_err(db_error)
+                })
+            })
+            .await
+            .expect("read t")
+    }
+
+    /// Occupies the writer until the returned sender is used (or dropped),
+    /// so that what is submitted meanwhile is committed as one group.
+    async fn hold(writer: &Writer) -> (oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+        let (started_tx, started) = oneshot::channel();
+        let (release, released) = oneshot::channel::<()>();
+        let held = writer.clone();
+        let task = tokio::spawn(async move {
+            held.write(move |_conn| {
+                Box::pin(async move {
+                    let _ = started_tx.send(());
+                    let _ = released.await;
+                    Ok(())
+                })
+            })
+            .await
+            .expect("the holding job");
+        });
+        started.await.expect("the writer runs the holding job");
+        (release, task)
+    }
+
+    /// Polls `future` once, so that a write is queued, and hands it back.
+    async fn queued<F: Future + Unpin>(mut future: F) -> F {
+        std::future::poll_fn(|cx| {
+            let _ = Pin::new(&mut future).poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+        future
+    }
+
+    #[tokio::test]
+    async fn a_job_failing_with_a_constraint_error_mid_group_leaves_the_others_committed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (writer, _disk) = writer_in(dir.path()).await;
+        let (release, held) = hold(&writer).await;
+        let first = queued(Box::pin(writer.write(insert(1)))).await;
+        let duplicate = queued(Box::pin(writer.write(insert(1)))).await;
+        let third = queued(Box::pin(writer.write(insert(2)))).await;
+        release.send(()).expect("release");
+        held.await.expect("held");
+
+        assert_eq!(first.await, Ok(1));
+        let failed = duplicate.await.expect_err("a duplicate key");
+        assert!(matches!(failed, Error::Internal(_)), "{failed:?}");
+        assert_eq!(third.await, Ok(2));
+        assert_eq!(rows(&writer).await, vec![1, 2]);
+        writer.close();
+    }
+
+    #[tokio::test]
+    async fn a_lost_group_tells_the_jobs_that_ran_to_retry_and_runs_the_rest_in_a_new_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (writer, _disk) = writer_in(dir.path()).await;
+        let (release, held) = hold(&writer).await;
+        // Without savepoints, the failing job loses the whole transaction.
+        let innocent = queued(Box::pin(writer.write_atomic(insert(1)))).await;
+        let culprit = queued(Box::pin(writer.write_atomic(insert(1)))).await;
+        let later = queued(Box::pin(writer.write_atomic(insert(3)))).await;
+        release.send(()).expect("release");
+        held.await.expect("held");
+
+        let rolled_back = innocent.await.expect_err("rolled back with the culprit");
+        assert!(
+            matches!(rolled_back, Error::Unavailable(_)),
+            "retryable, never INTERNAL: {rolled_back:?}"
+        );
+        let own = culprit.await.expect_err("the culprit's own error");
+        assert!(matches!(own, Error::Internal(_)), "{own:?}");
+        assert_eq!(later.await, Ok(3), "run again in a fresh transaction");
+        assert_eq!(rows(&writer).await, vec![3]);
+
+        // The innocent write, retried, succeeds.
+        assert_eq!(writer.write_atomic(insert(1)).await, Ok(1));
+        assert_eq!(rows(&writer).await, vec![1, 3]);
+        writer.close();
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_caller_has_gone_is_skipped() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (writer, _disk) = writer_in(dir.path()).await;
+        let (release, held) = hold(&writer).await;
+        let abandoned = queued(Box::pin(writer.write(insert(7)))).await;
+        let kept = queued(Box::pin(writer.write(insert(8)))).await;
+        drop(abandoned);
+        release.send(()).expect("release");
+        held.await.expect("held");
+
+        assert_eq!(kept.await, Ok(8));
+        assert_eq!(rows(&writer).await, vec![8], "7 was never written");
+        writer.close();
+    }
+
+    #[tokio::test]
+    async fn a_write_finding_the_queue_full_is_unavailable_after_a_bounded_wait() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (writer, _disk) = writer_in(dir.path()).await;
+        let (release, held) = hold(&writer).await;
+        let mut waiting = Vec::with_capacity(QUEUE_DEPTH);
+        for x in 0..QUEUE_DEPTH {
+            let x = i64::try_from(x).expect("small");
+            waiting.push(queued(Box::pin(writer.write(insert(x)))).await);
+        }
+        // The queue is full: this one waits QUEUE_WAIT, then gives up.
+        let turned_away = writer.write(insert(-1)).await.expect_err("no room");
+        assert!(
+            matches!(&turned_away, Error::Unavailable(m) if m.contains("too many writes")),
+            "{turned_away:?}"
+        );
+        release.send(()).expect("release");
+        held.await.expect("held");
+        for write in waiting {
+            write.await.expect("a queued write commits");
+        }
+        assert_eq!(rows(&writer).await.len(), QUEUE_DEPTH, "-1 was not written");
+        writer.close();
+    }
+
+    #[tokio::test]
+    async fn on_a_full_disk_writes_that_add_are_refused_and_deletes_run() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (writer, disk) = writer_in(dir.path()).await;
+        assert_eq!(writer.write(insert(1)).await, Ok(1));
+        disk.filled("a test");
+
+        let refused = writer.write(insert(2)).await.expect_err("full");
+        assert!(matches!(refused, Error::StorageFull(_)), "{refused:?}");
+        let deleted = writer
+            .write_freeing(|conn| {
+                Box::pin(async move {
+                    sqlx::query("DELETE FROM t WHERE x = 1")
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(db_error)
+                        .map(|done| done.rows_affected())
+                })
+            })
+            .await;
+        assert_eq!(deleted, Ok(1));
+
+        // The temp dir has room: the writer notices and takes writes again.
+        assert!(disk.try_resume());
+        assert_eq!(writer.write(insert(2)).await, Ok(2));
+        writer.close();
+    }
 }
