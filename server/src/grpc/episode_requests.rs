@@ -275,16 +275,15 @@ pub fn get(req: &pb::GetEpisodeRequest) -> Result<(Scope, String, StepWindow, St
         MAX_STEP_PAGE_SIZE,
     );
     let fingerprint = page_token::fingerprint(&(&scope.namespace, &id, "steps"));
-    let after = match req.step_page_token.as_str() {
-        "" => i32::MIN,
-        token => match page_token::decode::<1>(token, &fingerprint) {
-            Ok([number]) => i32::try_from(number).unwrap_or(i32::MAX),
-            Err(why) => {
-                v.add("step_page_token", why);
-                i32::MIN
-            }
-        },
-    };
+    let after = page_token::decode_field(
+        &mut v,
+        "step_page_token",
+        &req.step_page_token,
+        &fingerprint,
+    )
+    .map_or(i32::MIN, |[number]| {
+        i32::try_from(number).unwrap_or(i32::MAX)
+    });
     let window = StepWindow {
         after,
         limit: page_size + 1,

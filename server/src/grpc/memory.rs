@@ -292,17 +292,16 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListMemoryRevisionsRequest>,
     ) -> Reply<pb::ListMemoryRevisionsResponse> {
-        let req = begin(request)?;
-        let mut v = Violations::default();
-        let scope = v.scope("scope", req.scope.as_ref());
-        let id = v.uuid("id", &req.id);
-        let page_size = v.page_size("page_size", req.page_size);
-        let fingerprint = page_token::fingerprint(&(&scope.namespace, &id, "revisions"));
-        let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
-        v.finish(())?;
+        let requests::Revisions {
+            namespace,
+            id,
+            page_size,
+            after,
+            fingerprint,
+        } = requests::revisions(&begin(request)?)?;
         let revisions = self
             .store
-            .list_memory_revisions(&scope.namespace, &id, page_size, after)
+            .list_memory_revisions(&namespace, &id, page_size, after)
             .await?;
         if revisions.is_empty() && after.is_none() {
             return Err(

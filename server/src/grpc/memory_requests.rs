@@ -461,6 +461,33 @@ fn time_range(
 }
 
 /// A validated list request, and the fingerprint its page tokens carry.
+/// A validated ListMemoryRevisions.
+pub struct Revisions {
+    pub namespace: String,
+    pub id: String,
+    pub page_size: usize,
+    /// The last revision of the previous page.
+    pub after: Option<i64>,
+    /// The page token's fingerprint.
+    pub fingerprint: String,
+}
+
+pub fn revisions(req: &pb::ListMemoryRevisionsRequest) -> Result<Revisions> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let id = v.uuid("id", &req.id);
+    let page_size = v.page_size("page_size", req.page_size);
+    let fingerprint = page_token::fingerprint(&(&scope.namespace, &id, "revisions"));
+    let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
+    v.finish(Revisions {
+        namespace: scope.namespace,
+        id,
+        page_size,
+        after,
+        fingerprint,
+    })
+}
+
 pub fn list(req: &pb::ListMemoriesRequest) -> Result<(ListQuery, String)> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());

@@ -57,13 +57,23 @@ pub fn decode_into<const N: usize>(
     token: &str,
     fingerprint: &str,
 ) -> Option<[i64; N]> {
+    decode_field(v, "page_token", token, fingerprint)
+}
+
+/// [`decode_into`] for a token in another field (e.g. `step_page_token`).
+pub fn decode_field<const N: usize>(
+    v: &mut Violations,
+    field: &str,
+    token: &str,
+    fingerprint: &str,
+) -> Option<[i64; N]> {
     if token.is_empty() {
         return None;
     }
     match decode(token, fingerprint) {
         Ok(key) => Some(key),
         Err(why) => {
-            v.add("page_token", why);
+            v.add(field, why);
             None
         }
     }
