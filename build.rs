@@ -34,6 +34,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .compile_fds_with_config(descriptors, {
             let mut config = tonic_prost_build::Config::new();
             config.enable_type_names();
+            // Maps in key order: a message encodes the same bytes every
+            // time, which request-id fingerprints rely on (and JSON output
+            // reads the same from run to run).
+            config.btree_map(["."]);
             config
         })?;
     Ok(())

@@ -223,6 +223,18 @@ pub struct NewMemory {
     pub origin_session_id: String,
 }
 
+/// A write's idempotency key (AIP-155): the caller's `request_id` and the
+/// fingerprint of the request it came with. A retry with the same id and
+/// the same request gets the first answer; the same id with another request
+/// is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestKey {
+    pub id: String,
+    /// A stable digest of the request without its id (see
+    /// `grpc::request_key`); kept beside the id.
+    pub fingerprint: String,
+}
+
 /// Who makes a change, as a memory's history records it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Actor {

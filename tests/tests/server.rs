@@ -208,4 +208,22 @@ async fn every_rpc_is_logged_with_method_namespace_and_status() {
     assert!(line.contains("namespace=\"logged\""), "{line}");
     assert!(line.contains("status=InvalidArgument"), "{line}");
     assert!(line.contains("latency_ms="), "{line}");
+
+    // A success sends its status in the trailers after the message: the
+    // line is written when the body ends, with the status they carry.
+    engram
+        .memory()
+        .create_memory(proto::CreateMemoryRequest {
+            scope: Some(scope("logged-ok")),
+            memory: Some(input(MemoryType::Fact, "logged")),
+            request_id: String::new(),
+        })
+        .await
+        .expect("create");
+    let log = server.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("namespace=\"logged-ok\"") && l.contains("rpc finished"))
+        .unwrap_or_else(|| panic!("no end of the successful CreateMemory in:\n{log}"));
+    assert!(line.contains("status=Ok"), "{line}");
 }

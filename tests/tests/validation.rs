@@ -1,6 +1,6 @@
 //! Bad input is rejected with INVALID_ARGUMENT naming the field, and changes nothing.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use engram_client::proto::{self, MemoryType};
 use engram_tests::{Server, assert_rejects, create, input, list_all, scope};
@@ -468,7 +468,7 @@ async fn fts_syntax_in_a_query_is_plain_text() {
             .await;
         assert!(result.is_ok(), "query {query:?} failed: {result:?}");
     }
-    let metadata: HashMap<String, String> =
+    let metadata: BTreeMap<String, String> =
         [("k\"'); DROP TABLE memories; --".to_owned(), "v".to_owned())].into();
     let stored = create(
         &engram,

@@ -3,12 +3,13 @@
 use engram::v1 as pb;
 
 use super::page_token;
+use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use crate::domain::episode::{
     EpisodeContext, EpisodeQuery, EpisodeStatus, MistakeReport, NewEpisode, Outcome, Step,
     StepWindow,
 };
-use crate::domain::{Micros, Scope};
+use crate::domain::{Micros, RequestKey, Scope};
 use crate::error::Result;
 
 pub const MAX_DESCRIPTION_CHARS: usize = 10_000;
@@ -30,7 +31,7 @@ pub const MAX_LESSON_CHARS: usize = 1000;
 /// sent (they are kept cut to 300).
 pub const MAX_CARD_TEXT_CHARS: usize = 1000;
 
-pub fn start(req: &pb::StartEpisodeRequest) -> Result<(NewEpisode, Option<String>)> {
+pub fn start(mut req: pb::StartEpisodeRequest) -> Result<(NewEpisode, Option<RequestKey>)> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("task_id", &req.task_id, MAX_ID_CHARS, true);
@@ -52,12 +53,14 @@ pub fn start(req: &pb::StartEpisodeRequest) -> Result<(NewEpisode, Option<String
         MAX_CONTEXT_TAGS,
         MAX_TAG_CHARS,
     );
-    v.finish((
+    v.finish(())?;
+    let request = req.take_request_key();
+    Ok((
         NewEpisode {
             scope,
-            task_id: req.task_id.clone(),
-            description: req.description.clone(),
-            task_type: req.task_type.clone(),
+            task_id: req.task_id,
+            description: req.description,
+            task_type: req.task_type,
             context: EpisodeContext {
                 language: context.language,
                 framework: context.framework,
@@ -66,7 +69,7 @@ pub fn start(req: &pb::StartEpisodeRequest) -> Result<(NewEpisode, Option<String
                 tags: context.tags,
             },
         },
-        (!req.request_id.is_empty()).then(|| req.request_id.clone()),
+        request,
     ))
 }
 

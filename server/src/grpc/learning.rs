@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::episode_requests::{self as requests, MAX_LABEL_CHARS};
 use super::memory_requests::MAX_TASK_TYPE_CHARS;
+use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, convert, page_token};
 use crate::domain::episode::Consolidation;
@@ -190,7 +191,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::RecordMistakeRequest>,
     ) -> Reply<pb::RecordMistakeResponse> {
-        let req = begin(request)?;
+        let mut req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         v.identifier("task_id", &req.task_id, MAX_ID_CHARS, true);
@@ -205,7 +206,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             (!req.episode_id.is_empty()).then(|| v.uuid("episode_id", &req.episode_id));
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.finish(())?;
-        let request_id = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        let request = req.take_request_key();
         let (card, kept) = self
             .store
             .record_mistake(
@@ -213,7 +214,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
                 &req.task_id,
                 report,
                 episode_id.as_deref(),
-                request_id,
+                request,
                 now_micros(),
             )
             .await?;
@@ -335,7 +336,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         &self,
         request: Request<pb::RecordOutcomeRequest>,
     ) -> Reply<pb::RecordOutcomeResponse> {
-        let req = begin(request)?;
+        let mut req = begin(request)?;
         let mut v = Violations::default();
         let scope = v.scope("scope", req.scope.as_ref());
         if scope.agent_id.is_empty() {
@@ -354,6 +355,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         v.text("feedback", &req.feedback, MAX_ERROR_CHARS, false);
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.finish(())?;
+        let request = req.take_request_key();
         let given = req.task_type.trim().to_lowercase();
         let inferred = given.is_empty();
         let new = NewOutcome {
@@ -371,11 +373,10 @@ impl pb::learning_service_server::LearningService for LearningApi {
             error: req.error,
             feedback: req.feedback,
         };
-        let request_id = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
         let vectors = self.strategy_vectors(&new).await?;
         let recorded = self
             .store
-            .record_outcome(new, request_id, vectors, now_micros())
+            .record_outcome(new, request, vectors, now_micros())
             .await?;
         Ok(Response::new(convert::recorded(recorded)))
     }

@@ -189,7 +189,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             .store
             .create_memories(
                 &create.scope.namespace,
-                create.request_id.as_deref(),
+                create.request,
                 create.memories,
                 now,
             )
@@ -212,7 +212,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             .store
             .create_memories(
                 &create.scope.namespace,
-                create.request_id.as_deref(),
+                create.request,
                 create.memories,
                 now,
             )
@@ -370,11 +370,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     }
 
     async fn start_episode(&self, request: Request<pb::StartEpisodeRequest>) -> Reply<pb::Episode> {
-        let (new, request_id) = episode_requests::start(&begin(request)?)?;
-        let episode = self
-            .store
-            .start_episode(new, request_id.as_deref(), now_micros())
-            .await?;
+        let (new, request) = episode_requests::start(begin(request)?)?;
+        let episode = self.store.start_episode(new, request, now_micros()).await?;
         Ok(Response::new(convert::episode(episode)))
     }
 

@@ -4,10 +4,11 @@
 use engram::v1 as pb;
 
 use super::page_token;
+use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use crate::domain::{
     Actor, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
-    MemoryType, Micros, NewMemory, Scope, TimeRange,
+    MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange,
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
@@ -51,17 +52,17 @@ const UPDATABLE_FIELDS: &[&str] = &[
     "occurred_at",
 ];
 
-/// A validated create: the namespace, the optional request id and the memories.
+/// A validated create: the namespace, the optional request key and the memories.
 pub struct Create {
     pub scope: Scope,
-    pub request_id: Option<String>,
+    pub request: Option<RequestKey>,
     pub memories: Vec<NewMemory>,
 }
 
-pub fn create(req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
+pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
-    let request_id = request_id(&mut v, &req.request_id);
+    v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
     let memory = match &req.memory {
         Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now)),
         None => {
@@ -69,17 +70,18 @@ pub fn create(req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
             None
         }
     };
-    v.finish(Create {
+    v.finish(())?;
+    Ok(Create {
         scope,
-        request_id,
+        request: req.take_request_key(),
         memories: memory.into_iter().collect(),
     })
 }
 
-pub fn batch_create(req: pb::BatchCreateMemoriesRequest, now: Micros) -> Result<Create> {
+pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
-    let request_id = request_id(&mut v, &req.request_id);
+    v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
     if req.memories.is_empty() || req.memories.len() > MAX_BATCH {
         v.add(
             "memories",
@@ -96,16 +98,12 @@ pub fn batch_create(req: pb::BatchCreateMemoriesRequest, now: Micros) -> Result<
         .enumerate()
         .map(|(i, input)| memory_input(&mut v, &format!("memories[{i}]"), input, &scope, now))
         .collect();
-    v.finish(Create {
+    v.finish(())?;
+    Ok(Create {
         scope,
-        request_id,
+        request: req.take_request_key(),
         memories,
     })
-}
-
-fn request_id(v: &mut Violations, value: &str) -> Option<String> {
-    v.identifier("request_id", value, MAX_ID_CHARS, false);
-    (!value.is_empty()).then(|| value.to_owned())
 }
 
 /// Checks a memory to create and applies the defaults.

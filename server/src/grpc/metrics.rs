@@ -34,7 +34,7 @@ use prometheus_client::registry::Registry;
 use prost::Message as _;
 use tower::{Layer, Service};
 
-use crate::grpc::watched_body::{BodyWatcher, WatchedBody};
+use crate::grpc::watched_body::{BodyWatcher, WatchedBody, status_code};
 
 /// The status codes' names in the `grpc_code` label, as gRPC's Go
 /// implementation spells them (`codes.Code.String()`), which the other
@@ -303,19 +303,6 @@ impl Drop for Call {
             series.finish(CANCELED, self.started);
         }
     }
-}
-
-/// The code number in `grpc-status`, if there is one; [`UNKNOWN`] for a
-/// value that is not a number.
-fn status_code(headers: &HeaderMap) -> Option<usize> {
-    let value = headers.get("grpc-status")?;
-    Some(
-        value
-            .to_str()
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(UNKNOWN),
-    )
 }
 
 pin_project! {

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod overload;
 mod page_token;
 pub mod policy;
+mod request_key;
 mod status;
 pub mod trace;
 mod validate;

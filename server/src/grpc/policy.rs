@@ -8,10 +8,10 @@ use engram::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
+use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, caller_key, convert};
 use crate::domain::{Actor, MemorySource, NewMemory, Scope, now_micros};
-use crate::engine::dedup;
 use crate::engine::policy::{self, Decision, DecisionSource};
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
@@ -180,7 +180,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
 
     async fn remember(&self, request: Request<pb::RememberRequest>) -> Reply<pb::RememberResponse> {
         let key_id = caller_key(&request);
-        let req = begin(request)?;
+        let mut req = begin(request)?;
         let mut v = Violations::default();
         let request = classification(
             &mut v,
@@ -196,19 +196,11 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         request.check_model()?;
         // A retry with the same request id gets the first answer, without
         // classifying (or asking the model) again.
-        let fingerprint = dedup::fingerprint(&(
-            &request.scope,
-            &request.task_id,
-            &request.transcript,
-            request.use_llm,
-            &req.tags,
-        ));
-        let request_key =
-            (!req.request_id.is_empty()).then_some((req.request_id.as_str(), fingerprint.as_str()));
-        if let Some((id, fingerprint)) = request_key
+        let request_key = req.take_request_key();
+        if let Some(key) = &request_key
             && let Some(first) = self
                 .store
-                .replay_remember(&request.scope.namespace, id, fingerprint)
+                .replay_remember(&request.scope.namespace, key)
                 .await?
         {
             return Ok(Response::new(remembered(first)));

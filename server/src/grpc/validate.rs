@@ -2,7 +2,7 @@
 //! fast, so a caller learns about every bad field at once; [`Violations::finish`]
 //! turns them into one INVALID_ARGUMENT.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use prost_types::Timestamp;
 
@@ -247,11 +247,12 @@ impl Violations {
         }
     }
 
-    /// Checks a string map; returns it ordered.
+    /// Checks a string map (entries in key order, so the violations read the
+    /// same every time); returns a copy.
     pub fn metadata(
         &mut self,
         field: &str,
-        map: &HashMap<String, String>,
+        map: &BTreeMap<String, String>,
         max_entries: usize,
         max_key_chars: usize,
         max_value_chars: usize,
@@ -280,7 +281,7 @@ impl Violations {
                 false,
             );
         }
-        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        map.clone()
     }
 }
 

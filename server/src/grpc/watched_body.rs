@@ -12,6 +12,19 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
+/// The code number in a `grpc-status` header (of a trailers-only response)
+/// or trailer, if there is one; 2 (UNKNOWN) for a value that is not a number.
+pub fn status_code(headers: &HeaderMap) -> Option<usize> {
+    let value = headers.get("grpc-status")?;
+    Some(
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(tonic::Code::Unknown as usize),
+    )
+}
+
 /// Told once, when the body it watches ends.
 pub trait BodyWatcher {
     /// The body ended with these trailers, or without (`None`: it failed,

@@ -17,7 +17,7 @@ use crate::domain::outcome::{
 };
 use crate::domain::{
     Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    Neighbours, NewMemory, Revision, Scope, Unembedded,
+    Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
 };
 use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
@@ -54,7 +54,7 @@ pub trait Store: Send + Sync + 'static {
     async fn create_memories(
         &self,
         namespace: &str,
-        request_id: Option<&str>,
+        request: Option<RequestKey>,
         memories: Vec<NewMemory>,
         now: Micros,
     ) -> Result<Vec<Created>>;
@@ -131,7 +131,7 @@ pub trait Store: Send + Sync + 'static {
     async fn start_episode(
         &self,
         new: NewEpisode,
-        request_id: Option<&str>,
+        request: Option<RequestKey>,
         now: Micros,
     ) -> Result<Episode>;
 
@@ -186,7 +186,7 @@ pub trait Store: Send + Sync + 'static {
         task_id: &str,
         report: MistakeReport,
         episode_id: Option<&str>,
-        request_id: Option<&str>,
+        request: Option<RequestKey>,
         now: Micros,
     ) -> Result<(MistakeCard, bool)>;
 
@@ -248,7 +248,7 @@ pub trait Store: Send + Sync + 'static {
     async fn record_outcome(
         &self,
         new: NewOutcome,
-        request_id: Option<&str>,
+        request: Option<RequestKey>,
         vectors: StrategyVectors,
         now: Micros,
     ) -> Result<Recorded>;
@@ -304,8 +304,7 @@ pub trait Store: Send + Sync + 'static {
     async fn replay_remember(
         &self,
         namespace: &str,
-        request_id: &str,
-        fingerprint: &str,
+        request: &RequestKey,
     ) -> Result<Option<Remembered>>;
 
     /// Stores a Remember's memory (when it has one) and, with a request id,
@@ -314,7 +313,7 @@ pub trait Store: Send + Sync + 'static {
     async fn remember(
         &self,
         namespace: &str,
-        request: Option<(&str, &str)>,
+        request: Option<RequestKey>,
         decision: Decision,
         memory: Option<NewMemory>,
         now: Micros,

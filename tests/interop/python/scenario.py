@@ -80,6 +80,27 @@ expect(again.memory.id == first.memory.id,
        f"second identical create: expected the same id {first.memory.id!r}", again)
 expect(again.memory.seen_count == 2, "second identical create: seen_count is not 2", again)
 
+# --- A retry with the same request_id: the first answer, stored once ---------
+
+# The server binds a request id to the request's canonical protobuf encoding,
+# so the retry matches whatever order this client wrote the map entries in.
+def create_with_metadata(entries):
+    memory = memory_pb2.MemoryInput(memory_type=common_pb2.MEMORY_TYPE_EVENT,
+                                    content="Rotated the staging database password")
+    for key, value in entries:
+        memory.metadata[key] = value
+    return memories.CreateMemory(
+        memory_pb2.CreateMemoryRequest(scope=alice, memory=memory, request_id="rotate-" + ns),
+        timeout=DEADLINE,
+    )
+
+
+entries = [(f"k{i}", str(i)) for i in range(20)]
+created = create_with_metadata(entries)
+retried = create_with_metadata(list(reversed(entries)))
+expect(created.result == memory_pb2.WRITE_RESULT_CREATED, "request_id create: result is not CREATED", created)
+expect(retried == created, "a retry with the same request_id should get the first answer (not a merge)", retried)
+
 # --- A project lesson, and a search that finds it ---------------------------
 
 # readme:begin create-search

@@ -14,7 +14,7 @@
 //! Run it in release mode; it builds and starts a release `engram-server`:
 //! `cargo run --release -p engram-tests --bin engram-bench -- locomo`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -637,7 +637,7 @@ async fn store_turns(
             .iter()
             .map(|turn| proto::MemoryInput {
                 level: proto::MemoryLevel::Global.into(),
-                metadata: HashMap::from([
+                metadata: BTreeMap::from([
                     ("dia_id".to_owned(), turn.dia_id.clone()),
                     ("session".to_owned(), turn.session.to_string()),
                     ("date".to_owned(), turn.date.clone()),

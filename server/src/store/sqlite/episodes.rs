@@ -8,7 +8,7 @@ use crate::domain::episode::{
     Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Step, StepProblem,
     StepWindow,
 };
-use crate::domain::{Micros, Scope};
+use crate::domain::{Micros, RequestKey, Scope};
 use crate::engine::learning::{JudgedSteps, judge_steps};
 use crate::error::{Error, FieldViolation, Result};
 
@@ -76,14 +76,13 @@ fn json(context: &EpisodeContext) -> String {
 pub(super) async fn start(
     conn: &mut SqliteConnection,
     new: NewEpisode,
-    request_id: Option<String>,
+    request: Option<RequestKey>,
     now: Micros,
 ) -> Result<Episode> {
-    let fingerprint = request_id.as_ref().map(|_| requests::fingerprint(&new));
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
-        && let Some(first) =
-            requests::replay(conn, &new.scope.namespace, request_id, fingerprint).await?
+    if let Some(request) = &request
+        && let Some(first) = requests::replay(conn, &new.scope.namespace, request).await?
     {
+        let request_id = &request.id;
         let id: String = serde_json::from_str(&first)
             .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
         return get(conn, &new.scope, &id).await?.ok_or_else(|| {
@@ -112,17 +111,9 @@ pub(super) async fn start(
     .await
     .map_err(db_error)?;
     let episode = episode_from_row(&row)?;
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
+    if let Some(request) = &request {
         let id = serde_json::to_string(&episode.id).map_err(|e| Error::Internal(e.to_string()))?;
-        requests::remember(
-            conn,
-            &new.scope.namespace,
-            request_id,
-            fingerprint,
-            &id,
-            now,
-        )
-        .await?;
+        requests::remember(conn, &new.scope.namespace, request, &id, now).await?;
     }
     Ok(episode)
 }

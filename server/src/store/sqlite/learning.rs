@@ -11,7 +11,7 @@ use crate::domain::episode::{
     ReportedMistake, RuleOrigin, Stats, TaskKnowledge, TaskRule, TaskStats,
 };
 use crate::domain::outcome::LearningFilter;
-use crate::domain::{Micros, Scope};
+use crate::domain::{Micros, RequestKey, Scope};
 use crate::engine::learning::{
     CARD_TEXT_CHARS, CARDS_KEPT, GLOBAL_RULES_KEPT, HIGH_SCORE, RULES_KEPT_PER_TASK,
     consolidates_at, cut, high_score_rule, rules_from,
@@ -273,7 +273,7 @@ async fn keep_strongest_cards(conn: &mut SqliteConnection, namespace: &str) -> R
 }
 
 /// Records a mistake outside an episode; returns the card and whether it is
-/// strong enough to be kept. A retry with the same `request_id` gets the
+/// strong enough to be kept. A retry with the same request id gets the
 /// first answer again.
 pub(super) async fn record_mistake(
     conn: &mut SqliteConnection,
@@ -281,15 +281,11 @@ pub(super) async fn record_mistake(
     task_id: String,
     report: MistakeReport,
     episode_id: Option<String>,
-    request_id: Option<String>,
+    request: Option<RequestKey>,
     now: Micros,
 ) -> Result<(MistakeCard, bool)> {
-    let fingerprint = request_id
-        .as_ref()
-        .map(|_| requests::fingerprint(&(&scope, &task_id, &report, &episode_id)));
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
-        && let Some(first) =
-            requests::replay(conn, &scope.namespace, request_id, fingerprint).await?
+    if let Some(request) = &request
+        && let Some(first) = requests::replay(conn, &scope.namespace, request).await?
     {
         return serde_json::from_str(&first)
             .map_err(|_| Error::Internal("corrupt create_requests row".into()));
@@ -311,18 +307,10 @@ pub(super) async fn record_mistake(
         .await
         .map_err(db_error)?;
     let answer = (card, kept);
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
+    if let Some(request) = &request {
         let snapshot = serde_json::to_string(&answer)
             .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
-        requests::remember(
-            conn,
-            &scope.namespace,
-            request_id,
-            fingerprint,
-            &snapshot,
-            now,
-        )
-        .await?;
+        requests::remember(conn, &scope.namespace, request, &snapshot, now).await?;
     }
     Ok(answer)
 }

@@ -10,8 +10,8 @@ use super::db_error;
 use super::requests;
 use crate::domain::{
     Actor, Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder,
-    MemoryPatch, MemorySource, MemoryType, Micros, Neighbours, NewMemory, Revision, Scope,
-    TimeRange, WriteResult,
+    MemoryPatch, MemorySource, MemoryType, Micros, Neighbours, NewMemory, RequestKey, Revision,
+    Scope, TimeRange, WriteResult,
 };
 use crate::engine::dedup::content_hash;
 use crate::engine::policy::Decision;
@@ -224,40 +224,26 @@ async fn get_unexpired(
     row.as_ref().map(memory_from_row).transpose()
 }
 
-/// Stores `new` (merging identical memories), honouring `request_id`.
+/// Stores `new` (merging identical memories), honouring the request id.
 pub(super) async fn create(
     conn: &mut SqliteConnection,
     namespace: String,
-    request_id: Option<String>,
+    request: Option<RequestKey>,
     new: Vec<Prepared>,
     now: Micros,
 ) -> Result<Vec<Created>> {
-    // Only a create with a request id is remembered, so only then is the
-    // request fingerprinted.
-    let fingerprint = request_id.as_ref().map(|_| {
-        let given: Vec<&NewMemory> = new.iter().map(|p| &p.new).collect();
-        requests::fingerprint(&given)
-    });
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
-        && let Some(first) = requests::replay(conn, &namespace, request_id, fingerprint).await?
+    if let Some(request) = &request
+        && let Some(first) = requests::replay(conn, &namespace, request).await?
     {
-        return reload(conn, request_id, &first, now).await;
+        return reload(conn, &request.id, &first, now).await;
     }
     let created = create_many(conn, &new, now).await?;
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
+    if let Some(request) = &request {
         let results: Vec<(&str, i32)> = created
             .iter()
             .map(|c| (c.memory.id.as_str(), c.result as i32))
             .collect();
-        requests::remember(
-            conn,
-            &namespace,
-            request_id,
-            fingerprint,
-            &json(&results),
-            now,
-        )
-        .await?;
+        requests::remember(conn, &namespace, request, &json(&results), now).await?;
     }
     Ok(created)
 }
@@ -301,17 +287,16 @@ struct RememberAnswer {
 pub(super) async fn replay_remember(
     conn: &mut SqliteConnection,
     namespace: &str,
-    request_id: &str,
-    fingerprint: &str,
+    request: &RequestKey,
     now: Micros,
 ) -> Result<Option<Remembered>> {
-    let Some(first) = requests::replay(conn, namespace, request_id, fingerprint).await? else {
+    let Some(first) = requests::replay(conn, namespace, request).await? else {
         return Ok(None);
     };
     let answer: RememberAnswer = serde_json::from_str(&first)
         .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
     let created = match answer.memory {
-        Some((id, result)) => reload(conn, request_id, &json(&[(id, result)]), now)
+        Some((id, result)) => reload(conn, &request.id, &json(&[(id, result)]), now)
             .await?
             .into_iter()
             .next(),
@@ -327,13 +312,13 @@ pub(super) async fn replay_remember(
 pub(super) async fn remember(
     conn: &mut SqliteConnection,
     namespace: String,
-    request: Option<(String, String)>,
+    request: Option<RequestKey>,
     decision: Decision,
     memory: Option<NewMemory>,
     now: Micros,
 ) -> Result<Remembered> {
-    if let Some((request_id, fingerprint)) = &request
-        && let Some(first) = replay_remember(conn, &namespace, request_id, fingerprint, now).await?
+    if let Some(request) = &request
+        && let Some(first) = replay_remember(conn, &namespace, request, now).await?
     {
         return Ok(first);
     }
@@ -341,7 +326,7 @@ pub(super) async fn remember(
         Some(memory) => Some(create_one(conn, &Prepared::new(memory), now).await?),
         None => None,
     };
-    if let Some((request_id, fingerprint)) = &request {
+    if let Some(request) = &request {
         let answer = RememberAnswer {
             decision: decision.clone(),
             memory: created
@@ -350,7 +335,7 @@ pub(super) async fn remember(
         };
         let answer = serde_json::to_string(&answer)
             .map_err(|e| Error::Internal(format!("remember: {e}")))?;
-        requests::remember(conn, &namespace, request_id, fingerprint, &answer, now).await?;
+        requests::remember(conn, &namespace, request, &answer, now).await?;
     }
     Ok(Remembered { decision, created })
 }

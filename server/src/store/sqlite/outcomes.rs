@@ -10,7 +10,7 @@ use crate::domain::outcome::{
     AgentScope, AgentScopeSet, AntiPattern, Change, ForgetKind, ForgetRequest, Forgotten,
     Heuristic, LearningFilter, NewOutcome, Recorded, TaskOutcome, TaskTypeStats,
 };
-use crate::domain::{Micros, Scope};
+use crate::domain::{Micros, RequestKey, Scope};
 use crate::engine::outcomes::{
     DEFAULT_MIN_OCCURRENCES, MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, StrategyVectors,
     may_learn, similar_errors,
@@ -194,14 +194,13 @@ pub(super) async fn set_agent_scope(
 pub(super) async fn record(
     conn: &mut SqliteConnection,
     new: NewOutcome,
-    request_id: Option<String>,
+    request: Option<RequestKey>,
     vectors: &StrategyVectors,
     now: Micros,
 ) -> Result<Recorded> {
     let (namespace, agent_id) = (new.scope.namespace.clone(), new.scope.agent_id.clone());
-    let fingerprint = request_id.as_ref().map(|_| requests::fingerprint(&new));
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint)
-        && let Some(first) = requests::replay(conn, &namespace, request_id, fingerprint).await?
+    if let Some(request) = &request
+        && let Some(first) = requests::replay(conn, &namespace, request).await?
     {
         return serde_json::from_str(&first)
             .map_err(|_| Error::Internal("corrupt create_requests row".into()));
@@ -266,10 +265,10 @@ pub(super) async fn record(
         heuristic,
         anti_pattern,
     };
-    if let (Some(request_id), Some(fingerprint)) = (&request_id, &fingerprint) {
+    if let Some(request) = &request {
         let snapshot = serde_json::to_string(&recorded)
             .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
-        requests::remember(conn, &namespace, request_id, fingerprint, &snapshot, now).await?;
+        requests::remember(conn, &namespace, request, &snapshot, now).await?;
     }
     Ok(recorded)
 }

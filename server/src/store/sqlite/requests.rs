@@ -4,23 +4,25 @@
 use sqlx::SqliteConnection;
 
 use super::db_error;
-use crate::domain::Micros;
-use crate::engine::dedup;
+use crate::domain::{Micros, RequestKey};
 use crate::error::{Error, Result};
-
-/// The fingerprint a request's id is bound to.
-pub(super) fn fingerprint(request: &impl std::fmt::Debug) -> String {
-    dedup::fingerprint(request)
-}
 
 /// What the first write with this request id returned (as JSON), if there
 /// was one. A request id reused for a different request is refused.
+///
+/// Servers before fingerprints had a scheme stored an unversioned digest of
+/// their own types, which cannot be recomputed; such an id (kept at most
+/// `--request-id-ttl`) counts as the same request, so retries across the
+/// upgrade get their first answer rather than an error.
 pub(super) async fn replay(
     conn: &mut SqliteConnection,
     namespace: &str,
-    request_id: &str,
-    fingerprint: &str,
+    request: &RequestKey,
 ) -> Result<Option<String>> {
+    let RequestKey {
+        id: request_id,
+        fingerprint,
+    } = request;
     let first: Option<(String, String)> = sqlx::query_as(
         "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
     )
@@ -31,7 +33,9 @@ pub(super) async fn replay(
     .map_err(db_error)?;
     match first {
         None => Ok(None),
-        Some((first, results)) if first == fingerprint => Ok(Some(results)),
+        Some((first, results)) if first == *fingerprint || !first.contains(':') => {
+            Ok(Some(results))
+        }
         Some(_) => Err(Error::AlreadyExists(format!(
             "request_id {request_id} was already used for a different request; use a new request_id"
         ))),
@@ -42,8 +46,7 @@ pub(super) async fn replay(
 pub(super) async fn remember(
     conn: &mut SqliteConnection,
     namespace: &str,
-    request_id: &str,
-    fingerprint: &str,
+    request: &RequestKey,
     results: &str,
     now: Micros,
 ) -> Result<()> {
@@ -52,8 +55,8 @@ pub(super) async fn remember(
          VALUES (?, ?, ?, ?, ?)",
     )
     .bind(namespace)
-    .bind(request_id)
-    .bind(fingerprint)
+    .bind(&request.id)
+    .bind(&request.fingerprint)
     .bind(results)
     .bind(now)
     .execute(&mut *conn)
