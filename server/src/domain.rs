@@ -235,6 +235,14 @@ pub struct RequestKey {
     pub fingerprint: String,
 }
 
+impl RequestKey {
+    /// Whether a stored fingerprint predates fingerprint schemes (`pb1:…`):
+    /// a bare hex digest that cannot be recomputed.
+    pub fn unversioned(fingerprint: &str) -> bool {
+        !fingerprint.contains(':')
+    }
+}
+
 /// Who makes a change, as a memory's history records it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Actor {

@@ -26,6 +26,38 @@ pub struct TaskOutcome {
     pub seq: i64,
 }
 
+impl TaskOutcome {
+    /// Whose learning the outcome feeds.
+    pub fn owner(&self) -> Owner {
+        Owner {
+            namespace: self.namespace.clone(),
+            agent_id: self.agent_id.clone(),
+            project_id: self.project_id.clone(),
+        }
+    }
+}
+
+/// Who learning records belong to: exactly this namespace, agent and
+/// project (an empty agent or project is one of its own, not a wildcard).
+/// What an outcome learns into, and what Forget may delete.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Owner {
+    pub namespace: String,
+    pub agent_id: String,
+    pub project_id: String,
+}
+
+impl From<&Scope> for Owner {
+    /// The owner a scope names (its user and session play no part).
+    fn from(scope: &Scope) -> Owner {
+        Owner {
+            namespace: scope.namespace.clone(),
+            agent_id: scope.agent_id.clone(),
+            project_id: scope.project_id.clone(),
+        }
+    }
+}
+
 /// An outcome to record, validated; `task_type` already inferred if needed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewOutcome {

@@ -4,6 +4,8 @@
 pub mod context;
 pub mod dedup;
 pub mod learning;
+pub mod outcome_learning;
 pub mod outcomes;
 pub mod policy;
 pub mod search;
+pub mod unit;

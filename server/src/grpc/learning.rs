@@ -20,6 +20,7 @@ use crate::engine::learning::{
     LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
     consolidated_rules, consolidation_prompt, consolidation_schema,
 };
+use crate::engine::outcome_learning;
 use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, StrategyVectors, infer_task_type};
 use crate::error::Error;
 use crate::llm::LlmClient;
@@ -374,10 +375,9 @@ impl pb::learning_service_server::LearningService for LearningApi {
             feedback: req.feedback,
         };
         let vectors = self.strategy_vectors(&new).await?;
-        let recorded = self
-            .store
-            .record_outcome(new, request, vectors, now_micros())
-            .await?;
+        let recorded =
+            outcome_learning::record_outcome(&*self.store, new, request, vectors, now_micros())
+                .await?;
         Ok(Response::new(convert::recorded(recorded)))
     }
 

@@ -3,6 +3,7 @@
 
 pub mod sqlite;
 pub mod transfer;
+pub mod tx;
 
 use async_trait::async_trait;
 use tokio::sync::watch;
@@ -13,13 +14,12 @@ use crate::domain::episode::{
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
-    Recorded, TaskOutcome,
+    TaskOutcome,
 };
 use crate::domain::{
     Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
     Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
 };
-use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
 use crate::error::Result;
 
@@ -46,6 +46,11 @@ pub struct NamespaceSizes {
 /// outside it (DESIGN §3); expired memories are invisible to all of them.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
+    /// Runs a unit of work (see [`tx`]) in one transaction and commits it;
+    /// on an error nothing of it is kept. Use `engine::unit::transact`,
+    /// which keeps the answer's type.
+    async fn transact(&self, work: tx::Work) -> Result<tx::Answer>;
+
     /// Stores `memories` in one transaction, merging each into an identical
     /// memory when one exists (same owner scope, level, type and normalised
     /// content). With a `request_id` already used in the namespace for the
@@ -241,17 +246,6 @@ pub trait Store: Send + Sync + 'static {
         task_id: &str,
         task_type: &str,
     ) -> Result<TaskKnowledge>;
-
-    /// Records an outcome and learns from it, in one transaction; refused
-    /// (FailedPrecondition, nothing stored) outside the agent's scope. With a
-    /// `request_id` already used for the same outcome, returns the first answer.
-    async fn record_outcome(
-        &self,
-        new: NewOutcome,
-        request: Option<RequestKey>,
-        vectors: StrategyVectors,
-        now: Micros,
-    ) -> Result<Recorded>;
 
     /// The strategies a new outcome's is compared with when it is recorded
     /// (to embed them beforehand, see [`StrategyVectors`]).

@@ -14,6 +14,7 @@ mod memories;
 mod outcomes;
 mod requests;
 pub mod transfer;
+mod tx;
 mod usage;
 mod vectors;
 mod writer;
@@ -35,6 +36,7 @@ use self::access::Accesses;
 use self::creates::CreateQueue;
 use self::memories::{Prepared, Written};
 use self::writer::Writer;
+use super::tx::{Answer, Work};
 use super::{NamespaceSizes, Remembered, Store};
 use crate::disk::DiskSpace;
 use crate::domain::episode::{
@@ -43,13 +45,12 @@ use crate::domain::episode::{
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
-    NewOutcome, Recorded, TaskOutcome,
+    NewOutcome, TaskOutcome,
 };
 use crate::domain::{
     Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
     Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
 };
-use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
 use crate::metrics;
@@ -317,6 +318,12 @@ pub(crate) fn db_error(err: sqlx::Error) -> Error {
 
 #[async_trait]
 impl Store for SqliteStore {
+    async fn transact(&self, mut work: Work) -> Result<Answer> {
+        // The writer runs each unit of work once, with a savepoint of its
+        // own inside the group commit.
+        self.writer.write(move |conn| work(conn)).await
+    }
+
     async fn create_memories(
         &self,
         namespace: &str,
@@ -596,20 +603,6 @@ impl Store for SqliteStore {
     async fn compared_strategies(&self, new: &NewOutcome) -> Result<Vec<String>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         outcomes::compared_strategies(&mut conn, new).await
-    }
-
-    async fn record_outcome(
-        &self,
-        new: NewOutcome,
-        request: Option<RequestKey>,
-        vectors: StrategyVectors,
-        now: Micros,
-    ) -> Result<Recorded> {
-        self.writer
-            .write(move |conn| {
-                Box::pin(async move { outcomes::record(conn, new, request, &vectors, now).await })
-            })
-            .await
     }
 
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<AgentScope> {

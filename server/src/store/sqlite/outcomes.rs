@@ -1,21 +1,19 @@
-//! SQL for learning from outcomes (DESIGN §5): recording an outcome and the
-//! heuristics and anti-patterns it creates or updates (one transaction),
+//! SQL for learning from outcomes (DESIGN §5): the outcomes, heuristics and
+//! anti-patterns the engine reads and writes when it records an outcome,
 //! agent scopes, the lists, and Forget.
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::{db_error, requests};
+use super::db_error;
 use crate::domain::outcome::{
-    AgentScope, AgentScopeSet, AntiPattern, Change, ForgetKind, ForgetRequest, Forgotten,
-    Heuristic, LearningFilter, NewOutcome, Recorded, TaskOutcome, TaskTypeStats,
+    AgentScope, AgentScopeSet, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic,
+    LearningFilter, NewOutcome, Owner, TaskOutcome, TaskTypeStats,
 };
-use crate::domain::{Micros, RequestKey, Scope};
-use crate::engine::outcomes::{
-    DEFAULT_MIN_OCCURRENCES, MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, StrategyVectors,
-    may_learn, similar_errors,
-};
+use crate::domain::{Micros, Scope};
+use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, RECENT_OUTCOMES};
 use crate::error::{Error, Result};
+use crate::store::tx::{NewAntiPattern, NewHeuristic};
 
 /// Appends the rule that a learning record (alias `t`) is visible from
 /// `scope`: same namespace, and where the scope names an agent or a project,
@@ -38,13 +36,13 @@ fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope) {
 /// this namespace, agent and project: what Forget may delete, and what an
 /// outcome learns into. An empty agent or project matches only records that
 /// leave it empty.
-fn push_owned(qb: &mut QueryBuilder<Sqlite>, namespace: &str, agent_id: &str, project_id: &str) {
+fn push_owned(qb: &mut QueryBuilder<Sqlite>, owner: &Owner) {
     qb.push("t.namespace = ")
-        .push_bind(namespace.to_owned())
+        .push_bind(owner.namespace.clone())
         .push(" AND t.agent_id = ")
-        .push_bind(agent_id.to_owned())
+        .push_bind(owner.agent_id.clone())
         .push(" AND t.project_id = ")
-        .push_bind(project_id.to_owned());
+        .push_bind(owner.project_id.clone());
 }
 
 impl FromRow<'_, SqliteRow> for TaskOutcome {
@@ -190,41 +188,20 @@ pub(super) async fn set_agent_scope(
     agent_scope(conn, &wanted.namespace, &wanted.agent_id).await
 }
 
-/// Records an outcome and learns from it (DESIGN §5), in the caller's transaction.
-pub(super) async fn record(
+/// Stores an outcome.
+pub(super) async fn insert_outcome(
     conn: &mut SqliteConnection,
-    new: NewOutcome,
-    request: Option<RequestKey>,
-    vectors: &StrategyVectors,
+    new: &NewOutcome,
     now: Micros,
-) -> Result<Recorded> {
-    let (namespace, agent_id) = (new.scope.namespace.clone(), new.scope.agent_id.clone());
-    if let Some(request) = &request
-        && let Some(first) = requests::replay(conn, &namespace, request).await?
-    {
-        return serde_json::from_str(&first)
-            .map_err(|_| Error::Internal("corrupt create_requests row".into()));
-    }
-    let scope = agent_scope(conn, &namespace, &agent_id).await?;
-    if !may_learn(
-        &scope.can_learn,
-        &scope.cannot_learn,
-        &new.task_type,
-        &new.task,
-    ) {
-        return Err(Error::FailedPrecondition(format!(
-            "agent {agent_id} may not learn from this task (task type {}); see its agent scope",
-            new.task_type
-        )));
-    }
-    let outcome: TaskOutcome = sqlx::query_as(
+) -> Result<TaskOutcome> {
+    sqlx::query_as(
         "INSERT INTO outcomes (id, namespace, agent_id, project_id, task, task_type, task_type_inferred, success, \
          strategy, duration_ms, error, feedback, create_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING *",
     )
     .bind(uuid::Uuid::now_v7().to_string())
-    .bind(&namespace)
-    .bind(&agent_id)
+    .bind(&new.scope.namespace)
+    .bind(&new.scope.agent_id)
     .bind(&new.scope.project_id)
     .bind(&new.task)
     .bind(&new.task_type)
@@ -237,40 +214,26 @@ pub(super) async fn record(
     .bind(now)
     .fetch_one(&mut *conn)
     .await
-    .map_err(db_error)?;
+    .map_err(db_error)
+}
 
-    // The agent's latest outcomes of this task type and project, newest first.
-    let recent: Vec<(bool, String, String)> = sqlx::query_as(
-        "SELECT success, strategy, error FROM outcomes WHERE namespace = ? AND agent_id = ? AND project_id = ? \
-         AND task_type = ? ORDER BY seq DESC LIMIT ?",
-    )
-    .bind(&namespace)
-    .bind(&agent_id)
-    .bind(&outcome.project_id)
-    .bind(&outcome.task_type)
-    .bind(RECENT_OUTCOMES)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
-
-    let heuristic =
-        learn_heuristic(conn, &outcome, &recent, scope.min_occurrences, vectors, now).await?;
-    let anti_pattern = if !outcome.success && !outcome.error.trim().is_empty() {
-        learn_anti_pattern(conn, &outcome, &recent, vectors, now).await?
-    } else {
-        None
-    };
-    let recorded = Recorded {
-        outcome,
-        heuristic,
-        anti_pattern,
-    };
-    if let Some(request) = &request {
-        let snapshot = serde_json::to_string(&recorded)
-            .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
-        requests::remember(conn, &namespace, request, &snapshot, now).await?;
-    }
-    Ok(recorded)
+/// The owner's latest `limit` outcomes of `task_type`, newest first.
+pub(super) async fn recent_outcomes(
+    conn: &mut SqliteConnection,
+    owner: &Owner,
+    task_type: &str,
+    limit: i64,
+) -> Result<Vec<TaskOutcome>> {
+    let mut qb = QueryBuilder::<Sqlite>::new("SELECT t.* FROM outcomes t WHERE ");
+    push_owned(&mut qb, owner);
+    qb.push(" AND t.task_type = ")
+        .push_bind(task_type.to_owned())
+        .push(" ORDER BY t.seq DESC LIMIT ")
+        .push_bind(limit);
+    qb.build_query_as()
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)
 }
 
 /// The strategies a new outcome's is compared with when it is recorded: those
@@ -280,25 +243,21 @@ pub(super) async fn compared_strategies(
     conn: &mut SqliteConnection,
     new: &NewOutcome,
 ) -> Result<Vec<String>> {
-    let (namespace, agent_id, project_id) = (
-        &new.scope.namespace,
-        &new.scope.agent_id,
-        &new.scope.project_id,
-    );
+    let owner = Owner::from(&new.scope);
     let mut qb = QueryBuilder::<Sqlite>::new(
         "SELECT strategy FROM (SELECT t.strategy FROM outcomes t WHERE ",
     );
-    push_owned(&mut qb, namespace, agent_id, project_id);
+    push_owned(&mut qb, &owner);
     qb.push(" AND t.task_type = ")
         .push_bind(new.task_type.clone())
         .push(" ORDER BY t.seq DESC LIMIT ")
         .push_bind(RECENT_OUTCOMES)
         .push(") UNION SELECT t.match_key FROM heuristics t WHERE ");
-    push_owned(&mut qb, namespace, agent_id, project_id);
+    push_owned(&mut qb, &owner);
     qb.push(" AND t.task_type = ")
         .push_bind(new.task_type.clone())
         .push(" UNION SELECT t.strategy FROM heuristics t WHERE ");
-    push_owned(&mut qb, namespace, agent_id, project_id);
+    push_owned(&mut qb, &owner);
     qb.push(" AND t.task_type = ")
         .push_bind(new.task_type.clone());
     qb.build_query_scalar()
@@ -307,26 +266,20 @@ pub(super) async fn compared_strategies(
         .map_err(db_error)
 }
 
-/// `columns` of the rows of `table` that belong to the outcome's agent,
-/// project and task type.
+/// The rows of `table` that belong to `owner` and `task_type`, oldest first.
 async fn of_task_type<T>(
     conn: &mut SqliteConnection,
-    columns: &str,
     table: &str,
-    outcome: &TaskOutcome,
+    owner: &Owner,
+    task_type: &str,
 ) -> Result<Vec<T>>
 where
     T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
 {
-    let mut qb = QueryBuilder::<Sqlite>::new(format!("SELECT {columns} FROM {table} t WHERE "));
-    push_owned(
-        &mut qb,
-        &outcome.namespace,
-        &outcome.agent_id,
-        &outcome.project_id,
-    );
+    let mut qb = QueryBuilder::<Sqlite>::new(format!("SELECT t.* FROM {table} t WHERE "));
+    push_owned(&mut qb, owner);
     qb.push(" AND t.task_type = ")
-        .push_bind(outcome.task_type.clone())
+        .push_bind(task_type.to_owned())
         .push(" ORDER BY t.seq");
     qb.build_query_as()
         .fetch_all(&mut *conn)
@@ -334,163 +287,135 @@ where
         .map_err(db_error)
 }
 
-/// Creates or updates the heuristic of the outcome's strategy group. An
-/// existing group takes the outcome as one more piece of evidence; a new
-/// group needs enough similar outcomes among the agent's recent ones.
-async fn learn_heuristic(
+/// A heuristic and the wording it is matched by.
+struct Grouped(Heuristic, String);
+
+impl FromRow<'_, SqliteRow> for Grouped {
+    fn from_row(row: &SqliteRow) -> sqlx::Result<Self> {
+        Ok(Grouped(
+            Heuristic::from_row(row)?,
+            row.try_get("match_key")?,
+        ))
+    }
+}
+
+/// The owner's heuristics of `task_type`, oldest first, with their match keys.
+pub(super) async fn heuristics_of(
     conn: &mut SqliteConnection,
-    outcome: &TaskOutcome,
-    recent: &[(bool, String, String)],
-    min_occurrences: i64,
-    vectors: &StrategyVectors,
+    owner: &Owner,
+    task_type: &str,
+) -> Result<Vec<(Heuristic, String)>> {
+    let rows: Vec<Grouped> = of_task_type(conn, "heuristics", owner, task_type).await?;
+    Ok(rows.into_iter().map(|Grouped(h, key)| (h, key)).collect())
+}
+
+/// The owner's anti-patterns of `task_type`, oldest first.
+pub(super) async fn anti_patterns_of(
+    conn: &mut SqliteConnection,
+    owner: &Owner,
+    task_type: &str,
+) -> Result<Vec<AntiPattern>> {
+    of_task_type(conn, "anti_patterns", owner, task_type).await
+}
+
+pub(super) async fn insert_heuristic(
+    conn: &mut SqliteConnection,
+    new: &NewHeuristic,
     now: Micros,
-) -> Result<Option<(Heuristic, Change)>> {
-    let groups: Vec<(i64, String)> =
-        of_task_type(conn, "seq, match_key", "heuristics", outcome).await?;
-    if let Some(seq) = vectors.best_match(
-        &outcome.strategy,
-        groups.iter().map(|(seq, key)| (*seq, key.as_str())),
-    ) {
-        let updated: Heuristic = sqlx::query_as(
-            "UPDATE heuristics SET strategy = ?1, occurrence_count = occurrence_count + 1, \
-             success_count = success_count + ?2, \
-             confidence = CAST(success_count + ?2 AS REAL) / (occurrence_count + 1), \
-             last_validated_time = ?3, update_time = ?3, version = version + 1 WHERE seq = ?4 RETURNING *",
-        )
-        .bind(&outcome.strategy)
-        .bind(i64::from(outcome.success))
-        .bind(now)
-        .bind(seq)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_error)?;
-        return Ok(Some((updated, Change::Updated)));
-    }
-    let similar: Vec<bool> = recent
-        .iter()
-        .filter(|(_, strategy, _)| vectors.similar(&outcome.strategy, strategy))
-        .map(|(success, _, _)| *success)
-        .collect();
-    let occurrences = i64::try_from(similar.len()).unwrap_or(i64::MAX);
-    let successes = i64::try_from(similar.iter().filter(|s| **s).count()).unwrap_or(i64::MAX);
-    let confidence = successes as f64 / occurrences.max(1) as f64;
-    if occurrences < min_occurrences || confidence <= MIN_SUCCESS_RATE {
-        return Ok(None);
-    }
-    let created: Heuristic = sqlx::query_as(
+) -> Result<Heuristic> {
+    sqlx::query_as(
         "INSERT INTO heuristics (id, namespace, agent_id, project_id, task_type, strategy, match_key, confidence, \
          occurrence_count, success_count, last_validated_time, create_time, update_time) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
     )
     .bind(uuid::Uuid::now_v7().to_string())
-    .bind(&outcome.namespace)
-    .bind(&outcome.agent_id)
-    .bind(&outcome.project_id)
-    .bind(&outcome.task_type)
-    .bind(&outcome.strategy)
-    .bind(&outcome.strategy)
-    .bind(confidence)
-    .bind(occurrences)
-    .bind(successes)
+    .bind(&new.owner.namespace)
+    .bind(&new.owner.agent_id)
+    .bind(&new.owner.project_id)
+    .bind(&new.task_type)
+    .bind(&new.strategy)
+    .bind(&new.match_key)
+    .bind(new.confidence)
+    .bind(new.occurrence_count)
+    .bind(new.success_count)
     .bind(now)
     .bind(now)
     .bind(now)
     .fetch_one(&mut *conn)
     .await
-    .map_err(db_error)?;
-    Ok(Some((created, Change::Created)))
+    .map_err(db_error)
 }
 
-/// Creates or updates the anti-pattern of the failed outcome's error: an
-/// existing one counts one more failure (and keeps the most general
-/// wording); a new one needs repeated similar failures among recent outcomes.
-async fn learn_anti_pattern(
+pub(super) async fn update_heuristic(
     conn: &mut SqliteConnection,
-    outcome: &TaskOutcome,
-    recent: &[(bool, String, String)],
-    vectors: &StrategyVectors,
+    h: &Heuristic,
+) -> Result<Heuristic> {
+    sqlx::query_as(
+        "UPDATE heuristics SET strategy = ?, occurrence_count = ?, success_count = ?, confidence = ?, \
+         last_validated_time = ?, update_time = ?, version = ? WHERE seq = ? RETURNING *",
+    )
+    .bind(&h.strategy)
+    .bind(h.occurrence_count)
+    .bind(h.success_count)
+    .bind(h.confidence)
+    .bind(h.last_validated_time)
+    .bind(h.update_time)
+    .bind(h.version)
+    .bind(h.seq)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)
+}
+
+pub(super) async fn insert_anti_pattern(
+    conn: &mut SqliteConnection,
+    new: &NewAntiPattern,
     now: Micros,
-) -> Result<Option<(AntiPattern, Change)>> {
-    let (alternative, alternative_id) = better_alternative(conn, outcome, vectors).await?;
-    let patterns: Vec<(i64, String)> =
-        of_task_type(conn, "seq, error", "anti_patterns", outcome).await?;
-    if let Some((seq, _)) = patterns
-        .iter()
-        .find(|(_, error)| similar_errors(&outcome.error, error))
-    {
-        let updated: AntiPattern = sqlx::query_as(
-            "UPDATE anti_patterns SET strategy = ?1, occurrence_count = occurrence_count + 1, \
-             error = CASE WHEN length(?2) < length(error) THEN ?2 ELSE error END, \
-             better_alternative = ?3, better_alternative_heuristic_id = ?4, last_seen_time = ?5, \
-             update_time = ?5, version = version + 1 WHERE seq = ?6 RETURNING *",
-        )
-        .bind(&outcome.strategy)
-        .bind(outcome.error.trim())
-        .bind(&alternative)
-        .bind(&alternative_id)
-        .bind(now)
-        .bind(*seq)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_error)?;
-        return Ok(Some((updated, Change::Updated)));
-    }
-    let failures: Vec<&str> = recent
-        .iter()
-        .filter(|(success, _, error)| !success && similar_errors(&outcome.error, error))
-        .map(|(_, _, error)| error.trim())
-        .collect();
-    if i64::try_from(failures.len()).unwrap_or(i64::MAX) < MIN_FAILURES {
-        return Ok(None);
-    }
-    // The most general wording: the shortest of the similar errors.
-    let error = failures
-        .iter()
-        .min_by_key(|e| e.chars().count())
-        .copied()
-        .unwrap_or(outcome.error.as_str());
-    let created: AntiPattern = sqlx::query_as(
+) -> Result<AntiPattern> {
+    sqlx::query_as(
         "INSERT INTO anti_patterns (id, namespace, agent_id, project_id, task_type, strategy, error, \
          occurrence_count, better_alternative, better_alternative_heuristic_id, last_seen_time, create_time, \
          update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
     )
     .bind(uuid::Uuid::now_v7().to_string())
-    .bind(&outcome.namespace)
-    .bind(&outcome.agent_id)
-    .bind(&outcome.project_id)
-    .bind(&outcome.task_type)
-    .bind(&outcome.strategy)
-    .bind(error)
-    .bind(i64::try_from(failures.len()).unwrap_or(i64::MAX))
-    .bind(&alternative)
-    .bind(&alternative_id)
+    .bind(&new.owner.namespace)
+    .bind(&new.owner.agent_id)
+    .bind(&new.owner.project_id)
+    .bind(&new.task_type)
+    .bind(&new.strategy)
+    .bind(&new.error)
+    .bind(new.occurrence_count)
+    .bind(&new.better_alternative)
+    .bind(&new.better_alternative_heuristic_id)
     .bind(now)
     .bind(now)
     .bind(now)
     .fetch_one(&mut *conn)
     .await
-    .map_err(db_error)?;
-    Ok(Some((created, Change::Created)))
+    .map_err(db_error)
 }
 
-/// The strategy (and heuristic id) to suggest instead of a failing one: the
-/// most confident heuristic of the task type that works more often than not
-/// and is not the failing strategy itself. Empty when there is none.
-async fn better_alternative(
+pub(super) async fn update_anti_pattern(
     conn: &mut SqliteConnection,
-    outcome: &TaskOutcome,
-    vectors: &StrategyVectors,
-) -> Result<(String, String)> {
-    let heuristics: Vec<(String, String, f64)> =
-        of_task_type(conn, "id, strategy, confidence", "heuristics", outcome).await?;
-    Ok(heuristics
-        .into_iter()
-        .filter(|(_, strategy, confidence)| {
-            *confidence > MIN_SUCCESS_RATE && !vectors.similar(&outcome.strategy, strategy)
-        })
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .map(|(id, strategy, _)| (strategy, id))
-        .unwrap_or_default())
+    p: &AntiPattern,
+) -> Result<AntiPattern> {
+    sqlx::query_as(
+        "UPDATE anti_patterns SET strategy = ?, error = ?, occurrence_count = ?, better_alternative = ?, \
+         better_alternative_heuristic_id = ?, last_seen_time = ?, update_time = ?, version = ? \
+         WHERE seq = ? RETURNING *",
+    )
+    .bind(&p.strategy)
+    .bind(&p.error)
+    .bind(p.occurrence_count)
+    .bind(&p.better_alternative)
+    .bind(&p.better_alternative_heuristic_id)
+    .bind(p.last_seen_time)
+    .bind(p.update_time)
+    .bind(p.version)
+    .bind(p.seq)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)
 }
 
 /// Up to `limit` outcomes visible from `scope`, newest first, after `after` (a seq).
@@ -615,32 +540,17 @@ pub(super) async fn forget(
         qb.push(format!("{table} AS {alias} WHERE "));
         match kind {
             ForgetKind::Outcomes => {
-                push_owned(
-                    &mut qb,
-                    &scope.namespace,
-                    &scope.agent_id,
-                    &scope.project_id,
-                );
+                push_owned(&mut qb, &Owner::from(scope));
                 qb.push(" AND t.create_time < ")
                     .push_bind(request.stale_before);
             }
             ForgetKind::Heuristics => {
-                push_owned(
-                    &mut qb,
-                    &scope.namespace,
-                    &scope.agent_id,
-                    &scope.project_id,
-                );
+                push_owned(&mut qb, &Owner::from(scope));
                 qb.push(" AND t.confidence < ")
                     .push_bind(request.below_confidence);
             }
             ForgetKind::AntiPatterns => {
-                push_owned(
-                    &mut qb,
-                    &scope.namespace,
-                    &scope.agent_id,
-                    &scope.project_id,
-                );
+                push_owned(&mut qb, &Owner::from(scope));
                 qb.push(" AND t.last_seen_time < ")
                     .push_bind(request.stale_before);
             }

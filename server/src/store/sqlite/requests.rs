@@ -5,41 +5,41 @@ use sqlx::SqliteConnection;
 
 use super::db_error;
 use crate::domain::{Micros, RequestKey};
-use crate::error::{Error, Result};
+use crate::engine::unit;
+use crate::error::Result;
+use crate::store::tx::RequestRecord;
+
+/// The record of request id `id` in `namespace`, if a write with it ran.
+pub(super) async fn record(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    id: &str,
+) -> Result<Option<RequestRecord>> {
+    let row: Option<(String, String)> = sqlx::query_as(
+        "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
+    )
+    .bind(namespace)
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(row.map(|(fingerprint, answer)| RequestRecord {
+        fingerprint,
+        answer,
+    }))
+}
 
 /// What the first write with this request id returned (as JSON), if there
-/// was one. A request id reused for a different request is refused.
-///
-/// Servers before fingerprints had a scheme stored an unversioned digest of
-/// their own types, which cannot be recomputed; such an id (kept at most
-/// `--request-id-ttl`) counts as the same request, so retries across the
-/// upgrade get their first answer rather than an error.
+/// was one (see `engine::unit::first_answer`).
 pub(super) async fn replay(
     conn: &mut SqliteConnection,
     namespace: &str,
     request: &RequestKey,
 ) -> Result<Option<String>> {
-    let RequestKey {
-        id: request_id,
-        fingerprint,
-    } = request;
-    let first: Option<(String, String)> = sqlx::query_as(
-        "SELECT fingerprint, results FROM create_requests WHERE namespace = ? AND request_id = ?",
-    )
-    .bind(namespace)
-    .bind(request_id)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    match first {
-        None => Ok(None),
-        Some((first, results)) if first == *fingerprint || !first.contains(':') => {
-            Ok(Some(results))
-        }
-        Some(_) => Err(Error::AlreadyExists(format!(
-            "request_id {request_id} was already used for a different request; use a new request_id"
-        ))),
-    }
+    record(conn, namespace, &request.id)
+        .await?
+        .map(|first| unit::first_answer(first, request))
+        .transpose()
 }
 
 /// Remembers what a write with this request id returned.
