@@ -5,6 +5,8 @@ use crate::domain::episode::{Outcome, Rejection, RuleOrigin, Step, StepProblem};
 
 /// The most steps one episode may have.
 pub const MAX_STEPS_PER_EPISODE: i32 = 1000;
+/// The task_id of global rules.
+pub const GLOBAL: &str = "";
 /// A success becomes a `[WORKS]` rule from this score up.
 pub const WORKS_MIN_SCORE: f64 = 0.85;
 /// A mistake becomes an `[AVOID]` rule below this score.

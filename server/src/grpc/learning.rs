@@ -20,8 +20,8 @@ use crate::engine::learning::{
     LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
     consolidated_rules, consolidation_prompt, consolidation_schema,
 };
-use crate::engine::outcome_learning;
 use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, StrategyVectors, infer_task_type};
+use crate::engine::{episode_learning, outcome_learning};
 use crate::error::Error;
 use crate::llm::LlmClient;
 use crate::store::Store;
@@ -125,10 +125,15 @@ impl LearningApi {
             .await
             .map_err(|e| e.to_string())?;
         let rules = consolidated_rules(&reply)?;
-        self.store
-            .add_consolidated_rules(namespace, rules, episodes.len(), now_micros())
-            .await
-            .map_err(|_| "could not store the rules".to_owned())
+        episode_learning::add_consolidated_rules(
+            &*self.store,
+            namespace.to_owned(),
+            rules,
+            episodes.len(),
+            now_micros(),
+        )
+        .await
+        .map_err(|_| "could not store the rules".to_owned())
     }
 }
 
@@ -208,17 +213,16 @@ impl pb::learning_service_server::LearningService for LearningApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.finish(())?;
         let request = req.take_request_key();
-        let (card, kept) = self
-            .store
-            .record_mistake(
-                &scope,
-                &req.task_id,
-                report,
-                episode_id.as_deref(),
-                request,
-                now_micros(),
-            )
-            .await?;
+        let (card, kept) = episode_learning::record_mistake(
+            &*self.store,
+            scope,
+            req.task_id.clone(),
+            report,
+            episode_id,
+            request,
+            now_micros(),
+        )
+        .await?;
         let change = if card.seen_count == 1 {
             pb::LearningChange::Created
         } else {
@@ -293,7 +297,11 @@ impl pb::learning_service_server::LearningService for LearningApi {
         };
         let now = now_micros();
         if let Some(llm) = self.llm.as_ref().filter(|_| use_llm) {
-            if !req.force && !self.store.consolidation_pending(&scope.namespace).await? {
+            if !req.force
+                && !episode_learning::consolidation_pending(
+                    self.store.learning_progress(&scope.namespace).await?,
+                )
+            {
                 return Ok(Response::new(pb::ConsolidateResponse::default()));
             }
             match self.consolidate_with_llm(llm, &scope.namespace).await {
@@ -306,11 +314,14 @@ impl pb::learning_service_server::LearningService for LearningApi {
                 }
                 Err(why) => {
                     tracing::warn!(error = %why, "LLM consolidation failed; consolidating with the rules");
-                    let consolidation = self
-                        .store
-                        .consolidate(&scope.namespace, true, now_micros())
-                        .await?
-                        .unwrap_or_default();
+                    let consolidation = episode_learning::consolidate(
+                        &*self.store,
+                        scope.namespace.clone(),
+                        true,
+                        now_micros(),
+                    )
+                    .await?
+                    .unwrap_or_default();
                     return Ok(Response::new(consolidated(
                         pb::ConsolidateMode::Rules,
                         consolidation,
@@ -319,10 +330,9 @@ impl pb::learning_service_server::LearningService for LearningApi {
                 }
             }
         }
-        let ran = self
-            .store
-            .consolidate(&scope.namespace, req.force, now)
-            .await?;
+        let ran =
+            episode_learning::consolidate(&*self.store, scope.namespace.clone(), req.force, now)
+                .await?;
         let Some(consolidation) = ran else {
             return Ok(Response::new(pb::ConsolidateResponse::default()));
         };

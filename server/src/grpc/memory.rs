@@ -14,7 +14,7 @@ use super::validate::Violations;
 use super::{begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token};
 use crate::domain::{Actor, NewMemory, PageCursor, Scope, now_micros};
 use crate::engine::search::{Retrieval, SemanticUse};
-use crate::engine::{context, search};
+use crate::engine::{context, episode_learning, search};
 use crate::error::Error;
 use crate::store::Store;
 
@@ -443,10 +443,9 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::CompleteEpisodeRequest>,
     ) -> Reply<pb::CompleteEpisodeResponse> {
         let (scope, id, outcome) = episode_requests::complete(&begin(request)?)?;
-        let (episode, learned) = self
-            .store
-            .complete_episode(&scope, &id, outcome, now_micros())
-            .await?;
+        let (episode, learned) =
+            episode_learning::complete_episode(&*self.store, scope, id, outcome, now_micros())
+                .await?;
         Ok(Response::new(pb::CompleteEpisodeResponse {
             episode: Some(convert::episode(episode)),
             learned: Some(convert::learned(learned)),

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use tokio::sync::watch;
 
 use crate::domain::episode::{
-    Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
-    NewEpisode, Outcome, Stats, Step, StepWindow, TaskKnowledge, TaskRule,
+    Appended, Episode, EpisodeQuery, MistakeCard, NewEpisode, Stats, Step, StepWindow,
+    TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
@@ -152,15 +152,6 @@ pub trait Store: Send + Sync + 'static {
         now: Micros,
     ) -> Result<Appended>;
 
-    /// Completes a running episode and learns from it, in one transaction.
-    async fn complete_episode(
-        &self,
-        scope: &Scope,
-        episode_id: &str,
-        outcome: Outcome,
-        now: Micros,
-    ) -> Result<(Episode, Learned)>;
-
     /// The episode with the steps in `steps`, if visible from `scope`.
     async fn get_episode(
         &self,
@@ -182,19 +173,6 @@ pub trait Store: Send + Sync + 'static {
         after_seq: Option<i64>,
     ) -> Result<Vec<TaskRule>>;
 
-    /// Merges a mistake into its card; says whether the card is kept. With a
-    /// `request_id` already used for the same mistake, returns the first
-    /// call's answer and counts nothing twice.
-    async fn record_mistake(
-        &self,
-        scope: &Scope,
-        task_id: &str,
-        report: MistakeReport,
-        episode_id: Option<&str>,
-        request: Option<RequestKey>,
-        now: Micros,
-    ) -> Result<(MistakeCard, bool)>;
-
     /// Up to `limit` mistake cards, strongest first, after a (seen_count,
     /// last_seen) cursor.
     async fn list_mistake_cards(
@@ -206,17 +184,9 @@ pub trait Store: Send + Sync + 'static {
         after: Option<(i64, i64)>,
     ) -> Result<Vec<MistakeCard>>;
 
-    /// Runs RULES consolidation; without `force`, only if an episode was
-    /// completed since the last run (else `None`).
-    async fn consolidate(
-        &self,
-        namespace: &str,
-        force: bool,
-        now: Micros,
-    ) -> Result<Option<Consolidation>>;
-
-    /// Whether an episode of the namespace completed since its last consolidation.
-    async fn consolidation_pending(&self, namespace: &str) -> Result<bool>;
+    /// How far the namespace's learning has got (completions, the last
+    /// consolidation).
+    async fn learning_progress(&self, namespace: &str) -> Result<tx::LearningProgress>;
 
     /// The namespace's latest completed episodes, newest first.
     async fn recent_completed_episodes(
@@ -224,16 +194,6 @@ pub trait Store: Send + Sync + 'static {
         namespace: &str,
         limit: usize,
     ) -> Result<Vec<Episode>>;
-
-    /// Writes consolidated global rules (de-duplicated, the newest 20 kept)
-    /// and marks the namespace consolidated.
-    async fn add_consolidated_rules(
-        &self,
-        namespace: &str,
-        rules: Vec<String>,
-        episodes_considered: usize,
-        now: Micros,
-    ) -> Result<Consolidation>;
 
     /// The learning statistics of `scope`.
     async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats>;

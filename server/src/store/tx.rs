@@ -9,8 +9,9 @@ use std::any::Any;
 use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 
+use crate::domain::episode::{Episode, MistakeCard, RuleOrigin, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
-use crate::domain::{Micros, RequestKey};
+use crate::domain::{Micros, RequestKey, Scope};
 use crate::error::Result;
 
 /// What a unit of work returns, type-erased so [`crate::store::Store`]
@@ -53,6 +54,45 @@ pub struct NewAntiPattern {
     pub occurrence_count: i64,
     pub better_alternative: String,
     pub better_alternative_heuristic_id: String,
+}
+
+/// Which list of lessons an episode's lesson is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lesson {
+    Mistake,
+    Success,
+}
+
+/// What identifies a mistake card in its namespace: sightings with the same
+/// key merge into one card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardKey {
+    pub mistake_type: String,
+    pub task_id: String,
+    pub worker_id: String,
+    pub correct_decision: String,
+}
+
+/// A mistake card to store for the first time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMistakeCard {
+    pub namespace: String,
+    pub key: CardKey,
+    pub evidence: String,
+    pub lesson: String,
+    /// The episode it was seen in, or empty.
+    pub episode_id: String,
+    /// The namespace's tick of the sighting.
+    pub last_seen: i64,
+}
+
+/// How far a namespace's learning has got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LearningProgress {
+    /// Episodes completed, ever.
+    pub completed_episodes: i64,
+    /// `completed_episodes` when the namespace was last consolidated.
+    pub last_consolidation: i64,
 }
 
 /// The storage primitives of one transaction. Every change is made in the
@@ -122,4 +162,78 @@ pub trait Tx: Send {
     /// Writes an anti-pattern's changed fields (strategy, error, count,
     /// better alternative, times, version) as given.
     async fn update_anti_pattern(&mut self, anti_pattern: &AntiPattern) -> Result<AntiPattern>;
+
+    /// The episode `id` if it is visible from `scope`, without its steps.
+    async fn episode(&mut self, scope: &Scope, id: &str) -> Result<Option<Episode>>;
+
+    /// Writes an episode's end (status, outcome, times, version) as given.
+    async fn finish_episode(&mut self, episode: &Episode) -> Result<Episode>;
+
+    /// Adds a rule of `task_id` (`""`: a global rule) unless the same text
+    /// is already one; `None` when it was.
+    async fn insert_rule(
+        &mut self,
+        namespace: &str,
+        task_id: &str,
+        text: &str,
+        origin: RuleOrigin,
+        now: Micros,
+    ) -> Result<Option<TaskRule>>;
+
+    /// Deletes all but the newest `keep` rules of `task_id`.
+    async fn trim_rules(&mut self, namespace: &str, task_id: &str, keep: usize) -> Result<()>;
+
+    /// The namespace's next tick: a counter that orders sightings of
+    /// mistakes and lessons in commit order, whatever the clocks say.
+    async fn tick(&mut self, namespace: &str) -> Result<i64>;
+
+    /// Counts one more sighting of a lesson (a new one is seen once).
+    async fn count_lesson(
+        &mut self,
+        namespace: &str,
+        kind: Lesson,
+        text: &str,
+        last_seen: i64,
+        now: Micros,
+    ) -> Result<()>;
+
+    /// The mistake card of `key`, if there is one.
+    async fn mistake_card(&mut self, namespace: &str, key: &CardKey)
+    -> Result<Option<MistakeCard>>;
+
+    async fn insert_mistake_card(
+        &mut self,
+        new: &NewMistakeCard,
+        now: Micros,
+    ) -> Result<MistakeCard>;
+
+    /// Writes a card's changed fields (seen count, evidence, lesson, last
+    /// sighting, times, version) as given.
+    async fn update_mistake_card(&mut self, card: &MistakeCard) -> Result<MistakeCard>;
+
+    /// Deletes all but the namespace's `keep` strongest cards: by seen
+    /// count, then most recently seen.
+    async fn trim_mistake_cards(&mut self, namespace: &str, keep: usize) -> Result<()>;
+
+    /// Whether the card `id` is (still) stored.
+    async fn mistake_card_exists(&mut self, id: &str) -> Result<bool>;
+
+    /// Counts one more completed episode; returns the namespace's progress
+    /// with it.
+    async fn count_completion(&mut self, namespace: &str) -> Result<LearningProgress>;
+
+    /// The namespace's progress.
+    async fn learning_progress(&mut self, namespace: &str) -> Result<LearningProgress>;
+
+    /// Records that the namespace is consolidated up to its completions.
+    async fn mark_consolidated(&mut self, namespace: &str) -> Result<()>;
+
+    /// Up to `limit` completed episodes of the namespace scoring at least
+    /// `min_score`, latest completed first, without steps.
+    async fn completed_episodes(
+        &mut self,
+        namespace: &str,
+        min_score: f64,
+        limit: usize,
+    ) -> Result<Vec<Episode>>;
 }

@@ -1,26 +1,22 @@
-//! SQL for what is learned from episodes: completion with its learning
-//! rules (one transaction), task and global rules, mistakes, mistake cards,
-//! consolidation, statistics and the knowledge BuildContext shows.
+//! SQL for what is learned from episodes: the rules, lessons, mistake cards
+//! and learning progress the engine reads and writes when an episode
+//! completes or a mistake is recorded, statistics, and the knowledge
+//! BuildContext shows.
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::{db_error, episodes, memories, outcomes, requests};
+use super::{db_error, episodes, memories, outcomes};
 use crate::domain::episode::{
-    Consolidation, Episode, EpisodeStatus, Learned, MistakeCard, MistakeReport, Outcome,
-    ReportedMistake, RuleOrigin, Stats, TaskKnowledge, TaskRule, TaskStats,
+    Episode, EpisodeStatus, MistakeCard, ReportedMistake, RuleOrigin, Stats, TaskKnowledge,
+    TaskRule, TaskStats,
 };
 use crate::domain::outcome::LearningFilter;
-use crate::domain::{Micros, RequestKey, Scope};
-use crate::engine::learning::{
-    CARD_TEXT_CHARS, CARDS_KEPT, GLOBAL_RULES_KEPT, HIGH_SCORE, RULES_KEPT_PER_TASK,
-    consolidates_at, cut, high_score_rule, rules_from,
-};
+use crate::domain::{Micros, Scope};
+use crate::engine::learning::GLOBAL;
 use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::error::{Error, Result};
-
-/// The task_id of global rules.
-const GLOBAL: &str = "";
+use crate::store::tx::{CardKey, LearningProgress, Lesson, NewMistakeCard};
 /// `episode_lessons.kind` of a mistake and of a success.
 pub(super) const MISTAKE: i32 = 1;
 pub(super) const SUCCESS: i32 = 2;
@@ -70,71 +66,33 @@ pub(super) fn card_from_row(row: &SqliteRow) -> Result<MistakeCard> {
     })
 }
 
-/// Completes a running episode and applies every learning rule, all in the
-/// caller's transaction.
-pub(super) async fn complete(
-    conn: &mut SqliteConnection,
-    scope: Scope,
-    id: String,
-    outcome: Outcome,
-    now: Micros,
-) -> Result<(Episode, Learned)> {
-    let episode = episodes::get_running(conn, &scope, &id).await?;
-    let namespace = episode.scope.namespace.clone();
+/// Writes an episode's end as given.
+pub(super) async fn finish_episode(conn: &mut SqliteConnection, e: &Episode) -> Result<Episode> {
+    let outcome = e
+        .outcome
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| Error::Internal(format!("outcome: {e}")))?;
     let row = sqlx::query(
         "UPDATE episodes SET status = ?, score = ?, outcome = ?, complete_time = ?, update_time = ?, \
-         version = version + 1 WHERE seq = ? RETURNING *",
+         version = ? WHERE seq = ? RETURNING *",
     )
-    .bind(EpisodeStatus::Completed.code())
-    .bind(outcome.score)
-    .bind(serde_json::to_string(&outcome).map_err(|e| Error::Internal(format!("outcome: {e}")))?)
-    .bind(now)
-    .bind(now)
-    .bind(episode.seq)
+    .bind(e.status.code())
+    .bind(e.outcome.as_ref().map(|o| o.score))
+    .bind(outcome)
+    .bind(e.complete_time)
+    .bind(e.update_time)
+    .bind(e.version)
+    .bind(e.seq)
     .fetch_one(&mut *conn)
     .await
     .map_err(db_error)?;
-    let completed = episodes::episode_from_row(&row)?;
-
-    let mut learned = Learned::default();
-    for (text, origin) in rules_from(&outcome) {
-        if add_rule(conn, &namespace, &episode.task_id, &text, origin, now)
-            .await?
-            .is_some()
-        {
-            learned.rules_added.push(text);
-        }
-    }
-    keep_newest_rules(conn, &namespace, &episode.task_id, RULES_KEPT_PER_TASK).await?;
-    for (kind, texts) in [(MISTAKE, &outcome.mistakes), (SUCCESS, &outcome.successes)] {
-        for text in texts.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-            note_lesson(conn, &namespace, kind, text, now).await?;
-        }
-    }
-    for report in &outcome.mistake_cards {
-        merge_card(conn, &namespace, &episode.task_id, report, &episode.id, now).await?;
-        learned.mistake_cards_merged += 1;
-    }
-    keep_strongest_cards(conn, &namespace).await?;
-
-    let completions: i64 = sqlx::query_scalar(
-        "INSERT INTO learning_state (namespace, completed_episodes) VALUES (?, 1) \
-         ON CONFLICT (namespace) DO UPDATE SET completed_episodes = completed_episodes + 1 \
-         RETURNING completed_episodes",
-    )
-    .bind(&namespace)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    if consolidates_at(completions) {
-        consolidate_rules(conn, &namespace, now).await?;
-        learned.consolidated = true;
-    }
-    Ok((completed, learned))
+    episodes::episode_from_row(&row)
 }
 
 /// Adds a rule unless the same text is already a rule of that task.
-async fn add_rule(
+pub(super) async fn insert_rule(
     conn: &mut SqliteConnection,
     namespace: &str,
     task_id: &str,
@@ -158,7 +116,7 @@ async fn add_rule(
     row.as_ref().map(rule_from_row).transpose()
 }
 
-async fn keep_newest_rules(
+pub(super) async fn trim_rules(
     conn: &mut SqliteConnection,
     namespace: &str,
     task_id: &str,
@@ -177,9 +135,8 @@ async fn keep_newest_rules(
     Ok(())
 }
 
-/// The namespace's next tick: reports of mistakes and cards are ordered by
-/// it, in commit order, whatever the clocks say.
-async fn tick(conn: &mut SqliteConnection, namespace: &str) -> Result<i64> {
+/// The namespace's next tick.
+pub(super) async fn tick(conn: &mut SqliteConnection, namespace: &str) -> Result<i64> {
     sqlx::query_scalar(
         "INSERT INTO learning_state (namespace, tick) VALUES (?, 1) \
          ON CONFLICT (namespace) DO UPDATE SET tick = tick + 1 RETURNING tick",
@@ -190,14 +147,14 @@ async fn tick(conn: &mut SqliteConnection, namespace: &str) -> Result<i64> {
     .map_err(db_error)
 }
 
-async fn note_lesson(
+pub(super) async fn count_lesson(
     conn: &mut SqliteConnection,
     namespace: &str,
-    kind: i32,
+    kind: Lesson,
     text: &str,
+    last_seen: i64,
     now: Micros,
 ) -> Result<()> {
-    let last_seen = tick(conn, namespace).await?;
     sqlx::query(
         "INSERT INTO episode_lessons (id, namespace, kind, text, last_seen, create_time, update_time) \
          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, kind, text) DO UPDATE SET \
@@ -205,7 +162,10 @@ async fn note_lesson(
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(namespace)
-    .bind(kind)
+    .bind(match kind {
+        Lesson::Mistake => MISTAKE,
+        Lesson::Success => SUCCESS,
+    })
     .bind(text)
     .bind(last_seen)
     .bind(now)
@@ -216,40 +176,48 @@ async fn note_lesson(
     Ok(())
 }
 
-/// Merges one sighting of a mistake into its card (DESIGN §4): a new card,
-/// or seen_count + 1 with the newest evidence, lesson and episode.
-async fn merge_card(
+/// The mistake card of `key`, if there is one.
+pub(super) async fn mistake_card(
     conn: &mut SqliteConnection,
     namespace: &str,
-    task_id: &str,
-    report: &MistakeReport,
-    episode_id: &str,
+    key: &CardKey,
+) -> Result<Option<MistakeCard>> {
+    let row = sqlx::query(
+        "SELECT * FROM mistake_cards WHERE namespace = ? AND mistake_type = ? AND task_id = ? \
+         AND worker_id = ? AND correct_decision = ?",
+    )
+    .bind(namespace)
+    .bind(&key.mistake_type)
+    .bind(&key.task_id)
+    .bind(&key.worker_id)
+    .bind(&key.correct_decision)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    row.as_ref().map(card_from_row).transpose()
+}
+
+pub(super) async fn insert_mistake_card(
+    conn: &mut SqliteConnection,
+    new: &NewMistakeCard,
     now: Micros,
 ) -> Result<MistakeCard> {
-    let sighting = tick(conn, namespace).await?;
     let row = sqlx::query(
         "INSERT INTO mistake_cards (id, namespace, mistake_type, task_id, worker_id, correct_decision, evidence, \
          lesson, first_seen_episode_id, last_seen_episode_id, last_seen, create_time, update_time) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (namespace, mistake_type, task_id, worker_id, correct_decision) DO UPDATE SET \
-         seen_count = seen_count + 1, \
-         evidence = CASE WHEN excluded.evidence <> '' THEN excluded.evidence ELSE evidence END, \
-         lesson = CASE WHEN excluded.lesson <> '' THEN excluded.lesson ELSE lesson END, \
-         last_seen_episode_id = excluded.last_seen_episode_id, \
-         last_seen = excluded.last_seen, update_time = excluded.update_time, version = version + 1 \
-         RETURNING *",
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
     )
     .bind(uuid::Uuid::now_v7().to_string())
-    .bind(namespace)
-    .bind(report.mistake_type.trim())
-    .bind(task_id)
-    .bind(report.worker_id.trim())
-    .bind(cut(report.correct_decision.trim(), CARD_TEXT_CHARS))
-    .bind(cut(report.evidence.trim(), CARD_TEXT_CHARS))
-    .bind(cut(report.lesson.trim(), CARD_TEXT_CHARS))
-    .bind(episode_id)
-    .bind(episode_id)
-    .bind(sighting)
+    .bind(&new.namespace)
+    .bind(&new.key.mistake_type)
+    .bind(&new.key.task_id)
+    .bind(&new.key.worker_id)
+    .bind(&new.key.correct_decision)
+    .bind(&new.evidence)
+    .bind(&new.lesson)
+    .bind(&new.episode_id)
+    .bind(&new.episode_id)
+    .bind(new.last_seen)
     .bind(now)
     .bind(now)
     .fetch_one(&mut *conn)
@@ -258,132 +226,105 @@ async fn merge_card(
     card_from_row(&row)
 }
 
-/// Keeps the namespace's strongest cards: by seen_count, then most recently seen.
-async fn keep_strongest_cards(conn: &mut SqliteConnection, namespace: &str) -> Result<()> {
+pub(super) async fn update_mistake_card(
+    conn: &mut SqliteConnection,
+    card: &MistakeCard,
+) -> Result<MistakeCard> {
+    let row = sqlx::query(
+        "UPDATE mistake_cards SET seen_count = ?, evidence = ?, lesson = ?, last_seen_episode_id = ?, \
+         last_seen = ?, update_time = ?, version = ? WHERE id = ? RETURNING *",
+    )
+    .bind(card.seen_count)
+    .bind(&card.evidence)
+    .bind(&card.lesson)
+    .bind(&card.last_seen_episode_id)
+    .bind(card.last_seen)
+    .bind(card.update_time)
+    .bind(card.version)
+    .bind(&card.id)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    card_from_row(&row)
+}
+
+/// Deletes all but the namespace's `keep` strongest cards.
+pub(super) async fn trim_mistake_cards(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    keep: usize,
+) -> Result<()> {
     sqlx::query(
         "DELETE FROM mistake_cards WHERE namespace = ?1 AND seq NOT IN \
          (SELECT seq FROM mistake_cards WHERE namespace = ?1 ORDER BY seen_count DESC, last_seen DESC LIMIT ?2)",
     )
     .bind(namespace)
-    .bind(i64::try_from(CARDS_KEPT).unwrap_or(i64::MAX))
+    .bind(i64::try_from(keep).unwrap_or(i64::MAX))
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
     Ok(())
 }
 
-/// Records a mistake outside an episode; returns the card and whether it is
-/// strong enough to be kept. A retry with the same request id gets the
-/// first answer again.
-pub(super) async fn record_mistake(
-    conn: &mut SqliteConnection,
-    scope: Scope,
-    task_id: String,
-    report: MistakeReport,
-    episode_id: Option<String>,
-    request: Option<RequestKey>,
-    now: Micros,
-) -> Result<(MistakeCard, bool)> {
-    if let Some(request) = &request
-        && let Some(first) = requests::replay(conn, &scope.namespace, request).await?
-    {
-        return serde_json::from_str(&first)
-            .map_err(|_| Error::Internal("corrupt create_requests row".into()));
-    }
-    let episode_id = match episode_id {
-        Some(id) => {
-            let episode = episodes::get(conn, &scope, &id)
-                .await?
-                .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))?;
-            episode.id
-        }
-        None => String::new(),
-    };
-    let card = merge_card(conn, &scope.namespace, &task_id, &report, &episode_id, now).await?;
-    keep_strongest_cards(conn, &scope.namespace).await?;
-    let kept: bool = sqlx::query_scalar("SELECT count(*) > 0 FROM mistake_cards WHERE id = ?")
-        .bind(&card.id)
+pub(super) async fn mistake_card_exists(conn: &mut SqliteConnection, id: &str) -> Result<bool> {
+    sqlx::query_scalar("SELECT count(*) > 0 FROM mistake_cards WHERE id = ?")
+        .bind(id)
         .fetch_one(&mut *conn)
         .await
-        .map_err(db_error)?;
-    let answer = (card, kept);
-    if let Some(request) = &request {
-        let snapshot = serde_json::to_string(&answer)
-            .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
-        requests::remember(conn, &scope.namespace, request, &snapshot, now).await?;
-    }
-    Ok(answer)
+        .map_err(db_error)
 }
 
-/// RULES consolidation: the namespace's most recent high-scoring episodes
-/// become `[HIGH SCORE]` global rules, de-duplicated; the newest are kept.
-pub(super) async fn consolidate_rules(
+/// Counts one more completed episode of the namespace.
+pub(super) async fn count_completion(
     conn: &mut SqliteConnection,
     namespace: &str,
-    now: Micros,
-) -> Result<Consolidation> {
-    let rows = sqlx::query(
-        "SELECT score, coalesce(json_extract(outcome, '$.summary'), '') AS summary, description FROM episodes \
-         WHERE namespace = ? AND status = ? AND score >= ? ORDER BY complete_time DESC, seq DESC LIMIT ?",
+) -> Result<LearningProgress> {
+    sqlx::query(
+        "INSERT INTO learning_state (namespace, completed_episodes) VALUES (?, 1) \
+         ON CONFLICT (namespace) DO UPDATE SET completed_episodes = completed_episodes + 1",
     )
     .bind(namespace)
-    .bind(EpisodeStatus::Completed.code())
-    .bind(HIGH_SCORE)
-    .bind(i64::try_from(GLOBAL_RULES_KEPT).unwrap_or(i64::MAX))
-    .fetch_all(&mut *conn)
+    .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    let mut consolidation = Consolidation {
-        episodes_considered: rows.len(),
-        ..Consolidation::default()
-    };
-    // Oldest first, so the newest episode's rule is the newest rule.
-    for row in rows.iter().rev() {
-        let score: f64 = row.try_get("score").map_err(db_error)?;
-        let summary: String = row.try_get("summary").map_err(db_error)?;
-        let description: String = row.try_get("description").map_err(db_error)?;
-        let text = high_score_rule(
-            score,
-            if summary.trim().is_empty() {
-                &description
-            } else {
-                &summary
-            },
-        );
-        if let Some(rule) =
-            add_rule(conn, namespace, GLOBAL, &text, RuleOrigin::HighScore, now).await?
-        {
-            consolidation.rules.push(rule);
-        }
-    }
-    keep_newest_rules(conn, namespace, GLOBAL, GLOBAL_RULES_KEPT).await?;
-    mark_consolidated(conn, namespace).await?;
-    Ok(consolidation)
+    learning_progress(conn, namespace).await
 }
 
-/// Whether an episode of the namespace completed since its last consolidation.
-pub(super) async fn pending(conn: &mut SqliteConnection, namespace: &str) -> Result<bool> {
-    sqlx::query_scalar(
-        "SELECT coalesce((SELECT completed_episodes > coalesce(last_consolidation, 0) \
-         FROM learning_state WHERE namespace = ?), 0)",
-    )
-    .bind(namespace)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)
-}
-
-/// The namespace's latest completed episodes, newest first.
-pub(super) async fn recent_completed(
+/// How far the namespace's learning has got (nothing yet: zeros).
+pub(super) async fn learning_progress(
     conn: &mut SqliteConnection,
     namespace: &str,
+) -> Result<LearningProgress> {
+    let row: Option<(i64, Option<i64>)> = sqlx::query_as(
+        "SELECT completed_episodes, last_consolidation FROM learning_state WHERE namespace = ?",
+    )
+    .bind(namespace)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(row
+        .map(|(completed_episodes, last)| LearningProgress {
+            completed_episodes,
+            last_consolidation: last.unwrap_or(0),
+        })
+        .unwrap_or_default())
+}
+
+/// Up to `limit` of the namespace's completed episodes scoring at least
+/// `min_score` (any, without), latest completed first.
+pub(super) async fn completed_episodes(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    min_score: Option<f64>,
     limit: usize,
 ) -> Result<Vec<Episode>> {
     let rows = sqlx::query(
-        "SELECT * FROM episodes WHERE namespace = ? AND status = ? ORDER BY complete_time DESC, seq DESC LIMIT ?",
+        "SELECT * FROM episodes WHERE namespace = ? AND status = ? AND (?3 IS NULL OR score >= ?3) \
+         ORDER BY complete_time DESC, seq DESC LIMIT ?4",
     )
     .bind(namespace)
     .bind(EpisodeStatus::Completed.code())
+    .bind(min_score)
     .bind(i64::try_from(limit).unwrap_or(i64::MAX))
     .fetch_all(&mut *conn)
     .await
@@ -391,39 +332,7 @@ pub(super) async fn recent_completed(
     rows.iter().map(episodes::episode_from_row).collect()
 }
 
-/// Writes rules from an LLM consolidation as global rules.
-pub(super) async fn add_consolidated(
-    conn: &mut SqliteConnection,
-    namespace: String,
-    rules: Vec<String>,
-    episodes_considered: usize,
-    now: Micros,
-) -> Result<Consolidation> {
-    let mut consolidation = Consolidation {
-        episodes_considered,
-        ..Consolidation::default()
-    };
-    // The model lists the most useful first: insert it last, so it is the newest.
-    for text in rules.iter().rev() {
-        if let Some(rule) = add_rule(
-            conn,
-            &namespace,
-            GLOBAL,
-            text,
-            RuleOrigin::Consolidated,
-            now,
-        )
-        .await?
-        {
-            consolidation.rules.push(rule);
-        }
-    }
-    keep_newest_rules(conn, &namespace, GLOBAL, GLOBAL_RULES_KEPT).await?;
-    mark_consolidated(conn, &namespace).await?;
-    Ok(consolidation)
-}
-
-async fn mark_consolidated(conn: &mut SqliteConnection, namespace: &str) -> Result<()> {
+pub(super) async fn mark_consolidated(conn: &mut SqliteConnection, namespace: &str) -> Result<()> {
     sqlx::query(
         "INSERT INTO learning_state (namespace, last_consolidation) VALUES (?, 0) \
          ON CONFLICT (namespace) DO UPDATE SET last_consolidation = completed_episodes",
@@ -433,20 +342,6 @@ async fn mark_consolidated(conn: &mut SqliteConnection, namespace: &str) -> Resu
     .await
     .map_err(db_error)?;
     Ok(())
-}
-
-/// A consolidation asked for: without `force`, only when an episode was
-/// completed since the last one.
-pub(super) async fn consolidate(
-    conn: &mut SqliteConnection,
-    namespace: String,
-    force: bool,
-    now: Micros,
-) -> Result<Option<Consolidation>> {
-    if !force && !pending(conn, &namespace).await? {
-        return Ok(None);
-    }
-    consolidate_rules(conn, &namespace, now).await.map(Some)
 }
 
 /// One page (plus one) of rules, newest first: of a task, global ones (task

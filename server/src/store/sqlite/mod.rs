@@ -36,12 +36,12 @@ use self::access::Accesses;
 use self::creates::CreateQueue;
 use self::memories::{Prepared, Written};
 use self::writer::Writer;
-use super::tx::{Answer, Work};
+use super::tx::{Answer, LearningProgress, Work};
 use super::{NamespaceSizes, Remembered, Store};
 use crate::disk::DiskSpace;
 use crate::domain::episode::{
-    Appended, Consolidation, Episode, EpisodeQuery, Learned, MistakeCard, MistakeReport,
-    NewEpisode, Outcome, Stats, Step, StepWindow, TaskKnowledge, TaskRule,
+    Appended, Episode, EpisodeQuery, MistakeCard, NewEpisode, Stats, Step, StepWindow,
+    TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
@@ -461,19 +461,6 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn complete_episode(
-        &self,
-        scope: &Scope,
-        episode_id: &str,
-        outcome: Outcome,
-        now: Micros,
-    ) -> Result<(Episode, Learned)> {
-        let (scope, id) = (scope.clone(), episode_id.to_owned());
-        self.writer
-            .write(move |conn| Box::pin(learning::complete(conn, scope, id, outcome, now)))
-            .await
-    }
-
     async fn get_episode(
         &self,
         scope: &Scope,
@@ -502,26 +489,6 @@ impl Store for SqliteStore {
         learning::list_rules(&mut conn, namespace, task_id, page_size, after_seq).await
     }
 
-    async fn record_mistake(
-        &self,
-        scope: &Scope,
-        task_id: &str,
-        report: MistakeReport,
-        episode_id: Option<&str>,
-        request: Option<RequestKey>,
-        now: Micros,
-    ) -> Result<(MistakeCard, bool)> {
-        let (scope, task_id) = (scope.clone(), task_id.to_owned());
-        let episode_id = episode_id.map(str::to_owned);
-        self.writer
-            .write(move |conn| {
-                Box::pin(learning::record_mistake(
-                    conn, scope, task_id, report, episode_id, request, now,
-                ))
-            })
-            .await
-    }
-
     async fn list_mistake_cards(
         &self,
         namespace: &str,
@@ -534,51 +501,18 @@ impl Store for SqliteStore {
         learning::list_cards(&mut conn, namespace, task_id, mistake_type, limit, after).await
     }
 
-    async fn consolidate(
-        &self,
-        namespace: &str,
-        force: bool,
-        now: Micros,
-    ) -> Result<Option<Consolidation>> {
-        let namespace = namespace.to_owned();
-        self.writer
-            .write(move |conn| Box::pin(learning::consolidate(conn, namespace, force, now)))
-            .await
-    }
-
-    async fn consolidation_pending(&self, namespace: &str) -> Result<bool> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::pending(&mut conn, namespace).await
-    }
-
     async fn recent_completed_episodes(
         &self,
         namespace: &str,
         limit: usize,
     ) -> Result<Vec<Episode>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::recent_completed(&mut conn, namespace, limit).await
+        learning::completed_episodes(&mut conn, namespace, None, limit).await
     }
 
-    async fn add_consolidated_rules(
-        &self,
-        namespace: &str,
-        rules: Vec<String>,
-        episodes_considered: usize,
-        now: Micros,
-    ) -> Result<Consolidation> {
-        let namespace = namespace.to_owned();
-        self.writer
-            .write(move |conn| {
-                Box::pin(learning::add_consolidated(
-                    conn,
-                    namespace,
-                    rules,
-                    episodes_considered,
-                    now,
-                ))
-            })
-            .await
+    async fn learning_progress(&self, namespace: &str) -> Result<LearningProgress> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        learning::learning_progress(&mut conn, namespace).await
     }
 
     async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats> {

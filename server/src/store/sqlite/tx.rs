@@ -5,11 +5,15 @@
 use async_trait::async_trait;
 use sqlx::SqliteConnection;
 
-use super::{outcomes, requests};
+use super::{episodes, learning, outcomes, requests};
+use crate::domain::episode::{Episode, MistakeCard, RuleOrigin, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
-use crate::domain::{Micros, RequestKey};
+use crate::domain::{Micros, RequestKey, Scope};
 use crate::error::Result;
-use crate::store::tx::{NewAntiPattern, NewHeuristic, RequestRecord, Tx};
+use crate::store::tx::{
+    CardKey, LearningProgress, Lesson, NewAntiPattern, NewHeuristic, NewMistakeCard, RequestRecord,
+    Tx,
+};
 
 #[async_trait]
 impl Tx for SqliteConnection {
@@ -82,5 +86,92 @@ impl Tx for SqliteConnection {
 
     async fn update_anti_pattern(&mut self, anti_pattern: &AntiPattern) -> Result<AntiPattern> {
         outcomes::update_anti_pattern(self, anti_pattern).await
+    }
+
+    async fn episode(&mut self, scope: &Scope, id: &str) -> Result<Option<Episode>> {
+        episodes::get(self, scope, id).await
+    }
+
+    async fn finish_episode(&mut self, episode: &Episode) -> Result<Episode> {
+        learning::finish_episode(self, episode).await
+    }
+
+    async fn insert_rule(
+        &mut self,
+        namespace: &str,
+        task_id: &str,
+        text: &str,
+        origin: RuleOrigin,
+        now: Micros,
+    ) -> Result<Option<TaskRule>> {
+        learning::insert_rule(self, namespace, task_id, text, origin, now).await
+    }
+
+    async fn trim_rules(&mut self, namespace: &str, task_id: &str, keep: usize) -> Result<()> {
+        learning::trim_rules(self, namespace, task_id, keep).await
+    }
+
+    async fn tick(&mut self, namespace: &str) -> Result<i64> {
+        learning::tick(self, namespace).await
+    }
+
+    async fn count_lesson(
+        &mut self,
+        namespace: &str,
+        kind: Lesson,
+        text: &str,
+        last_seen: i64,
+        now: Micros,
+    ) -> Result<()> {
+        learning::count_lesson(self, namespace, kind, text, last_seen, now).await
+    }
+
+    async fn mistake_card(
+        &mut self,
+        namespace: &str,
+        key: &CardKey,
+    ) -> Result<Option<MistakeCard>> {
+        learning::mistake_card(self, namespace, key).await
+    }
+
+    async fn insert_mistake_card(
+        &mut self,
+        new: &NewMistakeCard,
+        now: Micros,
+    ) -> Result<MistakeCard> {
+        learning::insert_mistake_card(self, new, now).await
+    }
+
+    async fn update_mistake_card(&mut self, card: &MistakeCard) -> Result<MistakeCard> {
+        learning::update_mistake_card(self, card).await
+    }
+
+    async fn trim_mistake_cards(&mut self, namespace: &str, keep: usize) -> Result<()> {
+        learning::trim_mistake_cards(self, namespace, keep).await
+    }
+
+    async fn mistake_card_exists(&mut self, id: &str) -> Result<bool> {
+        learning::mistake_card_exists(self, id).await
+    }
+
+    async fn count_completion(&mut self, namespace: &str) -> Result<LearningProgress> {
+        learning::count_completion(self, namespace).await
+    }
+
+    async fn learning_progress(&mut self, namespace: &str) -> Result<LearningProgress> {
+        learning::learning_progress(self, namespace).await
+    }
+
+    async fn mark_consolidated(&mut self, namespace: &str) -> Result<()> {
+        learning::mark_consolidated(self, namespace).await
+    }
+
+    async fn completed_episodes(
+        &mut self,
+        namespace: &str,
+        min_score: f64,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        learning::completed_episodes(self, namespace, Some(min_score), limit).await
     }
 }
