@@ -4,6 +4,7 @@
 pub mod context;
 pub mod dedup;
 pub mod episode_learning;
+pub mod episodes;
 pub mod learning;
 pub mod outcome_learning;
 pub mod outcomes;

@@ -14,7 +14,7 @@ use super::validate::Violations;
 use super::{begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token};
 use crate::domain::{Actor, NewMemory, PageCursor, Scope, now_micros};
 use crate::engine::search::{Retrieval, SemanticUse};
-use crate::engine::{context, episode_learning, search};
+use crate::engine::{context, episode_learning, episodes, search};
 use crate::error::Error;
 use crate::store::Store;
 
@@ -78,10 +78,15 @@ impl MemoryApi {
             return;
         }
         let numbers: Vec<i32> = forwarded.iter().map(|s| s.number).collect();
-        match self
-            .store
-            .append_steps(scope, &id, forwarded, false, now)
-            .await
+        match episodes::append_steps(
+            &*self.store,
+            scope.clone(),
+            id.clone(),
+            forwarded,
+            false,
+            now,
+        )
+        .await
         {
             Ok(appended) => {
                 let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
@@ -371,7 +376,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
 
     async fn start_episode(&self, request: Request<pb::StartEpisodeRequest>) -> Reply<pb::Episode> {
         let (new, request) = episode_requests::start(begin(request)?)?;
-        let episode = self.store.start_episode(new, request, now_micros()).await?;
+        let episode = episodes::start_episode(&*self.store, new, request, now_micros()).await?;
         Ok(Response::new(convert::episode(episode)))
     }
 
@@ -381,10 +386,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::AppendStepsResponse> {
         let now = now_micros();
         let (scope, id, steps) = episode_requests::append(&begin(request)?, now)?;
-        let appended = self
-            .store
-            .append_steps(&scope, &id, steps, true, now)
-            .await?;
+        let appended = episodes::append_steps(&*self.store, scope, id, steps, true, now).await?;
         Ok(Response::new(pb::AppendStepsResponse {
             step_count: appended.step_count,
         }))

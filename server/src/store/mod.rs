@@ -9,8 +9,7 @@ use async_trait::async_trait;
 use tokio::sync::watch;
 
 use crate::domain::episode::{
-    Appended, Episode, EpisodeQuery, MistakeCard, NewEpisode, Stats, Step, StepWindow,
-    TaskKnowledge, TaskRule,
+    Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
@@ -130,27 +129,6 @@ pub trait Store: Send + Sync + 'static {
     /// counts are gathered in memory and written in batches (within about a
     /// second); a crash loses the last batch, as bookkeeping may.
     fn record_access(&self, seqs: Vec<i64>, now: Micros);
-
-    /// Starts an episode; with a `request_id` already used in the namespace
-    /// for the same episode, returns that episode.
-    async fn start_episode(
-        &self,
-        new: NewEpisode,
-        request: Option<RequestKey>,
-        now: Micros,
-    ) -> Result<Episode>;
-
-    /// Appends steps to a running episode visible from `scope`. With
-    /// `all_or_nothing`, a misnumbered step fails the call and stores nothing;
-    /// without, such steps are rejected one by one and the rest stored.
-    async fn append_steps(
-        &self,
-        scope: &Scope,
-        episode_id: &str,
-        steps: Vec<Step>,
-        all_or_nothing: bool,
-        now: Micros,
-    ) -> Result<Appended>;
 
     /// The episode with the steps in `steps`, if visible from `scope`.
     async fn get_episode(

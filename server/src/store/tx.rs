@@ -9,7 +9,7 @@ use std::any::Any;
 use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 
-use crate::domain::episode::{Episode, MistakeCard, RuleOrigin, TaskRule};
+use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
 use crate::domain::{Micros, RequestKey, Scope};
 use crate::error::Result;
@@ -236,4 +236,17 @@ pub trait Tx: Send {
         min_score: f64,
         limit: usize,
     ) -> Result<Vec<Episode>>;
+
+    /// Stores a new RUNNING episode.
+    async fn insert_episode(&mut self, new: &NewEpisode, now: Micros) -> Result<Episode>;
+
+    /// The stored steps of the episode `episode_seq` numbered among `numbers`.
+    async fn stored_steps(&mut self, episode_seq: i64, numbers: &[i32]) -> Result<Vec<Step>>;
+
+    /// Stores steps of the episode `episode_seq`.
+    async fn insert_steps(&mut self, episode_seq: i64, steps: &[Step]) -> Result<()>;
+
+    /// Writes an episode's step count, last step, update time and version
+    /// as given.
+    async fn save_step_progress(&mut self, episode: &Episode) -> Result<()>;
 }

@@ -3,14 +3,12 @@
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::{db_error, requests};
+use super::db_error;
 use crate::domain::episode::{
-    Appended, Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Step, StepProblem,
-    StepWindow,
+    Episode, EpisodeContext, EpisodeQuery, EpisodeStatus, NewEpisode, Step, StepWindow,
 };
-use crate::domain::{Micros, RequestKey, Scope};
-use crate::engine::learning::{JudgedSteps, judge_steps};
-use crate::error::{Error, FieldViolation, Result};
+use crate::domain::{Micros, Scope};
+use crate::error::{Error, Result};
 
 /// Steps inserted per statement: 9 parameters each stays far below SQLite's
 /// limit on bound parameters.
@@ -73,22 +71,12 @@ fn json(context: &EpisodeContext) -> String {
     serde_json::to_string(context).unwrap_or_else(|_| "{}".into())
 }
 
-pub(super) async fn start(
+/// Stores a new RUNNING episode.
+pub(super) async fn insert(
     conn: &mut SqliteConnection,
-    new: NewEpisode,
-    request: Option<RequestKey>,
+    new: &NewEpisode,
     now: Micros,
 ) -> Result<Episode> {
-    if let Some(request) = &request
-        && let Some(first) = requests::replay(conn, &new.scope.namespace, request).await?
-    {
-        let request_id = &request.id;
-        let id: String = serde_json::from_str(&first)
-            .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
-        return get(conn, &new.scope, &id).await?.ok_or_else(|| {
-            Error::Internal(format!("episode {id} of request {request_id} vanished"))
-        });
-    }
     let row = sqlx::query(
         "INSERT INTO episodes (id, namespace, agent_id, user_id, project_id, session_id, task_id, description, \
          task_type, context, status, create_time, update_time) \
@@ -110,12 +98,7 @@ pub(super) async fn start(
     .fetch_one(&mut *conn)
     .await
     .map_err(db_error)?;
-    let episode = episode_from_row(&row)?;
-    if let Some(request) = &request {
-        let id = serde_json::to_string(&episode.id).map_err(|e| Error::Internal(e.to_string()))?;
-        requests::remember(conn, &new.scope.namespace, request, &id, now).await?;
-    }
-    Ok(episode)
+    episode_from_row(&row)
 }
 
 /// The episode `id` if it is visible from `scope`, without its steps.
@@ -133,32 +116,6 @@ pub(super) async fn get(
         .await
         .map_err(db_error)?;
     row.as_ref().map(episode_from_row).transpose()
-}
-
-/// The episode `id` visible from `scope` and still RUNNING.
-pub(super) async fn get_running(
-    conn: &mut SqliteConnection,
-    scope: &Scope,
-    id: &str,
-) -> Result<Episode> {
-    let episode = get(conn, scope, id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))?;
-    if episode.status != EpisodeStatus::Running {
-        return Err(Error::FailedPrecondition(format!(
-            "episode {id} is {}; only a RUNNING episode takes steps or a completion",
-            status_name(episode.status)
-        )));
-    }
-    Ok(episode)
-}
-
-fn status_name(status: EpisodeStatus) -> &'static str {
-    match status {
-        EpisodeStatus::Running => "RUNNING",
-        EpisodeStatus::Completed => "COMPLETED",
-        EpisodeStatus::Abandoned => "ABANDONED",
-    }
 }
 
 /// The episode with the steps in `window`.
@@ -199,7 +156,7 @@ fn step_from_row(row: &SqliteRow) -> Result<Step> {
 }
 
 /// The stored steps of episode `episode_seq` among `numbers`.
-async fn stored_steps(
+pub(super) async fn stored_steps(
     conn: &mut SqliteConnection,
     episode_seq: i64,
     numbers: &[i32],
@@ -222,58 +179,19 @@ async fn stored_steps(
     Ok(stored)
 }
 
-/// Appends `steps` to a running episode. Each step must number above the
-/// one before and the episode may not pass its step limit; a step that
-/// breaks either is rejected. With `all_or_nothing`, any rejection fails the
-/// whole call (INVALID_ARGUMENT naming the step) and nothing is stored.
-pub(super) async fn append(
+/// Stores steps of episode `episode_seq`.
+pub(super) async fn insert_steps(
     conn: &mut SqliteConnection,
-    scope: Scope,
-    id: String,
-    steps: Vec<Step>,
-    all_or_nothing: bool,
-    now: Micros,
-) -> Result<Appended> {
-    let episode = get_running(conn, &scope, &id).await?;
-    // Steps numbered at or below the last stored one may be resent copies.
-    let resent: Vec<i32> = steps
-        .iter()
-        .map(|step| step.number)
-        .filter(|number| *number <= episode.last_step)
-        .collect();
-    let stored = if resent.is_empty() {
-        Vec::new()
-    } else {
-        stored_steps(conn, episode.seq, &resent).await?
-    };
-    let JudgedSteps {
-        accepted,
-        rejections,
-        repeated,
-        last,
-        count,
-    } = judge_steps(episode.last_step, episode.step_count, steps, &stored);
-    if all_or_nothing && !rejections.is_empty() {
-        return Err(Error::InvalidArgument(
-            rejections
-                .into_iter()
-                .map(|r| FieldViolation {
-                    field: match r.problem {
-                        StepProblem::Misnumbered => format!("steps[{}].step_number", r.index),
-                        StepProblem::TooMany => "steps".to_owned(),
-                    },
-                    description: r.reason,
-                })
-                .collect(),
-        ));
-    }
-    for chunk in accepted.chunks(STEPS_PER_INSERT) {
+    episode_seq: i64,
+    steps: &[Step],
+) -> Result<()> {
+    for chunk in steps.chunks(STEPS_PER_INSERT) {
         let mut qb = QueryBuilder::<Sqlite>::new(
             "INSERT INTO episode_steps (episode_seq, step_number, tool, action, parameters, result, output, \
              latency_ms, time) ",
         );
         qb.push_values(chunk, |mut row, step| {
-            row.push_bind(episode.seq)
+            row.push_bind(episode_seq)
                 .push_bind(step.number)
                 .push_bind(step.tool.clone())
                 .push_bind(step.action.clone())
@@ -285,25 +203,23 @@ pub(super) async fn append(
         });
         qb.build().execute(&mut *conn).await.map_err(db_error)?;
     }
-    if !accepted.is_empty() {
-        sqlx::query(
-            "UPDATE episodes SET step_count = ?, last_step = ?, update_time = ?, version = version + 1 \
-             WHERE seq = ?",
-        )
-        .bind(count)
-        .bind(last)
-        .bind(now)
-        .bind(episode.seq)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    }
-    Ok(Appended {
-        accepted: accepted.len() + repeated,
-        repeated,
-        rejections,
-        step_count: count,
-    })
+    Ok(())
+}
+
+/// Writes an episode's step count, last step, update time and version as given.
+pub(super) async fn save_step_progress(conn: &mut SqliteConnection, e: &Episode) -> Result<()> {
+    sqlx::query(
+        "UPDATE episodes SET step_count = ?, last_step = ?, update_time = ?, version = ? WHERE seq = ?",
+    )
+    .bind(e.step_count)
+    .bind(e.last_step)
+    .bind(e.update_time)
+    .bind(e.version)
+    .bind(e.seq)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
 }
 
 /// One page of episodes (plus one), newest first, without steps.

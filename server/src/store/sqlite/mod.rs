@@ -40,8 +40,7 @@ use super::tx::{Answer, LearningProgress, Work};
 use super::{NamespaceSizes, Remembered, Store};
 use crate::disk::DiskSpace;
 use crate::domain::episode::{
-    Appended, Episode, EpisodeQuery, MistakeCard, NewEpisode, Stats, Step, StepWindow,
-    TaskKnowledge, TaskRule,
+    Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
@@ -425,40 +424,6 @@ impl Store for SqliteStore {
 
     fn record_access(&self, seqs: Vec<i64>, now: Micros) {
         self.accesses.record(seqs, now);
-    }
-
-    async fn start_episode(
-        &self,
-        new: NewEpisode,
-        request: Option<RequestKey>,
-        now: Micros,
-    ) -> Result<Episode> {
-        self.writer
-            .write(move |conn| Box::pin(episodes::start(conn, new, request, now)))
-            .await
-    }
-
-    async fn append_steps(
-        &self,
-        scope: &Scope,
-        episode_id: &str,
-        steps: Vec<Step>,
-        all_or_nothing: bool,
-        now: Micros,
-    ) -> Result<Appended> {
-        let (scope, id) = (scope.clone(), episode_id.to_owned());
-        self.writer
-            .write(move |conn| {
-                Box::pin(episodes::append(
-                    conn,
-                    scope,
-                    id,
-                    steps,
-                    all_or_nothing,
-                    now,
-                ))
-            })
-            .await
     }
 
     async fn get_episode(

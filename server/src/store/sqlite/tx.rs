@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use sqlx::SqliteConnection;
 
 use super::{episodes, learning, outcomes, requests};
-use crate::domain::episode::{Episode, MistakeCard, RuleOrigin, TaskRule};
+use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
 use crate::domain::{Micros, RequestKey, Scope};
 use crate::error::Result;
@@ -173,5 +173,21 @@ impl Tx for SqliteConnection {
         limit: usize,
     ) -> Result<Vec<Episode>> {
         learning::completed_episodes(self, namespace, Some(min_score), limit).await
+    }
+
+    async fn insert_episode(&mut self, new: &NewEpisode, now: Micros) -> Result<Episode> {
+        episodes::insert(self, new, now).await
+    }
+
+    async fn stored_steps(&mut self, episode_seq: i64, numbers: &[i32]) -> Result<Vec<Step>> {
+        episodes::stored_steps(self, episode_seq, numbers).await
+    }
+
+    async fn insert_steps(&mut self, episode_seq: i64, steps: &[Step]) -> Result<()> {
+        episodes::insert_steps(self, episode_seq, steps).await
+    }
+
+    async fn save_step_progress(&mut self, episode: &Episode) -> Result<()> {
+        episodes::save_step_progress(self, episode).await
     }
 }
