@@ -5,10 +5,13 @@
 
 use std::sync::Arc;
 
-use crate::domain::outcome::{AntiPattern, Change, Heuristic, NewOutcome, Recorded, TaskOutcome};
+use crate::domain::outcome::{
+    AgentScope, AgentScopeSet, AntiPattern, Change, Heuristic, NewOutcome, Recorded, TaskOutcome,
+};
 use crate::domain::{Micros, RequestKey};
 use crate::engine::outcomes::{
-    MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, StrategyVectors, may_learn, similar_errors,
+    MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, StrategyVectors, agent_scope_or_default,
+    may_learn, similar_errors,
 };
 use crate::engine::unit::{self, transact};
 use crate::error::{Error, Result};
@@ -45,7 +48,11 @@ async fn record(
     if let Some(first) = unit::replay(tx, namespace, request).await? {
         return Ok(first);
     }
-    let scope = tx.agent_scope(namespace, agent_id).await?;
+    let scope = agent_scope_or_default(
+        tx.agent_scope(namespace, agent_id).await?,
+        namespace,
+        agent_id,
+    );
     if !may_learn(
         &scope.can_learn,
         &scope.cannot_learn,
@@ -233,4 +240,43 @@ fn better_alternative(
         .max_by(|a, b| a.confidence.total_cmp(&b.confidence))
         .map(|h| (h.strategy.clone(), h.id.clone()))
         .unwrap_or_default()
+}
+
+/// Replaces an agent's learning scope; with an `etag`, only if it is still
+/// the current one (else `Aborted`).
+pub async fn set_agent_scope(
+    store: &dyn Store,
+    wanted: AgentScope,
+    etag: Option<String>,
+    now: Micros,
+) -> Result<AgentScope> {
+    let call = Arc::new((wanted, etag));
+    transact(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (wanted, etag) = &*call;
+            let (namespace, agent_id) = (&wanted.namespace, &wanted.agent_id);
+            let current = agent_scope_or_default(
+                tx.agent_scope(namespace, agent_id).await?,
+                namespace,
+                agent_id,
+            );
+            if let Some(etag) = etag
+                && *etag != current.etag()
+            {
+                return Err(Error::Aborted(format!(
+                    "the agent scope of {agent_id} has changed; read it again and retry"
+                )));
+            }
+            let mut scope = wanted.clone();
+            scope.set = Some(AgentScopeSet {
+                create_time: current.set.map_or(now, |set| set.create_time),
+                update_time: now,
+                version: current.set.map_or(1, |set| set.version + 1),
+            });
+            tx.save_agent_scope(&scope).await?;
+            Ok(scope)
+        })
+    })
+    .await
 }

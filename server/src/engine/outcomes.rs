@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::domain::outcome::AgentScope;
 use crate::index::STOP_WORDS;
 
 /// Heuristics need this many similar outcomes unless the agent's scope says otherwise.
@@ -20,6 +21,23 @@ const MAX_SHARED_WORDS_NEEDED: usize = 3;
 /// With an embedder, two strategies are also similar when the cosine of
 /// their vectors is at least this.
 pub const SIMILAR_STRATEGY_COSINE: f32 = 0.75;
+
+/// An agent's learning scope: the one set, or the defaults (learn from
+/// everything) for an agent that never had one.
+pub fn agent_scope_or_default(
+    set: Option<AgentScope>,
+    namespace: &str,
+    agent_id: &str,
+) -> AgentScope {
+    set.unwrap_or_else(|| AgentScope {
+        namespace: namespace.to_owned(),
+        agent_id: agent_id.to_owned(),
+        can_learn: Vec::new(),
+        cannot_learn: Vec::new(),
+        min_occurrences: DEFAULT_MIN_OCCURRENCES,
+        set: None,
+    })
+}
 
 /// Task types inferred from task words, first match wins: the specific ones
 /// before the general "testing".

@@ -20,7 +20,9 @@ use crate::engine::learning::{
     LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
     consolidated_rules, consolidation_prompt, consolidation_schema,
 };
-use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, StrategyVectors, infer_task_type};
+use crate::engine::outcomes::{
+    DEFAULT_MIN_OCCURRENCES, StrategyVectors, agent_scope_or_default, infer_task_type,
+};
 use crate::engine::{episode_learning, outcome_learning};
 use crate::error::Error;
 use crate::llm::LlmClient;
@@ -521,10 +523,8 @@ impl pb::learning_service_server::LearningService for LearningApi {
             min_occurrences: min_occurrences as i64,
             set: None,
         };
-        let stored = self
-            .store
-            .set_agent_scope(wanted, etag.as_deref(), now_micros())
-            .await?;
+        let stored =
+            outcome_learning::set_agent_scope(&*self.store, wanted, etag, now_micros()).await?;
         Ok(Response::new(pb::SetAgentScopeResponse {
             agent_scope: Some(convert::agent_scope(stored)),
         }))
@@ -541,10 +541,13 @@ impl pb::learning_service_server::LearningService for LearningApi {
             v.add("scope.agent_id", "is required");
         }
         v.finish(())?;
-        let stored = self
-            .store
-            .get_agent_scope(&scope.namespace, &scope.agent_id)
-            .await?;
+        let stored = agent_scope_or_default(
+            self.store
+                .get_agent_scope(&scope.namespace, &scope.agent_id)
+                .await?,
+            &scope.namespace,
+            &scope.agent_id,
+        );
         Ok(Response::new(pb::GetAgentScopeResponse {
             agent_scope: Some(convert::agent_scope(stored)),
         }))

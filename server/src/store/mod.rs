@@ -189,16 +189,8 @@ pub trait Store: Send + Sync + 'static {
     /// (to embed them beforehand, see [`StrategyVectors`]).
     async fn compared_strategies(&self, new: &NewOutcome) -> Result<Vec<String>>;
 
-    /// An agent's learning scope, or the defaults.
-    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<AgentScope>;
-
-    /// Replaces an agent's learning scope; with an `etag`, only if current.
-    async fn set_agent_scope(
-        &self,
-        scope: AgentScope,
-        etag: Option<&str>,
-        now: Micros,
-    ) -> Result<AgentScope>;
+    /// An agent's learning scope, if one was set.
+    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>>;
 
     /// Up to `limit` outcomes visible from `scope`, newest first, after a seq.
     async fn list_outcomes(

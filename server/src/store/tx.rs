@@ -118,8 +118,12 @@ pub trait Tx: Send {
         now: Micros,
     ) -> Result<()>;
 
-    /// The agent's learning scope, or the defaults when none was set.
-    async fn agent_scope(&mut self, namespace: &str, agent_id: &str) -> Result<AgentScope>;
+    /// The agent's learning scope, if one was set.
+    async fn agent_scope(&mut self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>>;
+
+    /// Writes an agent's learning scope as given (its times and version
+    /// included).
+    async fn save_agent_scope(&mut self, scope: &AgentScope) -> Result<()>;
 
     /// Stores an outcome.
     async fn insert_outcome(&mut self, new: &NewOutcome, now: Micros) -> Result<TaskOutcome>;

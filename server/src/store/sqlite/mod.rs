@@ -504,21 +504,9 @@ impl Store for SqliteStore {
         outcomes::compared_strategies(&mut conn, new).await
     }
 
-    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<AgentScope> {
+    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         outcomes::agent_scope(&mut conn, namespace, agent_id).await
-    }
-
-    async fn set_agent_scope(
-        &self,
-        scope: AgentScope,
-        etag: Option<&str>,
-        now: Micros,
-    ) -> Result<AgentScope> {
-        let etag = etag.map(str::to_owned);
-        self.writer
-            .write(move |conn| Box::pin(outcomes::set_agent_scope(conn, scope, etag, now)))
-            .await
     }
 
     async fn list_outcomes(

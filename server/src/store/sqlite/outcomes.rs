@@ -11,7 +11,7 @@ use crate::domain::outcome::{
     LearningFilter, NewOutcome, Owner, TaskOutcome, TaskTypeStats,
 };
 use crate::domain::{Micros, Scope};
-use crate::engine::outcomes::{DEFAULT_MIN_OCCURRENCES, RECENT_OUTCOMES};
+use crate::engine::outcomes::RECENT_OUTCOMES;
 use crate::error::{Error, Result};
 use crate::store::tx::{NewAntiPattern, NewHeuristic};
 
@@ -109,12 +109,12 @@ impl FromRow<'_, SqliteRow> for AntiPattern {
     }
 }
 
-/// The agent's learning scope, or the defaults.
+/// The agent's learning scope, if one was set.
 pub(super) async fn agent_scope(
     conn: &mut SqliteConnection,
     namespace: &str,
     agent_id: &str,
-) -> Result<AgentScope> {
+) -> Result<Option<AgentScope>> {
     let row = sqlx::query("SELECT * FROM agent_scopes WHERE namespace = ? AND agent_id = ?")
         .bind(namespace)
         .bind(agent_id)
@@ -122,21 +122,14 @@ pub(super) async fn agent_scope(
         .await
         .map_err(db_error)?;
     let Some(row) = row else {
-        return Ok(AgentScope {
-            namespace: namespace.to_owned(),
-            agent_id: agent_id.to_owned(),
-            can_learn: Vec::new(),
-            cannot_learn: Vec::new(),
-            min_occurrences: DEFAULT_MIN_OCCURRENCES,
-            set: None,
-        });
+        return Ok(None);
     };
     let list = |column: &str| -> Result<Vec<String>> {
         let text: String = row.try_get(column).map_err(db_error)?;
         serde_json::from_str(&text)
             .map_err(|_| Error::Internal(format!("corrupt agent scope: bad {column}")))
     };
-    Ok(AgentScope {
+    Ok(Some(AgentScope {
         namespace: namespace.to_owned(),
         agent_id: agent_id.to_owned(),
         can_learn: list("can_learn")?,
@@ -147,45 +140,40 @@ pub(super) async fn agent_scope(
             update_time: row.try_get("update_time").map_err(db_error)?,
             version: row.try_get("version").map_err(db_error)?,
         }),
-    })
+    }))
 }
 
-/// Replaces an agent's learning scope; with an `etag`, only if it is current.
-pub(super) async fn set_agent_scope(
+/// Writes an agent's learning scope as given (its `set` times and version
+/// included).
+pub(super) async fn save_agent_scope(
     conn: &mut SqliteConnection,
-    wanted: AgentScope,
-    etag: Option<String>,
-    now: Micros,
-) -> Result<AgentScope> {
-    let current = agent_scope(conn, &wanted.namespace, &wanted.agent_id).await?;
-    if let Some(etag) = etag
-        && etag != current.etag()
-    {
-        return Err(Error::Aborted(format!(
-            "the agent scope of {} has changed; read it again and retry",
-            wanted.agent_id
-        )));
-    }
+    scope: &AgentScope,
+) -> Result<()> {
+    let set = scope
+        .set
+        .ok_or_else(|| Error::Internal("an agent scope to save has no version".into()))?;
     let json = |list: &Vec<String>| {
         serde_json::to_string(list).map_err(|e| Error::Internal(format!("agent scope: {e}")))
     };
     sqlx::query(
         "INSERT INTO agent_scopes (namespace, agent_id, can_learn, cannot_learn, min_occurrences, create_time, \
-         update_time) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, agent_id) DO UPDATE SET \
+         update_time, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, agent_id) DO UPDATE SET \
          can_learn = excluded.can_learn, cannot_learn = excluded.cannot_learn, \
-         min_occurrences = excluded.min_occurrences, update_time = excluded.update_time, version = version + 1",
+         min_occurrences = excluded.min_occurrences, create_time = excluded.create_time, \
+         update_time = excluded.update_time, version = excluded.version",
     )
-    .bind(&wanted.namespace)
-    .bind(&wanted.agent_id)
-    .bind(json(&wanted.can_learn)?)
-    .bind(json(&wanted.cannot_learn)?)
-    .bind(wanted.min_occurrences)
-    .bind(now)
-    .bind(now)
+    .bind(&scope.namespace)
+    .bind(&scope.agent_id)
+    .bind(json(&scope.can_learn)?)
+    .bind(json(&scope.cannot_learn)?)
+    .bind(scope.min_occurrences)
+    .bind(set.create_time)
+    .bind(set.update_time)
+    .bind(set.version)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    agent_scope(conn, &wanted.namespace, &wanted.agent_id).await
+    Ok(())
 }
 
 /// Stores an outcome.

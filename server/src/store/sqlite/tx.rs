@@ -35,8 +35,12 @@ impl Tx for SqliteConnection {
         requests::remember(self, namespace, request, answer, now).await
     }
 
-    async fn agent_scope(&mut self, namespace: &str, agent_id: &str) -> Result<AgentScope> {
+    async fn agent_scope(&mut self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
         outcomes::agent_scope(self, namespace, agent_id).await
+    }
+
+    async fn save_agent_scope(&mut self, scope: &AgentScope) -> Result<()> {
+        outcomes::save_agent_scope(self, scope).await
     }
 
     async fn insert_outcome(&mut self, new: &NewOutcome, now: Micros) -> Result<TaskOutcome> {
