@@ -2,6 +2,7 @@
 
 pub mod episode;
 pub mod outcome;
+pub mod policy;
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};

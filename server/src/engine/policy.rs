@@ -5,31 +5,11 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::domain::policy::{Decision, DecisionSource};
 use crate::domain::{MemoryLevel, MemoryType, Scope};
 
 /// The most characters of a decision's summary.
 pub const MAX_SUMMARY_CHARS: usize = 300;
-
-/// Who made a decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum DecisionSource {
-    Rules,
-    Llm,
-    Fallback,
-}
-
-/// Whether and how to remember a transcript.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Decision {
-    pub should_store: bool,
-    pub memory_type: MemoryType,
-    pub summary: String,
-    pub importance: f64,
-    pub level: MemoryLevel,
-    pub metadata: BTreeMap<String, String>,
-    pub source: DecisionSource,
-    pub reason: String,
-}
 
 /// A kind of durable knowledge: explicit markers (which outrank every
 /// other cue), ordinary cue phrases, and the importance of such a memory.

@@ -14,14 +14,17 @@ use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, convert, page_token};
 use crate::domain::episode::Consolidation;
 use crate::domain::now_micros;
-use crate::domain::outcome::{AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome};
+use crate::domain::outcome::{
+    AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome, Owner,
+};
 use crate::embed::Embedder;
 use crate::engine::learning::{
     LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
     consolidated_rules, consolidation_prompt, consolidation_schema,
 };
 use crate::engine::outcomes::{
-    DEFAULT_MIN_OCCURRENCES, StrategyVectors, agent_scope_or_default, infer_task_type,
+    DEFAULT_MIN_OCCURRENCES, RECENT_OUTCOMES, StrategyVectors, agent_scope_or_default,
+    infer_task_type,
 };
 use crate::engine::{episode_learning, outcome_learning};
 use crate::error::Error;
@@ -80,7 +83,10 @@ impl LearningApi {
         let Some(embedder) = &self.embedder else {
             return Ok(StrategyVectors::none());
         };
-        let mut texts = self.store.compared_strategies(new).await?;
+        let mut texts = self
+            .store
+            .compared_strategies(&Owner::from(&new.scope), &new.task_type, RECENT_OUTCOMES)
+            .await?;
         texts.push(new.strategy.clone());
         texts.sort_unstable();
         texts.dedup();

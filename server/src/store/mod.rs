@@ -12,14 +12,14 @@ use crate::domain::episode::{
     Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
-    AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, NewOutcome,
+    AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, Owner,
     TaskOutcome,
 };
+use crate::domain::policy::Decision;
 use crate::domain::{
     Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
     Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
 };
-use crate::engine::policy::Decision;
 use crate::error::Result;
 
 /// A Remember's answer: the decision and the memory it stored or reinforced.
@@ -185,9 +185,16 @@ pub trait Store: Send + Sync + 'static {
         task_type: &str,
     ) -> Result<TaskKnowledge>;
 
-    /// The strategies a new outcome's is compared with when it is recorded
-    /// (to embed them beforehand, see [`StrategyVectors`]).
-    async fn compared_strategies(&self, new: &NewOutcome) -> Result<Vec<String>>;
+    /// The strategies of the owner's latest `recent` outcomes of
+    /// `task_type`, and of its heuristics of that type (as first worded and
+    /// as last seen), without repeats: what a new outcome's strategy is
+    /// compared with when it is recorded (to embed them beforehand).
+    async fn compared_strategies(
+        &self,
+        owner: &Owner,
+        task_type: &str,
+        recent: i64,
+    ) -> Result<Vec<String>>;
 
     /// An agent's learning scope, if one was set.
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>>;

@@ -8,13 +8,13 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
 use super::requests;
+use crate::domain::policy::Decision;
 use crate::domain::{
     Actor, Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder,
     MemoryPatch, MemorySource, MemoryType, Micros, Neighbours, NewMemory, RequestKey, Revision,
     Scope, TimeRange, WriteResult,
 };
 use crate::engine::dedup::content_hash;
-use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
 use crate::store::Remembered;
 

@@ -44,13 +44,13 @@ use crate::domain::episode::{
 };
 use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
-    NewOutcome, TaskOutcome,
+    Owner, TaskOutcome,
 };
+use crate::domain::policy::Decision;
 use crate::domain::{
     Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
     Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
 };
-use crate::engine::policy::Decision;
 use crate::error::{Error, Result};
 use crate::metrics;
 
@@ -499,9 +499,14 @@ impl Store for SqliteStore {
         learning::knowledge(&mut snapshot, scope, task_id, task_type).await
     }
 
-    async fn compared_strategies(&self, new: &NewOutcome) -> Result<Vec<String>> {
+    async fn compared_strategies(
+        &self,
+        owner: &Owner,
+        task_type: &str,
+        recent: i64,
+    ) -> Result<Vec<String>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::compared_strategies(&mut conn, new).await
+        outcomes::compared_strategies(&mut conn, owner, task_type, recent).await
     }
 
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {

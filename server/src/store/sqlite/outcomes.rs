@@ -11,7 +11,6 @@ use crate::domain::outcome::{
     LearningFilter, NewOutcome, Owner, TaskOutcome, TaskTypeStats,
 };
 use crate::domain::{Micros, Scope};
-use crate::engine::outcomes::RECENT_OUTCOMES;
 use crate::error::{Error, Result};
 use crate::store::tx::{NewAntiPattern, NewHeuristic};
 
@@ -224,30 +223,31 @@ pub(super) async fn recent_outcomes(
         .map_err(db_error)
 }
 
-/// The strategies a new outcome's is compared with when it is recorded: those
-/// of the agent's latest outcomes of its task type and project, and of their
-/// heuristics (as first worded and as last seen). Without repeats.
+/// The strategies of the owner's latest `recent` outcomes of `task_type`
+/// and of its heuristics of that type (match key and strategy), without
+/// repeats.
 pub(super) async fn compared_strategies(
     conn: &mut SqliteConnection,
-    new: &NewOutcome,
+    owner: &Owner,
+    task_type: &str,
+    recent: i64,
 ) -> Result<Vec<String>> {
-    let owner = Owner::from(&new.scope);
     let mut qb = QueryBuilder::<Sqlite>::new(
         "SELECT strategy FROM (SELECT t.strategy FROM outcomes t WHERE ",
     );
-    push_owned(&mut qb, &owner);
+    push_owned(&mut qb, owner);
     qb.push(" AND t.task_type = ")
-        .push_bind(new.task_type.clone())
+        .push_bind(task_type.to_owned())
         .push(" ORDER BY t.seq DESC LIMIT ")
-        .push_bind(RECENT_OUTCOMES)
+        .push_bind(recent)
         .push(") UNION SELECT t.match_key FROM heuristics t WHERE ");
-    push_owned(&mut qb, &owner);
+    push_owned(&mut qb, owner);
     qb.push(" AND t.task_type = ")
-        .push_bind(new.task_type.clone())
+        .push_bind(task_type.to_owned())
         .push(" UNION SELECT t.strategy FROM heuristics t WHERE ");
-    push_owned(&mut qb, &owner);
+    push_owned(&mut qb, owner);
     qb.push(" AND t.task_type = ")
-        .push_bind(new.task_type.clone());
+        .push_bind(task_type.to_owned());
     qb.build_query_scalar()
         .fetch_all(&mut *conn)
         .await
