@@ -2,10 +2,12 @@
 //! how search hits are ranked, and how a context block is assembled.
 
 pub mod context;
+pub mod create_batch;
 pub mod dedup;
 pub mod episode_learning;
 pub mod episodes;
 pub mod learning;
+pub mod memories;
 pub mod outcome_learning;
 pub mod outcomes;
 pub mod policy;

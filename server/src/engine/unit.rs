@@ -8,26 +8,66 @@ use serde::de::DeserializeOwned;
 use crate::domain::{Micros, RequestKey};
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::tx::{Answer, RequestRecord, Tx};
+use crate::store::tx::{Answer, DiskUse, RequestRecord, Tx};
 
 /// Runs `work` in one transaction of `store` and returns what it returned.
 /// `work` may run more than once (a backend retries a unit of work that
 /// lost a conflict), so it clones what it needs from its captures.
-pub async fn transact<T, F>(store: &dyn Store, mut work: F) -> Result<T>
+pub async fn transact<T, F>(store: &dyn Store, work: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: for<'t> FnMut(&'t mut dyn Tx) -> BoxFuture<'t, Result<T>> + Send + 'static,
+{
+    run(store, work, DiskUse::Grows).await
+}
+
+/// Like [`transact`], for a unit of work that only deletes: it runs even
+/// while the disk is full, so that space can be freed.
+pub async fn transact_freeing<T, F>(store: &dyn Store, work: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: for<'t> FnMut(&'t mut dyn Tx) -> BoxFuture<'t, Result<T>> + Send + 'static,
+{
+    run(store, work, DiskUse::Frees).await
+}
+
+/// Runs `work`, which only reads, on one consistent snapshot of `store`.
+pub async fn read<T, F>(store: &dyn Store, mut work: F) -> Result<T>
 where
     T: Send + 'static,
     F: for<'t> FnMut(&'t mut dyn Tx) -> BoxFuture<'t, Result<T>> + Send + 'static,
 {
     let answer = store
-        .transact(Box::new(move |tx| {
+        .read(Box::new(move |tx| {
             let run = work(tx);
             Box::pin(async move { run.await.map(|value| Box::new(value) as Answer) })
         }))
         .await?;
+    typed(answer)
+}
+
+fn typed<T: 'static>(answer: Answer) -> Result<T> {
     answer
         .downcast::<T>()
         .map(|value| *value)
         .map_err(|_| Error::Internal("a unit of work answered another type".into()))
+}
+
+async fn run<T, F>(store: &dyn Store, mut work: F, disk: DiskUse) -> Result<T>
+where
+    T: Send + 'static,
+    F: for<'t> FnMut(&'t mut dyn Tx) -> BoxFuture<'t, Result<T>> + Send + 'static,
+{
+    let answer = store
+        .transact(
+            Box::new(move |tx| {
+                let run = work(tx);
+                Box::pin(async move { run.await.map(|value| Box::new(value) as Answer) })
+            }),
+            disk,
+        )
+        .await?;
+    typed(answer)
 }
 
 /// With a request id: the first answer of a write with it, if one ran

@@ -12,15 +12,18 @@ use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::status::cut;
 use super::validate::Violations;
 use super::{begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token};
-use crate::domain::{Actor, NewMemory, PageCursor, Scope, now_micros};
+use crate::domain::{Actor, Created, Micros, NewMemory, PageCursor, Scope, now_micros};
+use crate::engine::create_batch::CreateBatch;
 use crate::engine::search::{Retrieval, SemanticUse};
-use crate::engine::{context, episode_learning, episodes, search};
+use crate::engine::{context, episode_learning, episodes, memories, search};
 use crate::error::Error;
 use crate::store::Store;
 
 /// The MemoryService implementation.
 pub struct MemoryApi {
     store: Arc<dyn Store>,
+    /// Creates without a request id, stored together.
+    creates: Arc<CreateBatch>,
     retrieval: Arc<Retrieval>,
     /// How long a StreamSteps stream may go without a message.
     stream_idle_timeout: Duration,
@@ -34,8 +37,36 @@ impl MemoryApi {
     ) -> Self {
         MemoryApi {
             store,
+            creates: Arc::default(),
             retrieval,
             stream_idle_timeout,
+        }
+    }
+
+    /// Stores a validated create: with a request id in a unit of work of its
+    /// own (to replay the first answer), else with whatever other creates
+    /// are waiting.
+    async fn store_memories(
+        &self,
+        create: requests::Create,
+        now: Micros,
+    ) -> Result<Vec<Created>, Error> {
+        match create.request {
+            Some(request) => {
+                memories::create_with_request(
+                    &*self.store,
+                    create.scope.namespace,
+                    request,
+                    create.memories,
+                    now,
+                )
+                .await
+            }
+            None => {
+                self.creates
+                    .create(self.store.clone(), create.memories, now)
+                    .await
+            }
         }
     }
 
@@ -191,13 +222,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let mut create = requests::create(begin(request)?, now)?;
         stamp(&mut create.memories, &key_id);
         let created = self
-            .store
-            .create_memories(
-                &create.scope.namespace,
-                create.request,
-                create.memories,
-                now,
-            )
+            .store_memories(create, now)
             .await?
             .into_iter()
             .next()
@@ -213,15 +238,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let key_id = caller_key(&request);
         let mut create = requests::batch_create(begin(request)?, now)?;
         stamp(&mut create.memories, &key_id);
-        let created = self
-            .store
-            .create_memories(
-                &create.scope.namespace,
-                create.request,
-                create.memories,
-                now,
-            )
-            .await?;
+        let created = self.store_memories(create, now).await?;
         Ok(Response::new(pb::BatchCreateMemoriesResponse {
             results: created.into_iter().map(convert::created).collect(),
         }))
@@ -242,17 +259,17 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let now = now_micros();
         let key_id = caller_key(&request);
         let update = requests::update(begin(request)?, now)?;
-        let memory = self
-            .store
-            .update_memory(
-                &update.scope,
-                &update.id,
-                update.patch,
-                update.etag.as_deref(),
-                &actor(key_id, &update.scope),
-                now,
-            )
-            .await?;
+        let actor = actor(key_id, &update.scope);
+        let memory = memories::update_memory(
+            &*self.store,
+            update.scope,
+            update.id,
+            update.patch,
+            update.etag,
+            actor,
+            now,
+        )
+        .await?;
         Ok(Response::new(convert::memory(memory)))
     }
 
@@ -262,15 +279,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::DeleteMemoryResponse> {
         let key_id = caller_key(&request);
         let (scope, id, etag) = requests::delete(&begin(request)?)?;
-        self.store
-            .delete_memory(
-                &scope,
-                &id,
-                etag.as_deref(),
-                &actor(key_id, &scope),
-                now_micros(),
-            )
-            .await?;
+        let actor = actor(key_id, &scope);
+        memories::delete_memory(&*self.store, scope, id, etag, actor, now_micros()).await?;
         Ok(Response::new(pb::DeleteMemoryResponse {}))
     }
 

@@ -12,6 +12,7 @@ use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, caller_key, convert};
 use crate::domain::{Actor, MemorySource, NewMemory, Scope, now_micros};
+use crate::engine::memories;
 use crate::engine::policy::{self, Decision, DecisionSource};
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
@@ -198,10 +199,12 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         // classifying (or asking the model) again.
         let request_key = req.take_request_key();
         if let Some(key) = &request_key
-            && let Some(first) = self
-                .store
-                .replay_remember(&request.scope.namespace, key)
-                .await?
+            && let Some(first) = memories::replay_remember(
+                &*self.store,
+                request.scope.namespace.clone(),
+                key.clone(),
+            )
+            .await?
         {
             return Ok(Response::new(remembered(first)));
         }
@@ -231,16 +234,15 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         // A fallback is not an answer worth pinning to the request id: a
         // retry after the model recovers should be classified again.
         let pinned = request_key.filter(|_| decided.source != DecisionSource::Fallback);
-        let stored = self
-            .store
-            .remember(
-                &request.scope.namespace,
-                pinned,
-                decided,
-                memory,
-                now_micros(),
-            )
-            .await?;
+        let stored = memories::remember(
+            &*self.store,
+            request.scope.namespace.clone(),
+            pinned,
+            decided,
+            memory,
+            now_micros(),
+        )
+        .await?;
         Ok(Response::new(remembered(stored)))
     }
 }

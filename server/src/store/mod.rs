@@ -17,8 +17,8 @@ use crate::domain::outcome::{
 };
 use crate::domain::policy::Decision;
 use crate::domain::{
-    Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
+    Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, Micros, Neighbours,
+    Revision, Scope, Unembedded,
 };
 use crate::error::Result;
 
@@ -48,46 +48,15 @@ pub trait Store: Send + Sync + 'static {
     /// Runs a unit of work (see [`tx`]) in one transaction and commits it;
     /// on an error nothing of it is kept. Use `engine::unit::transact`,
     /// which keeps the answer's type.
-    async fn transact(&self, work: tx::Work) -> Result<tx::Answer>;
+    async fn transact(&self, work: tx::Work, disk: tx::DiskUse) -> Result<tx::Answer>;
 
-    /// Stores `memories` in one transaction, merging each into an identical
-    /// memory when one exists (same owner scope, level, type and normalised
-    /// content). With a `request_id` already used in the namespace for the
-    /// same request, returns the first call's result and writes nothing; for
-    /// a different request, fails with `AlreadyExists`.
-    async fn create_memories(
-        &self,
-        namespace: &str,
-        request: Option<RequestKey>,
-        memories: Vec<NewMemory>,
-        now: Micros,
-    ) -> Result<Vec<Created>>;
+    /// Runs a unit of work that only reads, on one consistent snapshot and
+    /// beside the writes (it waits for no writer); a write primitive called
+    /// in it fails. Use `engine::unit::read`.
+    async fn read(&self, work: tx::Work) -> Result<tx::Answer>;
 
     /// The memory `id` if it is visible from `scope`.
     async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>>;
-
-    /// Applies `patch` to the memory `id` visible from `scope`; with an `etag`,
-    /// only if it is still current (else `Aborted`).
-    async fn update_memory(
-        &self,
-        scope: &Scope,
-        id: &str,
-        patch: MemoryPatch,
-        etag: Option<&str>,
-        actor: &Actor,
-        now: Micros,
-    ) -> Result<Memory>;
-
-    /// Deletes the memory `id` visible from `scope`; with an `etag`, only if it
-    /// is still current (else `Aborted`).
-    async fn delete_memory(
-        &self,
-        scope: &Scope,
-        id: &str,
-        etag: Option<&str>,
-        actor: &Actor,
-        now: Micros,
-    ) -> Result<()>;
 
     /// The history of memory `id` in `namespace`, oldest first: at most
     /// `page_size + 1` revisions after the one numbered `after_seq`. Empty
@@ -228,27 +197,6 @@ pub trait Store: Send + Sync + 'static {
 
     /// Counts, and unless a dry run deletes, the stale records of a scope.
     async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten>;
-
-    /// What a Remember with this request id answered first, if it ran before
-    /// (a read: lets a retry skip classifying again). A request id used for
-    /// a different request is `AlreadyExists`.
-    async fn replay_remember(
-        &self,
-        namespace: &str,
-        request: &RequestKey,
-    ) -> Result<Option<Remembered>>;
-
-    /// Stores a Remember's memory (when it has one) and, with a request id,
-    /// remembers the answer, in one transaction; a request id that ran
-    /// meanwhile returns its first answer instead.
-    async fn remember(
-        &self,
-        namespace: &str,
-        request: Option<RequestKey>,
-        decision: Decision,
-        memory: Option<NewMemory>,
-        now: Micros,
-    ) -> Result<Remembered>;
 
     /// The change feed's head: the sequence number of the newest committed
     /// change to a memory (0 before any). It moves after every commit that

@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
-use crate::domain::{Micros, RequestKey, Scope};
+use crate::domain::{Actor, Memory, MemoryLevel, MemoryType, Micros, NewMemory, RequestKey, Scope};
 use crate::error::Result;
 
 /// What a unit of work returns, type-erased so [`crate::store::Store`]
@@ -21,6 +21,17 @@ pub type Answer = Box<dyn Any + Send>;
 /// A unit of work as a backend runs it: called with the open transaction,
 /// possibly more than once.
 pub type Work = Box<dyn for<'t> FnMut(&'t mut dyn Tx) -> BoxFuture<'t, Result<Answer>> + Send>;
+
+/// What a unit of work does to the disk, for a backend that must choose
+/// what may still run when the disk is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskUse {
+    /// It may grow the database: refused while the disk is full.
+    Grows,
+    /// It deletes (DeleteMemory, Forget, the purge): it runs on a full disk,
+    /// so that space can be freed.
+    Frees,
+}
 
 /// An idempotency key's record: what the first write with a request id was
 /// bound to, and what it answered.
@@ -93,6 +104,25 @@ pub struct LearningProgress {
     pub completed_episodes: i64,
     /// `completed_episodes` when the namespace was last consolidated.
     pub last_consolidation: i64,
+}
+
+/// What makes memories identical (DESIGN §3): the owner scope (reduced to
+/// the fields its level uses), level, type and the hash of the normalised
+/// content. A namespace holds at most one memory of each identity.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Identity {
+    pub scope: Scope,
+    pub level: MemoryLevel,
+    pub memory_type: MemoryType,
+    pub content_hash: String,
+}
+
+/// A memory to insert, with the id and content hash the engine made for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryInsert {
+    pub id: String,
+    pub content_hash: String,
+    pub new: NewMemory,
 }
 
 /// The storage primitives of one transaction. Every change is made in the
@@ -253,4 +283,53 @@ pub trait Tx: Send {
     /// Writes an episode's step count, last step, update time and version
     /// as given.
     async fn save_step_progress(&mut self, episode: &Episode) -> Result<()>;
+
+    /// The memories of these identities, expired ones included, each with
+    /// its content hash.
+    async fn identical_memories(
+        &mut self,
+        identities: &[Identity],
+    ) -> Result<Vec<(Memory, String)>>;
+
+    /// Inserts memories (none of whose identities is stored); returns them
+    /// as stored, in the order given.
+    async fn insert_memories(
+        &mut self,
+        inserts: &[MemoryInsert],
+        now: Micros,
+    ) -> Result<Vec<Memory>>;
+
+    /// Writes a reinforced memory's seen count, importance, times, expiry
+    /// and version as given, naming `actor` as the writer.
+    async fn reinforce_memory(&mut self, memory: &Memory, actor: &Actor) -> Result<()>;
+
+    /// Writes an updated memory's fields as given (with its new content
+    /// hash), naming `actor` as the writer. Another memory of the same
+    /// identity makes it fail with `AlreadyExists`.
+    async fn update_memory(
+        &mut self,
+        memory: &Memory,
+        content_hash: &str,
+        actor: &Actor,
+    ) -> Result<()>;
+
+    /// Removes memories: each removal is a change of the feed and a
+    /// revision naming the actor last written on the row.
+    async fn remove_memories(&mut self, seqs: &[i64]) -> Result<()>;
+
+    /// Names `actor` as the memory's last writer (before a removal, which
+    /// history attributes to the last writer).
+    async fn stamp_actor(&mut self, seq: i64, actor: &Actor) -> Result<()>;
+
+    /// The memory `id` if it is visible from `scope` and unexpired.
+    async fn visible_memory(
+        &mut self,
+        scope: &Scope,
+        id: &str,
+        now: Micros,
+    ) -> Result<Option<Memory>>;
+
+    /// The memory `id` if it is unexpired, whatever its scope (for a request
+    /// id's replay: the request named the scope when it ran).
+    async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>>;
 }

@@ -1,22 +1,18 @@
 //! SQL for memories: visibility, filters, keyset paging, the create-or-merge
 //! of DESIGN §3, and reading the change feed that search indexes follow.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
-use super::requests;
-use crate::domain::policy::Decision;
 use crate::domain::{
-    Actor, Created, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder,
-    MemoryPatch, MemorySource, MemoryType, Micros, Neighbours, NewMemory, RequestKey, Revision,
-    Scope, TimeRange, WriteResult,
+    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, MemorySource,
+    MemoryType, Micros, Neighbours, Revision, Scope, TimeRange,
 };
-use crate::engine::dedup::content_hash;
 use crate::error::{Error, Result};
-use crate::store::Remembered;
+use crate::store::tx::{self, MemoryInsert};
 
 /// Rows are decoded by column name, so every memory column can be selected
 /// as `m.*` (the content hash comes along and is ignored); the access
@@ -205,7 +201,7 @@ pub(super) async fn get(
 
 /// The memory `id` unless it has expired, whatever its scope (the caller
 /// has established that the scope may see it).
-async fn get_unexpired(
+pub(super) async fn get_unexpired(
     conn: &mut SqliteConnection,
     id: &str,
     now: Micros,
@@ -224,452 +220,166 @@ async fn get_unexpired(
     row.as_ref().map(memory_from_row).transpose()
 }
 
-/// Stores `new` (merging identical memories), honouring the request id.
-pub(super) async fn create(
+/// The memories of these identities, expired ones included, with their
+/// content hashes: one indexed lookup per identity.
+pub(super) async fn identical(
     conn: &mut SqliteConnection,
-    namespace: String,
-    request: Option<RequestKey>,
-    new: Vec<Prepared>,
-    now: Micros,
-) -> Result<Vec<Created>> {
-    if let Some(request) = &request
-        && let Some(first) = requests::replay(conn, &namespace, request).await?
-    {
-        return reload(conn, &request.id, &first, now).await;
-    }
-    let created = create_many(conn, &new, now).await?;
-    if let Some(request) = &request {
-        let results: Vec<(&str, i32)> = created
-            .iter()
-            .map(|c| (c.memory.id.as_str(), c.result as i32))
-            .collect();
-        requests::remember(conn, &namespace, request, &json(&results), now).await?;
-    }
-    Ok(created)
-}
-
-/// The memories a first create returned (`results`: its ids and write
-/// results), as they are now.
-async fn reload(
-    conn: &mut SqliteConnection,
-    request_id: &str,
-    results: &str,
-    now: Micros,
-) -> Result<Vec<Created>> {
-    let results: Vec<(String, i32)> = serde_json::from_str(results)
-        .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
-    let mut first = Vec::with_capacity(results.len());
-    for (id, result) in results {
-        let memory = get_unexpired(conn, &id, now).await?.ok_or_else(|| {
-            Error::FailedPrecondition(format!(
-                "request_id {request_id} was already used for memory {id}, which has since been deleted or has expired"
-            ))
-        })?;
-        let result = if result == WriteResult::Merged as i32 {
-            WriteResult::Merged
-        } else {
-            WriteResult::Created
-        };
-        first.push(Created { memory, result });
-    }
-    Ok(first)
-}
-
-/// What a Remember remembers under its request id.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct RememberAnswer {
-    decision: Decision,
-    /// The stored memory's id and write result number.
-    memory: Option<(String, i32)>,
-}
-
-/// The first answer of a Remember with this request id, if it ran.
-pub(super) async fn replay_remember(
-    conn: &mut SqliteConnection,
-    namespace: &str,
-    request: &RequestKey,
-    now: Micros,
-) -> Result<Option<Remembered>> {
-    let Some(first) = requests::replay(conn, namespace, request).await? else {
-        return Ok(None);
-    };
-    let answer: RememberAnswer = serde_json::from_str(&first)
-        .map_err(|_| Error::Internal("corrupt create_requests row".into()))?;
-    let created = match answer.memory {
-        Some((id, result)) => reload(conn, &request.id, &json(&[(id, result)]), now)
-            .await?
-            .into_iter()
-            .next(),
-        None => None,
-    };
-    Ok(Some(Remembered {
-        decision: answer.decision,
-        created,
-    }))
-}
-
-/// Stores a Remember's memory and remembers its answer, in one transaction.
-pub(super) async fn remember(
-    conn: &mut SqliteConnection,
-    namespace: String,
-    request: Option<RequestKey>,
-    decision: Decision,
-    memory: Option<NewMemory>,
-    now: Micros,
-) -> Result<Remembered> {
-    if let Some(request) = &request
-        && let Some(first) = replay_remember(conn, &namespace, request, now).await?
-    {
-        return Ok(first);
-    }
-    let created = match memory {
-        Some(memory) => Some(create_one(conn, &Prepared::new(memory), now).await?),
-        None => None,
-    };
-    if let Some(request) = &request {
-        let answer = RememberAnswer {
-            decision: decision.clone(),
-            memory: created
-                .as_ref()
-                .map(|c| (c.memory.id.clone(), c.result as i32)),
-        };
-        let answer = serde_json::to_string(&answer)
-            .map_err(|e| Error::Internal(format!("remember: {e}")))?;
-        requests::remember(conn, &namespace, request, &answer, now).await?;
-    }
-    Ok(Remembered { decision, created })
-}
-
-/// The columns a create writes, in the order [`upsert`] binds them.
-const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
-     memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-     update_time, expire_time, occurred_at, origin_session_id, actor_key, actor_agent) ";
-/// An identical memory is reinforced instead (DESIGN §3). An expired twin is
-/// not (as far as anyone can see, it is gone): no row comes back for it.
-/// What comes back is what the insert did not know: the rest of an inserted
-/// memory is what was given.
-const MERGE: &str = " ON CONFLICT (namespace, level, agent_id, user_id, project_id, session_id, memory_type, content_hash) \
-     DO UPDATE SET seen_count = seen_count + 1, update_time = excluded.update_time, \
-     actor_key = excluded.actor_key, actor_agent = excluded.actor_agent, \
-     importance = max(importance, excluded.importance), version = version + 1, \
-     occurred_at = max(occurred_at, excluded.occurred_at), \
-     expire_time = CASE WHEN expire_time IS NULL OR excluded.expire_time IS NULL THEN NULL \
-                        ELSE max(expire_time, excluded.expire_time) END \
-     WHERE expire_time IS NULL OR expire_time > excluded.update_time \
-     RETURNING seq, id, importance, seen_count, create_time, update_time, expire_time, occurred_at, origin_session_id, version";
-/// The most rows of one multi-row upsert (23 parameters a row, well under
-/// SQLite's limit of 32,766). A statement of each size is prepared once and
-/// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
-pub(super) const MAX_UPSERT_ROWS: usize = 256;
-
-/// A memory ready to be inserted: its new id and what derives from its
-/// content, computed by the caller so that the single writer only writes.
-#[derive(Debug, Clone)]
-pub(super) struct Prepared {
-    id: String,
-    hash: String,
-    tags: String,
-    metadata: String,
-    new: NewMemory,
-}
-
-impl Prepared {
-    pub(super) fn new(new: NewMemory) -> Prepared {
-        Prepared {
-            id: uuid::Uuid::now_v7().to_string(),
-            hash: content_hash(&new.content),
-            tags: json(&new.tags),
-            metadata: json(&new.metadata),
-            new,
-        }
-    }
-
-    fn identity(&self) -> Identity {
-        identity(
-            &self.new.scope,
-            self.new.level,
-            self.new.memory_type,
-            &self.hash,
-        )
-    }
-
-    /// The memory this insert stored, given what the database returned.
-    fn stored(&self, row: &SqliteRow) -> Result<Memory> {
-        let new = &self.new;
-        Ok(Memory {
-            seq: row.try_get("seq").map_err(db_error)?,
-            id: self.id.clone(),
-            scope: new.scope.clone(),
-            level: new.level,
-            memory_type: new.memory_type,
-            content: new.content.clone(),
-            summary: new.summary.clone(),
-            tags: new.tags.clone(),
-            metadata: new.metadata.clone(),
-            importance: row.try_get("importance").map_err(db_error)?,
-            confidence: new.confidence,
-            source: new.source,
-            seen_count: row.try_get("seen_count").map_err(db_error)?,
-            access_count: 0,
-            create_time: row.try_get("create_time").map_err(db_error)?,
-            update_time: row.try_get("update_time").map_err(db_error)?,
-            last_access_time: None,
-            expire_time: row.try_get("expire_time").map_err(db_error)?,
-            occurred_at: row.try_get("occurred_at").map_err(db_error)?,
-            origin_session_id: row.try_get("origin_session_id").map_err(db_error)?,
-            version: row.try_get("version").map_err(db_error)?,
-        })
-    }
-}
-
-/// What makes memories identical: the merge key of DESIGN §3.
-type Identity = (Scope, MemoryLevel, MemoryType, String);
-
-fn identity(scope: &Scope, level: MemoryLevel, memory_type: MemoryType, hash: &str) -> Identity {
-    (scope.clone(), level, memory_type, hash.to_owned())
-}
-
-/// Inserts or reinforces each of `inserts` in one statement; returns a row
-/// for each, except those an expired twin blocks.
-async fn upsert(
-    conn: &mut SqliteConnection,
-    inserts: &[Prepared],
-    now: Micros,
-) -> Result<Vec<SqliteRow>> {
-    let mut qb = QueryBuilder::<Sqlite>::new(INSERT);
-    qb.push_values(inserts, |mut row, insert| {
-        let new = &insert.new;
-        row.push_bind(insert.id.as_str())
-            .push_bind(new.scope.namespace.as_str())
-            .push_bind(new.scope.agent_id.as_str())
-            .push_bind(new.scope.user_id.as_str())
-            .push_bind(new.scope.project_id.as_str())
-            .push_bind(new.scope.session_id.as_str())
-            .push_bind(new.level.code())
-            .push_bind(new.memory_type.code())
-            .push_bind(new.content.as_str())
-            .push_bind(insert.hash.as_str())
-            .push_bind(new.summary.as_str())
-            .push_bind(insert.tags.as_str())
-            .push_bind(insert.metadata.as_str())
-            .push_bind(new.importance)
-            .push_bind(new.confidence)
-            .push_bind(new.source.code())
-            .push_bind(now)
-            .push_bind(now)
-            .push_bind(new.expire_time)
-            .push_bind(new.occurred_at.unwrap_or(now))
-            .push_bind(new.origin_session_id.as_str())
-            .push_bind(new.actor.key_id.as_str())
-            .push_bind(new.actor.agent_id.as_str());
-    });
-    qb.push(MERGE);
-    qb.build().fetch_all(&mut *conn).await.map_err(db_error)
-}
-
-/// Stores `inserts`, merging each into an identical memory when there is
-/// one, in as few statements as it can; results in the order given.
-pub(super) async fn create_many(
-    conn: &mut SqliteConnection,
-    inserts: &[Prepared],
-    now: Micros,
-) -> Result<Vec<Created>> {
-    let mut seen = HashSet::new();
-    if !inserts.iter().all(|insert| seen.insert(insert.identity())) {
-        // Memories of the batch merge into each other, in order: one at a time.
-        let mut created = Vec::with_capacity(inserts.len());
-        for insert in inserts {
-            created.push(create_one(conn, insert, now).await?);
-        }
-        return Ok(created);
-    }
-    let by_id: HashMap<&str, usize> = inserts
-        .iter()
-        .enumerate()
-        .map(|(i, insert)| (insert.id.as_str(), i))
-        .collect();
-    let mut results: Vec<Option<Created>> = vec![None; inserts.len()];
-    let mut merged = Vec::new();
-    for chunk in inserts.chunks(MAX_UPSERT_ROWS) {
-        for row in upsert(conn, chunk, now).await? {
-            let id: String = row.try_get("id").map_err(db_error)?;
-            match by_id.get(id.as_str()) {
-                Some(&at) => {
-                    results[at] = Some(Created {
-                        memory: inserts[at].stored(&row)?,
-                        result: WriteResult::Created,
-                    });
-                }
-                None => merged.push(row.try_get::<i64, _>("seq").map_err(db_error)?),
-            }
-        }
-    }
-    if !merged.is_empty() {
-        // Reinforced memories keep their own content, tags and the rest.
-        let by_identity: HashMap<Identity, usize> = inserts
-            .iter()
-            .enumerate()
-            .map(|(i, insert)| (insert.identity(), i))
-            .collect();
-        for (memory, hash) in by_seq_with_hash(conn, &merged).await? {
-            let key = identity(&memory.scope, memory.level, memory.memory_type, &hash);
-            let at = by_identity.get(&key).copied().ok_or_else(|| {
-                Error::Internal("a merged memory matches none of the batch".into())
-            })?;
-            results[at] = Some(Created {
-                memory,
-                result: WriteResult::Merged,
-            });
-        }
-    }
-    let mut created = Vec::with_capacity(inserts.len());
-    for (slot, insert) in results.into_iter().zip(inserts) {
-        created.push(match slot {
-            Some(done) => done,
-            // An expired twin blocked it.
-            None => create_one(conn, insert, now).await?,
-        });
-    }
-    Ok(created)
-}
-
-/// The memories with these sequence numbers, whatever their scope, with
-/// their content hashes.
-async fn by_seq_with_hash(
-    conn: &mut SqliteConnection,
-    seqs: &[i64],
+    identities: &[tx::Identity],
 ) -> Result<Vec<(Memory, String)>> {
-    let rows = select_by_seq(seqs)
-        .build()
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    rows.iter()
-        .map(|row| {
-            let hash: String = row.try_get("content_hash").map_err(db_error)?;
-            Ok((memory_from_row(row)?, hash))
-        })
-        .collect()
-}
-
-/// Inserts `insert`, or reinforces the identical memory.
-async fn create_one(
-    conn: &mut SqliteConnection,
-    insert: &Prepared,
-    now: Micros,
-) -> Result<Created> {
-    let new = &insert.new;
-    // The first attempt finds no row only when an expired twin blocks the
-    // insert. It is then deleted and the insert made again.
-    for _ in 0..2 {
-        if let Some(row) = upsert(conn, std::slice::from_ref(insert), now)
-            .await?
-            .first()
-        {
-            let id: String = row.try_get("id").map_err(db_error)?;
-            if id == insert.id {
-                return Ok(Created {
-                    memory: insert.stored(row)?,
-                    result: WriteResult::Created,
-                });
-            }
-            let seq: i64 = row.try_get("seq").map_err(db_error)?;
-            let (memory, _) = by_seq_with_hash(conn, &[seq])
-                .await?
-                .pop()
-                .ok_or_else(|| Error::Internal("a merged memory vanished".into()))?;
-            return Ok(Created {
-                memory,
-                result: WriteResult::Merged,
-            });
+    let mut found = Vec::new();
+    for chunk in identities.chunks(MAX_UPSERT_ROWS) {
+        let mut qb = QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM (VALUES "));
+        let mut rows = qb.separated(", ");
+        for identity in chunk {
+            let scope = &identity.scope;
+            rows.push("(")
+                .push_bind_unseparated(scope.namespace.clone())
+                .push_unseparated(", ")
+                .push_bind_unseparated(identity.level.code())
+                .push_unseparated(", ")
+                .push_bind_unseparated(scope.agent_id.clone())
+                .push_unseparated(", ")
+                .push_bind_unseparated(scope.user_id.clone())
+                .push_unseparated(", ")
+                .push_bind_unseparated(scope.project_id.clone())
+                .push_unseparated(", ")
+                .push_bind_unseparated(scope.session_id.clone())
+                .push_unseparated(", ")
+                .push_bind_unseparated(identity.memory_type.code())
+                .push_unseparated(", ")
+                .push_bind_unseparated(identity.content_hash.clone())
+                .push_unseparated(")");
         }
-        delete_expired_twin(
-            conn,
-            &new.scope,
-            new.level,
-            new.memory_type,
-            &insert.hash,
-            now,
-        )
-        .await?;
+        qb.push(
+            ") AS v JOIN memories m ON m.namespace = v.column1 AND m.level = v.column2 \
+             AND m.agent_id = v.column3 AND m.user_id = v.column4 AND m.project_id = v.column5 \
+             AND m.session_id = v.column6 AND m.memory_type = v.column7 AND m.content_hash = v.column8 \
+             LEFT JOIN memory_access a ON a.memory_seq = m.seq",
+        );
+        let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+        for row in &rows {
+            let hash: String = row.try_get("content_hash").map_err(db_error)?;
+            found.push((memory_from_row(row)?, hash));
+        }
     }
-    Err(Error::Internal(
-        "an expired duplicate could not be replaced".into(),
-    ))
+    Ok(found)
 }
 
-/// Deletes the expired memory with this identity, if there is one: it is
-/// gone as far as anyone can see, so it must not block a live twin.
-async fn delete_expired_twin(
+/// Inserts memories none of whose identities is stored; returns them as
+/// stored, in the order given.
+pub(super) async fn insert(
     conn: &mut SqliteConnection,
-    scope: &Scope,
-    level: MemoryLevel,
-    memory_type: MemoryType,
-    hash: &str,
+    inserts: &[MemoryInsert],
     now: Micros,
+) -> Result<Vec<Memory>> {
+    let mut stored = Vec::with_capacity(inserts.len());
+    for chunk in inserts.chunks(MAX_UPSERT_ROWS) {
+        let mut qb = QueryBuilder::<Sqlite>::new(INSERT);
+        qb.push_values(chunk, |mut row, insert| {
+            let new = &insert.new;
+            row.push_bind(insert.id.as_str())
+                .push_bind(new.scope.namespace.as_str())
+                .push_bind(new.scope.agent_id.as_str())
+                .push_bind(new.scope.user_id.as_str())
+                .push_bind(new.scope.project_id.as_str())
+                .push_bind(new.scope.session_id.as_str())
+                .push_bind(new.level.code())
+                .push_bind(new.memory_type.code())
+                .push_bind(new.content.as_str())
+                .push_bind(insert.content_hash.as_str())
+                .push_bind(new.summary.as_str())
+                .push_bind(json(&new.tags))
+                .push_bind(json(&new.metadata))
+                .push_bind(new.importance)
+                .push_bind(new.confidence)
+                .push_bind(new.source.code())
+                .push_bind(now)
+                .push_bind(now)
+                .push_bind(new.expire_time)
+                .push_bind(new.occurred_at.unwrap_or(now))
+                .push_bind(new.origin_session_id.as_str())
+                .push_bind(new.actor.key_id.as_str())
+                .push_bind(new.actor.agent_id.as_str());
+        });
+        qb.push(" RETURNING seq, id");
+        let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
+        // RETURNING gives no order: match the rows to the inserts by id.
+        let mut seqs = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let id: String = row.try_get("id").map_err(db_error)?;
+            seqs.insert(id, row.try_get::<i64, _>("seq").map_err(db_error)?);
+        }
+        for insert in chunk {
+            let seq = seqs
+                .get(&insert.id)
+                .copied()
+                .ok_or_else(|| Error::Internal("an inserted memory returned no row".into()))?;
+            stored.push(inserted(insert, seq, now));
+        }
+    }
+    Ok(stored)
+}
+
+/// The memory an insert stored: what was sent, and the defaults of a new row.
+fn inserted(insert: &MemoryInsert, seq: i64, now: Micros) -> Memory {
+    let new = &insert.new;
+    Memory {
+        seq,
+        id: insert.id.clone(),
+        scope: new.scope.clone(),
+        level: new.level,
+        memory_type: new.memory_type,
+        content: new.content.clone(),
+        summary: new.summary.clone(),
+        tags: new.tags.clone(),
+        metadata: new.metadata.clone(),
+        importance: new.importance,
+        confidence: new.confidence,
+        source: new.source,
+        seen_count: 1,
+        access_count: 0,
+        create_time: now,
+        update_time: now,
+        last_access_time: None,
+        expire_time: new.expire_time,
+        occurred_at: new.occurred_at.unwrap_or(now),
+        origin_session_id: new.origin_session_id.clone(),
+        version: 1,
+    }
+}
+
+/// Writes a reinforced memory's counters, times and expiry as given.
+pub(super) async fn reinforce(
+    conn: &mut SqliteConnection,
+    memory: &Memory,
+    actor: &Actor,
 ) -> Result<()> {
     sqlx::query(
-        "DELETE FROM memories WHERE namespace = ? AND level = ? AND agent_id = ? AND user_id = ? \
-         AND project_id = ? AND session_id = ? AND memory_type = ? AND content_hash = ? AND expire_time <= ?",
+        "UPDATE memories SET seen_count = ?, importance = ?, update_time = ?, occurred_at = ?, expire_time = ?, \
+         version = ?, actor_key = ?, actor_agent = ? WHERE seq = ?",
     )
-    .bind(&scope.namespace)
-    .bind(level.code())
-    .bind(&scope.agent_id)
-    .bind(&scope.user_id)
-    .bind(&scope.project_id)
-    .bind(&scope.session_id)
-    .bind(memory_type.code())
-    .bind(hash)
-    .bind(now)
+    .bind(memory.seen_count)
+    .bind(memory.importance)
+    .bind(memory.update_time)
+    .bind(memory.occurred_at)
+    .bind(memory.expire_time)
+    .bind(memory.version)
+    .bind(&actor.key_id)
+    .bind(&actor.agent_id)
+    .bind(memory.seq)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
     Ok(())
 }
 
-/// The memory `id` visible from `scope`, checked against `etag` when given.
-async fn get_for_write(
+/// Writes an updated memory as given.
+pub(super) async fn rewrite(
     conn: &mut SqliteConnection,
-    scope: &Scope,
-    id: &str,
-    etag: Option<&str>,
-    now: Micros,
-) -> Result<Memory> {
-    let memory = get(conn, scope, id, now)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
-    match etag {
-        Some(etag) if etag != memory.etag() => Err(Error::Aborted(format!(
-            "memory {id} has changed: etag {etag} is stale (current {}); read it again and retry",
-            memory.etag()
-        ))),
-        _ => Ok(memory),
-    }
-}
-
-pub(super) async fn update(
-    conn: &mut SqliteConnection,
-    scope: Scope,
-    id: String,
-    patch: MemoryPatch,
-    etag: Option<String>,
-    actor: Actor,
-    now: Micros,
-) -> Result<Memory> {
-    let mut memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
-    apply_patch(&mut memory, patch);
-    memory.update_time = now;
-    memory.version += 1;
-    let hash = content_hash(&memory.content);
-    delete_expired_twin(
-        conn,
-        &memory.scope,
-        memory.level,
-        memory.memory_type,
-        &hash,
-        now,
-    )
-    .await?;
+    memory: &Memory,
+    hash: &str,
+    actor: &Actor,
+) -> Result<()> {
     let updated = sqlx::query(
         "UPDATE memories SET memory_type = ?, content = ?, content_hash = ?, summary = ?, tags = ?, metadata = ?, \
          importance = ?, confidence = ?, expire_time = ?, occurred_at = ?, update_time = ?, version = ?, \
@@ -677,7 +387,7 @@ pub(super) async fn update(
     )
     .bind(memory.memory_type.code())
     .bind(&memory.content)
-    .bind(&hash)
+    .bind(hash)
     .bind(&memory.summary)
     .bind(json(&memory.tags))
     .bind(json(&memory.metadata))
@@ -693,77 +403,38 @@ pub(super) async fn update(
     .execute(&mut *conn)
     .await;
     match updated {
-        Ok(_) => Ok(memory),
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            Err(Error::AlreadyExists(format!(
-                "an identical {} memory already exists in this scope",
-                memory.memory_type.label().to_lowercase()
-            )))
-        }
+        Ok(_) => Ok(()),
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(Error::AlreadyExists(
+            "an identical memory already exists in this scope".into(),
+        )),
         Err(err) => Err(db_error(err)),
     }
 }
 
-fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
-    let MemoryPatch {
-        memory_type,
-        content,
-        summary,
-        tags,
-        metadata,
-        importance,
-        confidence,
-        expire_time,
-        occurred_at,
-    } = patch;
-    if let Some(v) = memory_type {
-        memory.memory_type = v;
-    }
-    if let Some(v) = content {
-        memory.content = v;
-    }
-    if let Some(v) = summary {
-        memory.summary = v;
-    }
-    if let Some(v) = tags {
-        memory.tags = v;
-    }
-    if let Some(v) = metadata {
-        memory.metadata = v;
-    }
-    if let Some(v) = importance {
-        memory.importance = v;
-    }
-    if let Some(v) = confidence {
-        memory.confidence = v;
-    }
-    if let Some(v) = expire_time {
-        memory.expire_time = v;
-    }
-    if let Some(v) = occurred_at {
-        memory.occurred_at = v.unwrap_or(memory.create_time);
-    }
-}
-
-pub(super) async fn delete(
+/// Names `actor` as the memory's last writer.
+pub(super) async fn stamp_actor(
     conn: &mut SqliteConnection,
-    scope: Scope,
-    id: String,
-    etag: Option<String>,
-    actor: Actor,
-    now: Micros,
+    seq: i64,
+    actor: &Actor,
 ) -> Result<()> {
-    let memory = get_for_write(conn, &scope, &id, etag.as_deref(), now).await?;
-    // The history's delete trigger names whoever the row names.
     sqlx::query("UPDATE memories SET actor_key = ?, actor_agent = ? WHERE seq = ?")
         .bind(&actor.key_id)
         .bind(&actor.agent_id)
-        .bind(memory.seq)
+        .bind(seq)
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    remove(conn, &[memory.seq]).await
+    Ok(())
 }
+
+/// The columns a create writes, in the order [`upsert`] binds them.
+const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
+     memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
+     update_time, expire_time, occurred_at, origin_session_id, actor_key, actor_agent) ";
+/// The most rows of one multi-row upsert (23 parameters a row, well under
+/// SQLite's limit of 32,766). A statement of each size is prepared once and
+/// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
+pub(super) const MAX_UPSERT_ROWS: usize = 256;
 
 /// The history of memory `id` in `namespace`, oldest first: up to `limit`
 /// revisions after `after_seq`.
@@ -812,7 +483,7 @@ pub(super) async fn revisions(
 /// request (DeleteMemory) or by retention. Their deletion trigger records
 /// each as a change of the feed, which the search indexes follow; whatever
 /// else a removal must leave behind belongs here too.
-async fn remove(conn: &mut SqliteConnection, seqs: &[i64]) -> Result<()> {
+pub(super) async fn remove(conn: &mut SqliteConnection, seqs: &[i64]) -> Result<()> {
     if seqs.is_empty() {
         return Ok(());
     }

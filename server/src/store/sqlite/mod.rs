@@ -5,7 +5,6 @@
 mod access;
 pub mod backup;
 mod checkpoint;
-mod creates;
 mod episodes;
 mod export;
 mod import;
@@ -33,11 +32,11 @@ use tokio::sync::{Mutex, Notify, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use self::access::Accesses;
-use self::creates::CreateQueue;
-use self::memories::{Prepared, Written};
-use self::writer::Writer;
-use super::tx::{Answer, LearningProgress, Work};
-use super::{NamespaceSizes, Remembered, Store};
+use self::memories::Written;
+use self::tx::SqliteTx;
+use self::writer::{OnCommit, Writer};
+use super::tx::{Answer, DiskUse, LearningProgress, Work};
+use super::{NamespaceSizes, Store};
 use crate::disk::DiskSpace;
 use crate::domain::episode::{
     Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
@@ -46,10 +45,9 @@ use crate::domain::outcome::{
     AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
     Owner, TaskOutcome,
 };
-use crate::domain::policy::Decision;
 use crate::domain::{
-    Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
+    Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, Micros, Neighbours, Revision, Scope,
+    Unembedded,
 };
 use crate::error::{Error, Result};
 use crate::metrics;
@@ -110,10 +108,11 @@ fn schema_version() -> i64 {
 }
 
 /// Prepared statements the write connection keeps: besides its few dozen
-/// fixed statements, a multi-row upsert of every size up to
-/// [`memories::MAX_UPSERT_ROWS`] (concurrent creates share one statement
-/// of as many rows as they are), each parsed once rather than every time.
-const WRITER_STATEMENTS: usize = 2 * memories::MAX_UPSERT_ROWS;
+/// fixed statements, a lookup of identities and a multi-row insert of every
+/// size up to [`memories::MAX_UPSERT_ROWS`] (concurrent creates share one
+/// of each, of as many rows as they are), each parsed once rather than
+/// every time.
+const WRITER_STATEMENTS: usize = 3 * memories::MAX_UPSERT_ROWS;
 /// SQLite's page cache per connection, in KiB.
 const CACHE_KIB: u32 = 32 * 1024;
 /// How much of the database file each connection may memory-map.
@@ -156,7 +155,6 @@ pub struct SqliteStore {
     /// Resolves when the writer's thread has finished.
     writer_done: Mutex<Option<oneshot::Receiver<()>>>,
     accesses: Arc<Accesses>,
-    creates: Arc<CreateQueue>,
     /// Just-written memories, for the change feed (see [`memories::Written`]).
     written: Arc<Written>,
     access_flusher: Mutex<Option<JoinHandle<()>>>,
@@ -211,7 +209,6 @@ impl SqliteStore {
             writer,
             writer_done: Mutex::new(Some(writer_done)),
             accesses,
-            creates: Arc::default(),
             written: Arc::default(),
             access_flusher: Mutex::new(Some(access_flusher)),
             checkpointer: Mutex::new(Some(checkpointer)),
@@ -317,73 +314,45 @@ pub(crate) fn db_error(err: sqlx::Error) -> Error {
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn transact(&self, mut work: Work) -> Result<Answer> {
-        // The writer runs each unit of work once, with a savepoint of its
-        // own inside the group commit.
-        self.writer.write(move |conn| work(conn)).await
+    async fn read(&self, mut work: Work) -> Result<Answer> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        let mut snapshot = conn.begin().await.map_err(db_error)?;
+        let mut tx = SqliteTx {
+            conn: &mut snapshot,
+            written: Vec::new(),
+        };
+        work(&mut tx).await
     }
 
-    async fn create_memories(
-        &self,
-        namespace: &str,
-        request: Option<RequestKey>,
-        new: Vec<NewMemory>,
-        now: Micros,
-    ) -> Result<Vec<Created>> {
-        if request.is_none() {
-            return self
-                .creates
-                .create(&self.writer, &self.written, new, now)
-                .await;
-        }
-        let namespace = namespace.to_owned();
-        let new: Vec<Prepared> = new.into_iter().map(Prepared::new).collect();
-        // A create fails before it writes (a reused request id) or with a
-        // database error: it needs no savepoint.
+    async fn transact(&self, mut work: Work, disk: DiskUse) -> Result<Answer> {
+        // The writer runs each unit of work once, with a savepoint of its
+        // own inside the group commit; the memories it wrote go to the
+        // change feed's follower once they are committed.
+        let written = self.written.clone();
+        let keep: OnCommit<(Answer, Vec<Memory>)> =
+            Box::new(move |(_, memories)| written.keep(memories));
         self.writer
-            .write_atomic(move |conn| {
-                Box::pin(memories::create(conn, namespace, request, new, now))
-            })
+            .write_then(
+                move |conn| {
+                    Box::pin(async move {
+                        let mut tx = SqliteTx {
+                            conn,
+                            written: Vec::new(),
+                        };
+                        let answer = work(&mut tx).await?;
+                        Ok((answer, tx.written))
+                    })
+                },
+                disk == DiskUse::Frees,
+                keep,
+            )
             .await
+            .map(|(answer, _)| answer)
     }
 
     async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         memories::get(&mut conn, scope, id, now).await
-    }
-
-    async fn update_memory(
-        &self,
-        scope: &Scope,
-        id: &str,
-        patch: MemoryPatch,
-        etag: Option<&str>,
-        actor: &Actor,
-        now: Micros,
-    ) -> Result<Memory> {
-        let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
-        let actor = actor.clone();
-        self.writer
-            .write(move |conn| Box::pin(memories::update(conn, scope, id, patch, etag, actor, now)))
-            .await
-    }
-
-    async fn delete_memory(
-        &self,
-        scope: &Scope,
-        id: &str,
-        etag: Option<&str>,
-        actor: &Actor,
-        now: Micros,
-    ) -> Result<()> {
-        let (scope, id, etag) = (scope.clone(), id.to_owned(), etag.map(str::to_owned));
-        let actor = actor.clone();
-        // A delete frees space: it runs even on a full disk.
-        self.writer
-            .write_freeing(move |conn| {
-                Box::pin(memories::delete(conn, scope, id, etag, actor, now))
-            })
-            .await
     }
 
     async fn list_memory_revisions(
@@ -590,34 +559,6 @@ impl Store for SqliteStore {
         Ok(total)
     }
 
-    async fn replay_remember(
-        &self,
-        namespace: &str,
-        request: &RequestKey,
-    ) -> Result<Option<Remembered>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::replay_remember(&mut conn, namespace, request, crate::domain::now_micros()).await
-    }
-
-    async fn remember(
-        &self,
-        namespace: &str,
-        request: Option<RequestKey>,
-        decision: Decision,
-        memory: Option<NewMemory>,
-        now: Micros,
-    ) -> Result<Remembered> {
-        let namespace = namespace.to_owned();
-        // Like a create: no savepoint needed.
-        self.writer
-            .write_atomic(move |conn| {
-                Box::pin(memories::remember(
-                    conn, namespace, request, decision, memory, now,
-                ))
-            })
-            .await
-    }
-
     fn feed_head(&self) -> watch::Receiver<i64> {
         self.feed_head.clone()
     }
@@ -754,7 +695,29 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::domain::{MemoryLevel, MemorySource, MemoryType, WriteResult};
+    use crate::domain::{
+        Actor, Created, MemoryLevel, MemorySource, MemoryType, NewMemory, RequestKey, WriteResult,
+    };
+    use crate::engine::{memories as engine, unit};
+
+    /// Stores `memories` in namespace "ns" as the engine does, with or
+    /// without a request id.
+    async fn create(
+        store: &SqliteStore,
+        request: Option<RequestKey>,
+        memories: Vec<NewMemory>,
+        now: Micros,
+    ) -> Result<Vec<Created>> {
+        if let Some(request) = request {
+            return engine::create_with_request(store, "ns".into(), request, memories, now).await;
+        }
+        let inserts: Vec<_> = memories.into_iter().map(engine::prepare).collect();
+        unit::transact(store, move |tx| {
+            let inserts = inserts.clone();
+            Box::pin(async move { engine::create_many(tx, &inserts, now).await })
+        })
+        .await
+    }
 
     /// A GLOBAL fact of `content` in namespace "ns", expiring at `expire_time`.
     fn fact(content: &str, expire_time: Option<Micros>) -> NewMemory {
@@ -798,10 +761,7 @@ mod tests {
             fact("d", None),
             fact("e", Some(now + 1_000)),
         ];
-        store
-            .create_memories("ns", None, memories, now)
-            .await
-            .expect("create");
+        create(&store, None, memories, now).await.expect("create");
         let head = *store.feed_head().borrow();
 
         let purge = |at: Micros, limit: usize| store.purge_expired_memories(at, limit);
@@ -830,7 +790,7 @@ mod tests {
                 id: id.to_owned(),
                 fingerprint: format!("pb1:{content}"),
             };
-            store.create_memories("ns", Some(key), vec![fact(content, None)], now)
+            create(&store, Some(key), vec![fact(content, None)], now)
         };
         create("old", "first", old).await.expect("create");
         let first_recent = create("recent", "second", recent).await.expect("create");
@@ -860,8 +820,7 @@ mod tests {
             id: "r1".into(),
             fingerprint: fingerprint.into(),
         };
-        let first = store
-            .create_memories("ns", Some(key("pb1:aa")), vec![fact("first", None)], 1)
+        let first = create(&store, Some(key("pb1:aa")), vec![fact("first", None)], 1)
             .await
             .expect("create");
         store.close().await;
@@ -880,8 +839,7 @@ mod tests {
         conn.close().await.expect("close");
 
         let store = open_store(&dir).await;
-        let retried = store
-            .create_memories("ns", Some(key("pb1:bb")), vec![fact("first", None)], 2)
+        let retried = create(&store, Some(key("pb1:bb")), vec![fact("first", None)], 2)
             .await
             .expect("a retry across the upgrade");
         assert_eq!(retried, first);

@@ -5,7 +5,6 @@ use sqlx::SqliteConnection;
 
 use super::db_error;
 use crate::domain::{Micros, RequestKey};
-use crate::engine::unit;
 use crate::error::Result;
 use crate::store::tx::RequestRecord;
 
@@ -27,19 +26,6 @@ pub(super) async fn record(
         fingerprint,
         answer,
     }))
-}
-
-/// What the first write with this request id returned (as JSON), if there
-/// was one (see `engine::unit::first_answer`).
-pub(super) async fn replay(
-    conn: &mut SqliteConnection,
-    namespace: &str,
-    request: &RequestKey,
-) -> Result<Option<String>> {
-    record(conn, namespace, &request.id)
-        .await?
-        .map(|first| unit::first_answer(first, request))
-        .transpose()
 }
 
 /// Remembers what a write with this request id returned.

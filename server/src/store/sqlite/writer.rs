@@ -226,29 +226,9 @@ impl Writer {
         self.submit(work, true, false, None).await
     }
 
-    /// Like [`Writer::write`], for work that frees space (deletes): it runs
-    /// even while the disk is full.
-    pub(super) async fn write_freeing<T, F>(&self, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
-    {
-        self.submit(work, true, true, None).await
-    }
-
-    /// Like [`Writer::write_atomic`], for work that frees space.
-    pub(super) async fn write_atomic_freeing<T, F>(&self, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
-    {
-        self.submit(work, false, true, None).await
-    }
-
-    /// Like [`Writer::write`], for work that fails, if at all, before it
-    /// writes or with a database error (an `Internal` or `Unavailable`
-    /// error, after which the whole group is rolled back and retried by its
-    /// callers): it runs without a savepoint of its own.
+    /// Like [`Writer::write_atomic_freeing`], refused on a full disk (the
+    /// tests' way to run jobs without savepoints).
+    #[cfg(test)]
     pub(super) async fn write_atomic<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
@@ -257,14 +237,32 @@ impl Writer {
         self.submit(work, false, false, None).await
     }
 
-    /// Like [`Writer::write_atomic`], and `on_commit` runs with the result
-    /// once it is committed, before the change feed's head moves past it.
-    pub(super) async fn write_atomic_then<T, F>(&self, work: F, on_commit: OnCommit<T>) -> Result<T>
+    /// Runs `work` in the next group commit without a savepoint of its own:
+    /// for work that fails, if at all, before it writes or with a database
+    /// error (after which the whole group is rolled back and its unrun jobs
+    /// carried over), and that frees space (it runs while the disk is full).
+    pub(super) async fn write_atomic_freeing<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.submit(work, false, false, Some(on_commit)).await
+        self.submit(work, false, true, None).await
+    }
+
+    /// Like [`Writer::write`] (for work that frees space and so runs while
+    /// the disk is full, when `frees`), and `on_commit` runs with the result once it is committed, before
+    /// the change feed's head moves past it.
+    pub(super) async fn write_then<T, F>(
+        &self,
+        work: F,
+        frees: bool,
+        on_commit: OnCommit<T>,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.submit(work, true, frees, Some(on_commit)).await
     }
 
     async fn submit<T, F>(
@@ -838,15 +836,19 @@ mod tests {
         let refused = writer.write(insert(2)).await.expect_err("full");
         assert!(matches!(refused, Error::StorageFull(_)), "{refused:?}");
         let deleted = writer
-            .write_freeing(|conn| {
-                Box::pin(async move {
-                    sqlx::query("DELETE FROM t WHERE x = 1")
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(db_error)
-                        .map(|done| done.rows_affected())
-                })
-            })
+            .write_then(
+                |conn| {
+                    Box::pin(async move {
+                        sqlx::query("DELETE FROM t WHERE x = 1")
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(db_error)
+                            .map(|done| done.rows_affected())
+                    })
+                },
+                true,
+                Box::new(|_| {}),
+            )
             .await;
         assert_eq!(deleted, Ok(1));
 

@@ -1,0 +1,424 @@
+//! Writing memories (DESIGN §3), as units of work: a new memory merges into
+//! the identical one when there is one (one more sighting), an expired twin
+//! gives way to it, updates keep identities unique, and request ids replay
+//! the first answer. Decided here; the store inserts, finds and writes rows.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::domain::policy::Decision;
+use crate::domain::{
+    Actor, Created, Memory, MemoryPatch, Micros, NewMemory, RequestKey, Scope, WriteResult,
+};
+use crate::engine::dedup::content_hash;
+use crate::engine::unit::{self, transact, transact_freeing};
+use crate::error::{Error, Result};
+use crate::store::tx::{Identity, MemoryInsert, Tx};
+use crate::store::{Remembered, Store};
+
+/// A new memory ready to store: its id and content hash are made by the
+/// caller's task, not inside the transaction.
+pub fn prepare(new: NewMemory) -> MemoryInsert {
+    MemoryInsert {
+        id: uuid::Uuid::now_v7().to_string(),
+        content_hash: content_hash(&new.content),
+        new,
+    }
+}
+
+fn identity_of_new(insert: &MemoryInsert) -> Identity {
+    Identity {
+        scope: insert.new.scope.clone(),
+        level: insert.new.level,
+        memory_type: insert.new.memory_type,
+        content_hash: insert.content_hash.clone(),
+    }
+}
+
+fn identity_of(memory: &Memory, content_hash: &str) -> Identity {
+    Identity {
+        scope: memory.scope.clone(),
+        level: memory.level,
+        memory_type: memory.memory_type,
+        content_hash: content_hash.to_owned(),
+    }
+}
+
+/// Whether `memory` has expired at `now` (it is then gone for everyone).
+fn expired(memory: &Memory, now: Micros) -> bool {
+    memory.expire_time.is_some_and(|t| t <= now)
+}
+
+/// One more sighting of `memory` (DESIGN §3): it keeps its content, tags and
+/// the rest; it is seen once more, as important as the more important of
+/// the two, happened at the later of the two times, and expires at the
+/// later expiry (never, if either never expires).
+fn reinforce(memory: &mut Memory, new: &NewMemory, now: Micros) {
+    memory.seen_count += 1;
+    memory.importance = memory.importance.max(new.importance);
+    memory.occurred_at = memory.occurred_at.max(new.occurred_at.unwrap_or(now));
+    memory.expire_time = match (memory.expire_time, new.expire_time) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        _ => None,
+    };
+    memory.update_time = now;
+    memory.version += 1;
+}
+
+/// Stores `inserts` in the caller's transaction, each merging into the
+/// identical memory when there is one; results in the order given.
+pub async fn create_many(
+    tx: &mut dyn Tx,
+    inserts: &[MemoryInsert],
+    now: Micros,
+) -> Result<Vec<Created>> {
+    let mut seen = HashSet::new();
+    if !inserts
+        .iter()
+        .all(|insert| seen.insert(identity_of_new(insert)))
+    {
+        // Memories of the batch merge into each other, in order: one at a time.
+        let mut created = Vec::with_capacity(inserts.len());
+        for insert in inserts {
+            created.extend(create_distinct(tx, std::slice::from_ref(insert), now).await?);
+        }
+        return Ok(created);
+    }
+    create_distinct(tx, inserts, now).await
+}
+
+/// [`create_many`] for inserts of distinct identities: one lookup, one
+/// insert of the new ones, one write per reinforced one.
+async fn create_distinct(
+    tx: &mut dyn Tx,
+    inserts: &[MemoryInsert],
+    now: Micros,
+) -> Result<Vec<Created>> {
+    let identities: Vec<Identity> = inserts.iter().map(identity_of_new).collect();
+    let mut live = HashMap::new();
+    let mut expired_twins = Vec::new();
+    for (memory, hash) in tx.identical_memories(&identities).await? {
+        if expired(&memory, now) {
+            // Gone as far as anyone can see: it must not block a live twin.
+            expired_twins.push(memory.seq);
+        } else {
+            live.insert(identity_of(&memory, &hash), memory);
+        }
+    }
+    if !expired_twins.is_empty() {
+        tx.remove_memories(&expired_twins).await?;
+    }
+    let fresh: Vec<MemoryInsert> = inserts
+        .iter()
+        .zip(&identities)
+        .filter(|(_, identity)| !live.contains_key(*identity))
+        .map(|(insert, _)| insert.clone())
+        .collect();
+    let mut stored = if fresh.is_empty() {
+        Vec::new()
+    } else {
+        tx.insert_memories(&fresh, now).await?
+    }
+    .into_iter();
+    let mut created = Vec::with_capacity(inserts.len());
+    for (insert, identity) in inserts.iter().zip(&identities) {
+        created.push(match live.get_mut(identity) {
+            Some(memory) => {
+                reinforce(memory, &insert.new, now);
+                tx.reinforce_memory(memory, &insert.new.actor).await?;
+                Created {
+                    memory: memory.clone(),
+                    result: WriteResult::Merged,
+                }
+            }
+            None => Created {
+                memory: stored.next().ok_or_else(|| {
+                    Error::Internal("the store returned fewer memories than it inserted".into())
+                })?,
+                result: WriteResult::Created,
+            },
+        });
+    }
+    Ok(created)
+}
+
+/// Stores memories of `namespace` with a request id, in one transaction: a
+/// retry with the id gets the first call's memories (as they are now) and
+/// writes nothing; the id used for a different request is refused.
+pub async fn create_with_request(
+    store: &dyn Store,
+    namespace: String,
+    request: RequestKey,
+    memories: Vec<NewMemory>,
+    now: Micros,
+) -> Result<Vec<Created>> {
+    let inserts: Vec<MemoryInsert> = memories.into_iter().map(prepare).collect();
+    let call = Arc::new((namespace, request, inserts));
+    transact(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (namespace, request, inserts) = &*call;
+            if let Some(first) =
+                unit::replay::<Vec<(String, i32)>>(tx, namespace, Some(request)).await?
+            {
+                return reload(tx, &request.id, first, now).await;
+            }
+            let created = create_many(tx, inserts, now).await?;
+            let answer: Vec<(&str, i32)> = created
+                .iter()
+                .map(|c| (c.memory.id.as_str(), c.result as i32))
+                .collect();
+            unit::remember(tx, namespace, Some(request), &answer, now).await?;
+            Ok(created)
+        })
+    })
+    .await
+}
+
+/// The memories a first call returned (their ids and write result numbers),
+/// as they are now.
+async fn reload(
+    tx: &mut dyn Tx,
+    request_id: &str,
+    first: Vec<(String, i32)>,
+    now: Micros,
+) -> Result<Vec<Created>> {
+    let mut created = Vec::with_capacity(first.len());
+    for (id, result) in first {
+        let memory = tx.unexpired_memory(&id, now).await?.ok_or_else(|| {
+            Error::FailedPrecondition(format!(
+                "request_id {request_id} was already used for memory {id}, which has since been deleted or has expired"
+            ))
+        })?;
+        let result = if result == WriteResult::Merged as i32 {
+            WriteResult::Merged
+        } else {
+            WriteResult::Created
+        };
+        created.push(Created { memory, result });
+    }
+    Ok(created)
+}
+
+/// What a Remember remembers under its request id.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RememberAnswer {
+    decision: Decision,
+    /// The stored memory's id and write result number.
+    memory: Option<(String, i32)>,
+}
+
+/// What a Remember with this request id answered first, if it ran: run
+/// before classifying, so a retry skips the classifier (and the model). A
+/// request id used for a different request is `AlreadyExists`.
+pub async fn replay_remember(
+    store: &dyn Store,
+    namespace: String,
+    request: RequestKey,
+) -> Result<Option<Remembered>> {
+    let call = Arc::new((namespace, request));
+    unit::read(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (namespace, request) = &*call;
+            replayed_remember(tx, namespace, request).await
+        })
+    })
+    .await
+}
+
+async fn replayed_remember(
+    tx: &mut dyn Tx,
+    namespace: &str,
+    request: &RequestKey,
+) -> Result<Option<Remembered>> {
+    let Some(first) = unit::replay::<RememberAnswer>(tx, namespace, Some(request)).await? else {
+        return Ok(None);
+    };
+    let created = match first.memory {
+        Some(memory) => reload(tx, &request.id, vec![memory], crate::domain::now_micros())
+            .await?
+            .pop(),
+        None => None,
+    };
+    Ok(Some(Remembered {
+        decision: first.decision,
+        created,
+    }))
+}
+
+/// Stores a Remember's memory (when it has one) and, with a request id,
+/// remembers the answer, in one transaction; a request id that ran
+/// meanwhile returns its first answer instead.
+pub async fn remember(
+    store: &dyn Store,
+    namespace: String,
+    request: Option<RequestKey>,
+    decision: Decision,
+    memory: Option<NewMemory>,
+    now: Micros,
+) -> Result<Remembered> {
+    let call = Arc::new((namespace, request, decision, memory.map(prepare)));
+    transact(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (namespace, request, decision, insert) = &*call;
+            if let Some(request) = request
+                && let Some(first) = replayed_remember(tx, namespace, request).await?
+            {
+                return Ok(first);
+            }
+            let created = match insert {
+                Some(insert) => create_many(tx, std::slice::from_ref(insert), now)
+                    .await?
+                    .pop(),
+                None => None,
+            };
+            let answer = RememberAnswer {
+                decision: decision.clone(),
+                memory: created
+                    .as_ref()
+                    .map(|c| (c.memory.id.clone(), c.result as i32)),
+            };
+            unit::remember(tx, namespace, request.as_ref(), &answer, now).await?;
+            Ok(Remembered {
+                decision: decision.clone(),
+                created,
+            })
+        })
+    })
+    .await
+}
+
+/// The memory `id` visible from `scope`, if `etag` (when given) is still
+/// its current one.
+async fn for_write(
+    tx: &mut dyn Tx,
+    scope: &Scope,
+    id: &str,
+    etag: Option<&str>,
+    now: Micros,
+) -> Result<Memory> {
+    let memory = tx
+        .visible_memory(scope, id, now)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
+    match etag {
+        Some(etag) if etag != memory.etag() => Err(Error::Aborted(format!(
+            "memory {id} has changed: etag {etag} is stale (current {}); read it again and retry",
+            memory.etag()
+        ))),
+        _ => Ok(memory),
+    }
+}
+
+/// Applies `patch` to the memory `id` visible from `scope`; with an `etag`,
+/// only if it is still current (else `Aborted`). A change that would make
+/// it identical to another live memory is `AlreadyExists`.
+pub async fn update_memory(
+    store: &dyn Store,
+    scope: Scope,
+    id: String,
+    patch: MemoryPatch,
+    etag: Option<String>,
+    actor: Actor,
+    now: Micros,
+) -> Result<Memory> {
+    let call = Arc::new((scope, id, patch, etag, actor));
+    transact(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (scope, id, patch, etag, actor) = &*call;
+            let mut memory = for_write(tx, scope, id, etag.as_deref(), now).await?;
+            apply_patch(&mut memory, patch.clone());
+            memory.update_time = now;
+            memory.version += 1;
+            let hash = content_hash(&memory.content);
+            let identity = identity_of(&memory, &hash);
+            for (twin, _) in tx
+                .identical_memories(std::slice::from_ref(&identity))
+                .await?
+            {
+                if twin.seq == memory.seq {
+                    continue;
+                }
+                if expired(&twin, now) {
+                    tx.remove_memories(&[twin.seq]).await?;
+                } else {
+                    return Err(Error::AlreadyExists(format!(
+                        "an identical {} memory already exists in this scope",
+                        memory.memory_type.label().to_lowercase()
+                    )));
+                }
+            }
+            tx.update_memory(&memory, &hash, actor).await?;
+            Ok(memory)
+        })
+    })
+    .await
+}
+
+fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
+    let MemoryPatch {
+        memory_type,
+        content,
+        summary,
+        tags,
+        metadata,
+        importance,
+        confidence,
+        expire_time,
+        occurred_at,
+    } = patch;
+    if let Some(v) = memory_type {
+        memory.memory_type = v;
+    }
+    if let Some(v) = content {
+        memory.content = v;
+    }
+    if let Some(v) = summary {
+        memory.summary = v;
+    }
+    if let Some(v) = tags {
+        memory.tags = v;
+    }
+    if let Some(v) = metadata {
+        memory.metadata = v;
+    }
+    if let Some(v) = importance {
+        memory.importance = v;
+    }
+    if let Some(v) = confidence {
+        memory.confidence = v;
+    }
+    if let Some(v) = expire_time {
+        memory.expire_time = v;
+    }
+    if let Some(v) = occurred_at {
+        memory.occurred_at = v.unwrap_or(memory.create_time);
+    }
+}
+
+/// Deletes the memory `id` visible from `scope`; with an `etag`, only if it
+/// is still current (else `Aborted`). Runs on a full disk: it frees space.
+pub async fn delete_memory(
+    store: &dyn Store,
+    scope: Scope,
+    id: String,
+    etag: Option<String>,
+    actor: Actor,
+    now: Micros,
+) -> Result<()> {
+    let call = Arc::new((scope, id, etag, actor));
+    transact_freeing(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (scope, id, etag, actor) = &*call;
+            let memory = for_write(tx, scope, id, etag.as_deref(), now).await?;
+            // History names whoever the row names as its last writer.
+            tx.stamp_actor(memory.seq, actor).await?;
+            tx.remove_memories(&[memory.seq]).await
+        })
+    })
+    .await
+}
