@@ -1,18 +1,21 @@
 //! `engram-server export` and `import` against the real server: a database
 //! exported and imported into a fresh one answers every list exactly as the
-//! original, search included; importing again changes nothing; a record
-//! that differs, a malformed line or a cut file stops the import with the
-//! line named and nothing of its namespace applied.
+//! original, search and every memory's history (deleted memories' too, with
+//! the API keys and agents that made each change) included; importing
+//! again changes nothing; a record that differs, a malformed line or a cut
+//! file stops the import with the line named and nothing of its namespace
+//! applied; a file of the format before history imports as it did.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use engram_client::Engram;
-use engram_client::proto::{self, MemoryLevel, MemoryType};
+use engram_client::proto::{self, MemoryLevel, MemoryType, RevisionAction};
 use engram_tests::{
-    DATABASE_FILE, Server, create, create_batch, input, run_operator_script, scope, search,
-    server_binary,
+    DATABASE_FILE, Server, create, create_batch, input, list_all, run_operator_script, scope,
+    search, server_binary, sha256_hex,
 };
 use prost_types::Timestamp;
 use tempfile::TempDir;
@@ -432,6 +435,7 @@ async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
         proto::MemoryOrder::CreateTimeAsc,
         proto::MemoryOrder::ImportanceDesc,
     ];
+    let mut listed = BTreeSet::new();
     for (scope_name, scope) in &scopes {
         for (filter_name, filter) in &filters {
             for order in orders {
@@ -444,12 +448,20 @@ async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
                         page_token,
                     }
                 });
+                listed.extend(memories.iter().map(|m| m.id.clone()));
                 answers.push((
                     format!("ListMemories {scope_name} {filter_name} {order:?}"),
                     format!("{memories:#?}"),
                 ));
             }
         }
+    }
+
+    for id in listed {
+        answers.push((
+            format!("ListMemoryRevisions {id}"),
+            format!("{:#?}", history(engram, namespace, &id).await),
+        ));
     }
 
     let ns = scope(namespace);
@@ -554,6 +566,19 @@ async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
     answers
 }
 
+/// The history of memory `id`, across small pages.
+async fn history(engram: &Engram, namespace: &str, id: &str) -> Vec<proto::MemoryRevision> {
+    let memory = engram.memory();
+    every_page!(memory.list_memory_revisions, revisions, |page_token| {
+        proto::ListMemoryRevisionsRequest {
+            scope: Some(scope(namespace)),
+            id: id.to_owned(),
+            page_size: 2,
+            page_token,
+        }
+    })
+}
+
 /// Asserts two servers answer alike about `namespace`.
 async fn assert_same_answers(original: &Engram, imported: &Engram, namespace: &str) {
     let expected = answers(original, namespace).await;
@@ -598,6 +623,21 @@ fn database_url(dir: &Path) -> String {
 async fn import(dir: &Path, file: &Path) -> Output {
     let file = file.to_str().expect("UTF-8 path");
     engram_server(&["import", "--database", &database_url(dir), "--from", file]).await
+}
+
+/// Stops `server`, imports `file` into its database again, asserts the
+/// import found every record of its `namespaces` there already, and starts
+/// a server on the database again.
+async fn import_again(server: &mut Server, file: &Path, namespaces: usize) -> Server {
+    server.stop().await;
+    let again = import(server.data_dir(), file).await;
+    let told = stderr(&again);
+    assert!(again.status.success(), "{told}");
+    assert!(
+        told.contains(&format!("imported 0 records of {namespaces} namespaces")),
+        "{told}"
+    );
+    server.start_anew().await
 }
 
 fn stderr(output: &Output) -> String {
@@ -656,15 +696,7 @@ async fn an_imported_export_answers_every_list_as_the_original_and_importing_aga
 
     // A second import finds everything there already, and changes nothing
     // (access counts, which searches change, are no difference).
-    imported.stop().await;
-    let again = import(imported.data_dir(), &file).await;
-    assert!(again.status.success(), "{}", stderr(&again));
-    assert!(
-        stderr(&again).contains("imported 0 records of 3 namespaces"),
-        "{}",
-        stderr(&again)
-    );
-    let imported = imported.start_anew().await;
+    let imported = import_again(&mut imported, &file, NAMESPACES.len()).await;
     assert_eq!(answers(&imported.client().await, "acme").await, listed);
 }
 
@@ -851,4 +883,389 @@ async fn assert_imported_only_acme(original: &Engram, dir: TempDir) {
             .expect("stats");
         assert_eq!(stats, proto::GetStatsResponse::default(), "{namespace}");
     }
+}
+
+/// API keys for the history test: agents write with one, an operator
+/// changes things with the other, so revisions name different actors.
+const KEYS: &str = "writer-key write ledger\nadmin-key admin *\n";
+/// The namespace the history test fills.
+const LEDGER: &str = "ledger";
+
+/// A client of `server` with `key`.
+async fn with_key(server: &Server, key: &str) -> Engram {
+    Engram::builder(&server.url)
+        .api_key(key)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// The id an API key is known by in a memory's history.
+fn key_id(key: &str) -> String {
+    sha256_hex(key)[..16].to_owned()
+}
+
+/// Each revision of `history` as (action, version, key id, agent id,
+/// changed fields).
+fn summary(history: &[proto::MemoryRevision]) -> Vec<(RevisionAction, i64, &str, &str, Vec<&str>)> {
+    history
+        .iter()
+        .map(|r| {
+            (
+                r.action(),
+                r.version,
+                r.key_id.as_str(),
+                r.agent_id.as_str(),
+                r.changed_fields.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Replaces the line of `file` that holds every one of `holds` by what
+/// `edit` makes of it (as JSON), writing the result to `to`; returns the
+/// line's number.
+fn edit_line(
+    file: &Path,
+    to: &Path,
+    holds: &[&str],
+    edit: impl Fn(&mut serde_json::Value),
+) -> usize {
+    let text = std::fs::read_to_string(file).expect("read");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let index = lines
+        .iter()
+        .position(|l| holds.iter().all(|h| l.contains(h)))
+        .unwrap_or_else(|| panic!("no line holds {holds:?}"));
+    let mut value: serde_json::Value = serde_json::from_str(&lines[index]).expect("JSON");
+    edit(&mut value);
+    lines[index] = value.to_string();
+    std::fs::write(to, lines.join("\n") + "\n").expect("write");
+    index + 1
+}
+
+#[tokio::test]
+async fn every_memory_s_history_moves_with_an_export_revision_for_revision_deleted_memories_included()
+ {
+    let keys_dir = TempDir::new().expect("temp dir");
+    let keys = keys_dir.path().join("keys");
+    std::fs::write(&keys, KEYS).expect("keys");
+    let auth = ["--auth-keys", keys.to_str().expect("UTF-8 path")];
+    let original = Server::start_with_args(&auth).await;
+    let writer = with_key(&original, "writer-key").await;
+    let admin = with_key(&original, "admin-key").await;
+    let planner = scope(LEDGER).with_agent("planner");
+    let update = |engram: &Engram, scope: &proto::Scope, id: &str, memory, paths: &[&str]| {
+        let (engram, request) = (
+            engram.clone(),
+            proto::UpdateMemoryRequest {
+                scope: Some(scope.clone()),
+                id: id.to_owned(),
+                memory: Some(memory),
+                update_mask: Some(prost_types::FieldMask {
+                    paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+                }),
+                etag: String::new(),
+            },
+        );
+        async move {
+            engram
+                .memory()
+                .update_memory(request)
+                .await
+                .expect("update")
+        }
+    };
+
+    // Created and merged by the writer as the planner, updated by the admin.
+    let due = input(MemoryType::Fact, "invoices are due on the 5th");
+    let kept = create(&writer, &planner, due.clone())
+        .await
+        .memory
+        .expect("memory")
+        .id;
+    create(&writer, &planner, due).await;
+    update(
+        &admin,
+        &scope(LEDGER),
+        &kept,
+        proto::MemoryInput {
+            importance: Some(0.9),
+            ..input(MemoryType::Fact, "invoices are due on the 10th")
+        },
+        &["content", "importance"],
+    )
+    .await;
+    // Created, updated by the writer, then deleted: its row is gone, its
+    // history is not.
+    let gone = create(
+        &writer,
+        &planner,
+        input(MemoryType::Note, "the old ledger lives on the NAS"),
+    )
+    .await
+    .memory
+    .expect("memory")
+    .id;
+    update(
+        &writer,
+        &planner,
+        &gone,
+        proto::MemoryInput {
+            tags: vec!["archive".into()],
+            ..input(MemoryType::Note, "")
+        },
+        &["tags"],
+    )
+    .await;
+    writer
+        .memory()
+        .delete_memory(proto::DeleteMemoryRequest {
+            scope: Some(planner.clone()),
+            id: gone.clone(),
+            etag: String::new(),
+        })
+        .await
+        .expect("delete");
+    // Created together in one batch, by another agent.
+    let batch = create_batch(
+        &writer,
+        &scope(LEDGER).with_agent("clerk"),
+        (0..3)
+            .map(|i| input(MemoryType::Event, &format!("payment {i} received")))
+            .collect(),
+    )
+    .await
+    .results
+    .into_iter()
+    .map(|r| r.memory.expect("memory").id);
+    let ids: Vec<String> = [kept.clone(), gone.clone()]
+        .into_iter()
+        .chain(batch)
+        .collect();
+
+    let mut before = Vec::new();
+    for id in &ids {
+        before.push(history(&admin, LEDGER, id).await);
+    }
+    let (writer_id, admin_id) = (key_id("writer-key"), key_id("admin-key"));
+    assert_eq!(
+        summary(&before[0]),
+        [
+            (
+                RevisionAction::Created,
+                1,
+                writer_id.as_str(),
+                "planner",
+                vec![]
+            ),
+            (
+                RevisionAction::Merged,
+                2,
+                &writer_id,
+                "planner",
+                vec!["seen_count", "occurred_at"]
+            ),
+            (
+                RevisionAction::Updated,
+                3,
+                &admin_id,
+                "",
+                vec!["content", "importance"]
+            ),
+        ]
+    );
+    assert_eq!(
+        summary(&before[1]),
+        [
+            (
+                RevisionAction::Created,
+                1,
+                writer_id.as_str(),
+                "planner",
+                vec![]
+            ),
+            (
+                RevisionAction::Updated,
+                2,
+                &writer_id,
+                "planner",
+                vec!["tags"]
+            ),
+            (RevisionAction::Deleted, 2, &writer_id, "planner", vec![]),
+        ]
+    );
+
+    // Exported while the server runs, as a file of the format with history.
+    let files = TempDir::new().expect("temp dir");
+    let file = files.path().join("ledger.jsonl");
+    let exported = engram_server(&[
+        "export",
+        "--database",
+        &original.database_url(),
+        "--to",
+        file.to_str().expect("UTF-8 path"),
+    ])
+    .await;
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let text = std::fs::read_to_string(&file).expect("read");
+    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":2,"#));
+    let revisions: usize = before.iter().map(Vec::len).sum();
+    assert!(
+        text.contains(&format!(r#""memory_revision":{revisions}"#)),
+        "{text}"
+    );
+
+    // Imported into a fresh server, every history lists as it did, field
+    // by field: actions, versions, times, actors, changed fields, order.
+    let fresh = TempDir::new().expect("temp dir");
+    let first = import(fresh.path(), &file).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let mut imported = Server::start_on_data_dir(fresh.path(), &auth).await;
+    let after = with_key(&imported, "admin-key").await;
+    for (id, want) in ids.iter().zip(&before) {
+        assert_eq!(&history(&after, LEDGER, id).await, want, "history of {id}");
+    }
+
+    // Importing the same file again changes nothing.
+    let mut imported = import_again(&mut imported, &file, 1).await;
+    let after = with_key(&imported, "admin-key").await;
+    for (id, want) in ids.iter().zip(&before) {
+        assert_eq!(&history(&after, LEDGER, id).await, want, "history of {id}");
+    }
+
+    // A revision that differs from the one there stops the import, naming
+    // its line, and nothing of the namespace is applied.
+    imported.stop().await;
+    let changed = files.path().join("changed.jsonl");
+    let line = edit_line(
+        &file,
+        &changed,
+        &[
+            r#""kind":"memory_revision""#,
+            &kept,
+            r#""action":"updated""#,
+        ],
+        |revision| revision["key_id"] = "someone-else".into(),
+    );
+    let refused = import(fresh.path(), &changed).await;
+    assert!(!refused.status.success());
+    let told = stderr(&refused);
+    assert!(
+        told.contains(&format!(
+            "line {line}: the updated revision (version 3) of memory {kept} is already in the \
+             database and differs from the file's in key_id"
+        )),
+        "{told}"
+    );
+    assert!(
+        told.contains("nothing of namespace ledger was imported"),
+        "{told}"
+    );
+    let imported = imported.start_anew().await;
+    let after = with_key(&imported, "admin-key").await;
+    for (id, want) in ids.iter().zip(&before) {
+        assert_eq!(&history(&after, LEDGER, id).await, want, "history of {id}");
+    }
+}
+
+/// An export written by engram-server 0.1.0 before history was exported
+/// (format version 1): namespace `legacy` with a merged memory, a workspace
+/// memory, a running episode with a step; a memory deleted before the
+/// export is not in it.
+fn version_1_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/export-v1.jsonl")
+}
+
+#[tokio::test]
+async fn a_file_of_the_format_before_history_imports_as_it_did_each_memory_created_by_no_one() {
+    let file = version_1_file();
+    let text = std::fs::read_to_string(&file).expect("read");
+    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":1,"#));
+    let memories: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| l.contains(r#""kind":"memory""#))
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(memories.len(), 2);
+
+    let dir = TempDir::new().expect("temp dir");
+    let imported = import(dir.path(), &file).await;
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    assert!(
+        stderr(&imported).contains("imported 4 records of 1 namespaces"),
+        "{}",
+        stderr(&imported)
+    );
+    let mut server = Server::start_on_data_dir(dir.path(), &[]).await;
+    let engram = server.client().await;
+    // Each memory has the one revision an import gave it before history
+    // moved: created, at its create time and version, by no one.
+    let created = |memory: &serde_json::Value| {
+        let micros = memory["create_time"].as_i64().expect("create_time");
+        vec![proto::MemoryRevision {
+            memory_id: memory["id"].as_str().expect("id").to_owned(),
+            version: memory["version"].as_i64().expect("version"),
+            action: RevisionAction::Created.into(),
+            time: Some(Timestamp {
+                seconds: micros.div_euclid(1_000_000),
+                nanos: (micros.rem_euclid(1_000_000) * 1_000) as i32,
+            }),
+            key_id: String::new(),
+            agent_id: String::new(),
+            changed_fields: vec![],
+        }]
+    };
+    let id = |memory: &serde_json::Value| memory["id"].as_str().expect("id").to_owned();
+    for memory in &memories {
+        assert_eq!(
+            history(&engram, "legacy", &id(memory)).await,
+            created(memory)
+        );
+    }
+    let project = in_scope("legacy", |s| s.project_id = "p1".into());
+    let listed: BTreeSet<String> = list_all(&engram, &project, PAGE)
+        .await
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(listed, memories.iter().map(id).collect());
+
+    // Importing it again changes nothing, history included.
+    let server = import_again(&mut server, &file, 1).await;
+    let engram = server.client().await;
+    for memory in &memories {
+        assert_eq!(
+            history(&engram, "legacy", &id(memory)).await,
+            created(memory)
+        );
+    }
+
+    // A file of that version holds no history: a revision in it is refused.
+    let with_revision = dir.path().join("v1-with-revision.jsonl");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let after_memories = lines
+        .iter()
+        .rposition(|l| l.contains(r#""kind":"memory""#))
+        .expect("a memory")
+        + 1;
+    let revision = serde_json::json!({
+        "kind": "memory_revision", "namespace": "legacy", "memory_id": id(&memories[0]),
+        "version": 1, "action": "created", "time": 1, "key_id": "", "agent_id": "",
+        "changed_fields": [],
+    });
+    lines.insert(after_memories, revision.to_string());
+    std::fs::write(&with_revision, lines.join("\n") + "\n").expect("write");
+    let refused = import(TempDir::new().expect("temp dir").path(), &with_revision).await;
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains(&format!(
+            "line {}: the created revision (version 1) of memory {}: a file of format version 1 \
+             holds no history",
+            after_memories + 1,
+            id(&memories[0])
+        )),
+        "{}",
+        stderr(&refused)
+    );
 }

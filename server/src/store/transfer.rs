@@ -59,7 +59,10 @@ pub enum Inserted {
 #[async_trait]
 pub trait Importing: Send {
     /// Inserts `record` as it is, unless [`Inserted`] says otherwise. Every
-    /// memory inserted is a change of the feed the search indexes follow.
+    /// memory inserted is a change of the feed the search indexes follow,
+    /// but no change of its history: its revisions are records of their
+    /// own ([`Kind::MemoryRevision`]), inserted in the order they come, after
+    /// the revisions already there.
     async fn insert(&mut self, record: &Record) -> Result<Inserted>;
 
     /// Commits everything inserted.

@@ -7,13 +7,19 @@
 //!   before it stay imported, the one it is in is not, and nothing after it
 //!   is read.
 //! - **Nothing is overwritten, nothing is doubled**: a record whose key
-//!   (its id; a step's episode and number; an agent scope's agent) is
-//!   already in the database is skipped when identical to the file's (but
-//!   for access counts, which every search changes) and stops the import
-//!   when it differs — so importing a file twice changes
-//!   nothing, and an import stopped half-way can simply be run again once
-//!   the problem is fixed. A record that may not stand beside one already
+//!   (its id; a step's episode and number; a memory revision's memory,
+//!   version and action; an agent scope's agent) is already in the
+//!   database is skipped when identical to the file's (but for access
+//!   counts, which every search changes) and stops the import when it
+//!   differs — so importing a file twice changes nothing, and an import
+//!   stopped half-way can simply be run again once the problem is fixed. A record that may not stand beside one already
 //!   there (an identical memory under another id) stops the import too.
+//! - **History comes as it was**: a memory's revisions are records of their
+//!   own, stored as the file has them (action, time, actor, changed fields,
+//!   version, order), so its history lists as it did where it was exported.
+//!   A file older than [`FIRST_WITH_HISTORY`] has none: each memory it
+//!   brings gets the one revision an import gave it then — created, at its
+//!   create time, by no one — and a revision record in it is refused.
 //! - **Only with the server stopped**: a running server would not see
 //!   what is imported behind its back until it wrote something itself. The
 //!   import holds the search index folder as a server does, so it refuses
@@ -28,8 +34,10 @@ use std::time::Instant;
 
 use anyhow::{Context as _, anyhow, bail};
 
-use super::records::{Kind, Record};
-use super::{End, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION};
+use super::records::{Kind, MemoryRecord, MemoryRevisionRecord, Record};
+use super::{
+    End, FIRST_WITH_HISTORY, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION,
+};
 use crate::config::{Config, Database};
 use crate::index::{self, IndexOptions};
 use crate::store::sqlite::transfer::SqliteTransfer;
@@ -110,6 +118,7 @@ pub async fn read(
         done: Vec::new(),
         records: 0,
         groups: 0,
+        version: 0,
         started: false,
         ended: false,
         progress: Progress::new(),
@@ -158,6 +167,8 @@ struct Reader<'a, 't> {
     /// Records and groups read so far, for the end line's check.
     records: u64,
     groups: u64,
+    /// The file's format version, once the header has been read.
+    version: u32,
     /// Whether the header has been read.
     started: bool,
     ended: bool,
@@ -182,7 +193,8 @@ impl<'t> Reader<'_, 't> {
         let is_frame = matches!(kind.as_str(), "header" | "namespace" | "end");
         if !self.started {
             self.started = true;
-            return header(number, value);
+            self.version = header(number, value)?;
+            return Ok(());
         }
         if kind == "header" {
             bail!("line {number}: a second header");
@@ -237,6 +249,13 @@ impl<'t> Reader<'_, 't> {
         record
             .validate()
             .map_err(|problem| anyhow!("line {number}: {described}: {problem}"))?;
+        if record.kind() == Kind::MemoryRevision && self.version < FIRST_WITH_HISTORY {
+            bail!(
+                "line {number}: {described}: a file of format version {} holds no history \
+                 (memory_revision records came with version {FIRST_WITH_HISTORY})",
+                self.version
+            );
+        }
         let Some(group) = &mut self.group else {
             bail!("line {number}: {described} comes before any namespace line");
         };
@@ -253,7 +272,16 @@ impl<'t> Reader<'_, 't> {
             return Ok(());
         };
         match tx.insert(&record).await? {
-            Inserted::New => group.imported.new += 1,
+            Inserted::New => {
+                group.imported.new += 1;
+                if let Record::Memory(memory) = &record
+                    && self.version < FIRST_WITH_HISTORY
+                {
+                    record_creation(tx.as_mut(), memory)
+                        .await
+                        .map_err(|err| anyhow!("line {number}: {described}: {err:#}"))?;
+                }
+            }
             Inserted::Exists(existing) => {
                 let differences = differences(&existing, &record);
                 if !differences.is_empty() {
@@ -343,14 +371,29 @@ impl<'t> Reader<'_, 't> {
     }
 }
 
+/// Records the creation of `memory`, new from a file without history, as
+/// imports did before history was exported. A creation already recorded
+/// (the memory was imported before, and deleted since) is left as it is.
+async fn record_creation(tx: &mut dyn Importing, memory: &MemoryRecord) -> anyhow::Result<()> {
+    let created = Record::MemoryRevision(MemoryRevisionRecord::stored(memory));
+    match tx.insert(&created).await? {
+        Inserted::New | Inserted::Exists(_) => Ok(()),
+        Inserted::Refused(reason) => bail!("its creation cannot be recorded: {reason}"),
+    }
+}
+
 /// Checks the first line: an Engram export of a version this server reads.
-fn header(number: usize, value: serde_json::Value) -> anyhow::Result<()> {
+/// Returns the version.
+fn header(number: usize, value: serde_json::Value) -> anyhow::Result<u32> {
     let not_ours = || anyhow!("line {number}: not an Engram export (no {FORMAT} header)");
     let Ok(Frame::Header(header)) = serde_json::from_value::<Frame>(value) else {
         return Err(not_ours());
     };
     if header.format != FORMAT {
         return Err(not_ours());
+    }
+    if header.version == 0 {
+        bail!("line {number}: the file has format version 0, which no engram-server writes");
     }
     if header.version > VERSION {
         bail!(
@@ -366,7 +409,7 @@ fn header(number: usize, value: serde_json::Value) -> anyhow::Result<()> {
             header.times
         );
     }
-    Ok(())
+    Ok(header.version)
 }
 
 /// Bookkeeping that every search changes: a record that differs only in

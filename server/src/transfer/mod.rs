@@ -5,10 +5,12 @@
 //! The file is JSON Lines: one JSON object a line, each with a `kind`.
 //!
 //! ```text
-//! {"kind":"header","format":"engram-export","version":1,"times":"unix_micros",...}
-//! {"kind":"namespace","namespace":"a","records":{"memory":2,"episode":1,...}}
+//! {"kind":"header","format":"engram-export","version":2,"times":"unix_micros",...}
+//! {"kind":"namespace","namespace":"a","records":{"memory":2,"memory_revision":5,...}}
 //! {"kind":"memory","id":"0196…","namespace":"a",...}
 //! {"kind":"memory",...}
+//! {"kind":"memory_revision","namespace":"a","memory_id":"0196…","version":1,...}
+//! ...
 //! {"kind":"episode",...}
 //! {"kind":"step",...}
 //! {"kind":"namespace","namespace":"b","records":{...}}
@@ -23,6 +25,11 @@
 //! order they were first written. The last line is the [`End`], so a file
 //! cut short is told from a complete one. The records are described in
 //! [`records`].
+//!
+//! Versions: 1 holds every kind but `memory_revision`; 2 adds memories'
+//! history ([`FIRST_WITH_HISTORY`]). A version 1 file is still read: its
+//! memories are imported with the history imports gave them then (see
+//! [`import`]).
 
 pub mod export;
 pub mod import;
@@ -38,8 +45,11 @@ use crate::domain::Micros;
 
 /// The header's `format`.
 pub const FORMAT: &str = "engram-export";
-/// The version of the format this server writes and reads.
-pub const VERSION: u32 = 1;
+/// The version of the format this server writes, and the newest it reads.
+pub const VERSION: u32 = 2;
+/// The first version whose files carry memories' history
+/// (`memory_revision` records).
+pub const FIRST_WITH_HISTORY: u32 = 2;
 /// The header's `times`: how every time in the file is written.
 pub const TIMES: &str = "unix_micros";
 /// How often a long run reports its progress on standard error.

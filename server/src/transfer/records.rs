@@ -5,10 +5,12 @@
 //! Conventions: times are integers, microseconds since the Unix epoch
 //! (UTC); an optional value is `null` when absent; enumerations are lower
 //! case names (`"fact"`, `"workspace"`); every record names its namespace;
-//! ids are kept, so an imported record is the same record. Derived data is
-//! not exported: embedding vectors (the server embeds imported memories
-//! again in the background), the change feed and the search index (made
-//! from the imported records), and idempotency keys of past requests.
+//! ids are kept, so an imported record is the same record. A memory's
+//! history is exported too, revision by revision, also of memories deleted
+//! since (whose rows are gone). Derived data is not exported: embedding
+//! vectors (the server embeds imported memories again in the background),
+//! the change feed and the search index (made from the imported records),
+//! and idempotency keys of past requests.
 
 use std::collections::BTreeMap;
 
@@ -88,6 +90,44 @@ impl StepResult {
     }
 }
 
+/// What a revision did to its memory (the `engram.v1.RevisionAction`
+/// numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevisionAction {
+    Created = 1,
+    Updated = 2,
+    Merged = 3,
+    Deleted = 4,
+    Expired = 5,
+}
+
+impl RevisionAction {
+    const ALL: [RevisionAction; 5] = [
+        RevisionAction::Created,
+        RevisionAction::Updated,
+        RevisionAction::Merged,
+        RevisionAction::Deleted,
+        RevisionAction::Expired,
+    ];
+
+    /// The action with this number, if there is one.
+    pub fn from_code(code: i32) -> Option<RevisionAction> {
+        RevisionAction::ALL.into_iter().find(|a| *a as i32 == code)
+    }
+
+    /// The name the file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            RevisionAction::Created => "created",
+            RevisionAction::Updated => "updated",
+            RevisionAction::Merged => "merged",
+            RevisionAction::Deleted => "deleted",
+            RevisionAction::Expired => "expired",
+        }
+    }
+}
+
 /// Which list of an episode's outcome a lesson came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -97,11 +137,12 @@ pub enum LessonKind {
 }
 
 /// Every kind of record, in the order a namespace's records are written:
-/// an episode before its steps.
+/// memories before their history, an episode before its steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Memory,
+    MemoryRevision,
     Episode,
     Step,
     TaskRule,
@@ -116,8 +157,9 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in export order.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Memory,
+        Kind::MemoryRevision,
         Kind::Episode,
         Kind::Step,
         Kind::TaskRule,
@@ -134,6 +176,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Memory => "memory",
+            Kind::MemoryRevision => "memory_revision",
             Kind::Episode => "episode",
             Kind::Step => "step",
             Kind::TaskRule => "task_rule",
@@ -153,6 +196,7 @@ impl Kind {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {
     Memory(MemoryRecord),
+    MemoryRevision(MemoryRevisionRecord),
     Episode(EpisodeRecord),
     Step(StepRecord),
     TaskRule(TaskRuleRecord),
@@ -198,6 +242,48 @@ pub struct MemoryRecord {
     pub origin_session_id: String,
     /// Its etag is `v{version}`.
     pub version: i64,
+}
+
+/// One change in a memory's history, as ListMemoryRevisions returns it.
+/// A namespace's revisions are written oldest first, so the file keeps
+/// each memory's order. Its key is its memory, version and action: every
+/// change but a removal makes a new version, and a memory is removed once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRevisionRecord {
+    pub namespace: String,
+    /// The memory's id (it may have been deleted since: its history stays).
+    pub memory_id: String,
+    /// The memory's version after the change (its last one, for a removal).
+    pub version: i64,
+    pub action: RevisionAction,
+    pub time: Micros,
+    /// The id of the API key the change was made with (empty without keys,
+    /// and for an expiry).
+    pub key_id: String,
+    /// The agent_id of the caller's scope (empty when it named none).
+    pub agent_id: String,
+    /// For `updated` and `merged`: the fields whose values changed, by
+    /// their names in a memory (`"content"`, `"seen_count"`).
+    pub changed_fields: Vec<String>,
+}
+
+impl MemoryRevisionRecord {
+    /// The revision a server records when it stores `memory` for no one:
+    /// what each new memory of a file without history gets on import, as
+    /// before history was exported.
+    pub fn stored(memory: &MemoryRecord) -> Self {
+        MemoryRevisionRecord {
+            namespace: memory.namespace.clone(),
+            memory_id: memory.id.clone(),
+            version: memory.version,
+            action: RevisionAction::Created,
+            time: memory.create_time,
+            key_id: String::new(),
+            agent_id: String::new(),
+            changed_fields: Vec::new(),
+        }
+    }
 }
 
 /// An episode without its steps (they follow it as [`StepRecord`]s).
@@ -389,6 +475,7 @@ impl Record {
     pub fn kind(&self) -> Kind {
         match self {
             Record::Memory(_) => Kind::Memory,
+            Record::MemoryRevision(_) => Kind::MemoryRevision,
             Record::Episode(_) => Kind::Episode,
             Record::Step(_) => Kind::Step,
             Record::TaskRule(_) => Kind::TaskRule,
@@ -405,6 +492,7 @@ impl Record {
     pub fn namespace(&self) -> &str {
         match self {
             Record::Memory(r) => &r.namespace,
+            Record::MemoryRevision(r) => &r.namespace,
             Record::Episode(r) => &r.namespace,
             Record::Step(r) => &r.namespace,
             Record::TaskRule(r) => &r.namespace,
@@ -429,17 +517,26 @@ impl Record {
             | Record::Outcome(OutcomeRecord { id, .. })
             | Record::Heuristic(HeuristicRecord { id, .. })
             | Record::AntiPattern(AntiPatternRecord { id, .. }) => Some(id),
-            Record::Step(_) | Record::LearningState(_) | Record::AgentScope(_) => None,
+            Record::MemoryRevision(_)
+            | Record::Step(_)
+            | Record::LearningState(_)
+            | Record::AgentScope(_) => None,
         }
     }
 
-    /// What names the record in messages, e.g. `memory 0196…` or `step 3 of
-    /// episode 0196…`.
+    /// What names the record in messages, e.g. `memory 0196…`, `step 3 of
+    /// episode 0196…` or `the merged revision (version 2) of memory 0196…`.
     pub fn describe(&self) -> String {
         if let Some(id) = self.id() {
             return format!("{} {id}", self.kind().name());
         }
         match self {
+            Record::MemoryRevision(r) => format!(
+                "the {} revision (version {}) of memory {}",
+                r.action.name(),
+                r.version,
+                r.memory_id
+            ),
             Record::Step(r) => format!("step {} of episode {}", r.step_number, r.episode_id),
             Record::LearningState(r) => format!("the learning state of {}", r.namespace),
             Record::AgentScope(r) => format!("the agent scope of {}", r.agent_id),
@@ -460,6 +557,11 @@ impl Record {
                 at_least("seen_count", r.seen_count, 1)?;
                 at_least("access_count", r.access_count, 0)?;
                 at_least("version", r.version, 1)
+            }
+            Record::MemoryRevision(r) => {
+                required("memory_id", &r.memory_id)?;
+                at_least("version", r.version, 1)?;
+                field_names("changed_fields", &r.changed_fields)
             }
             Record::Episode(r) => {
                 required("id", &r.id)?;
@@ -523,6 +625,18 @@ fn required(field: &str, value: &str) -> Result<(), String> {
         return Err(format!("{field} must not be empty"));
     }
     Ok(())
+}
+
+/// Names of a memory's fields: stored as one comma-separated text, so a
+/// name may hold no comma (nor be blank).
+fn field_names(field: &str, names: &[String]) -> Result<(), String> {
+    match names
+        .iter()
+        .find(|name| name.trim().is_empty() || name.contains(','))
+    {
+        Some(bad) => Err(format!("{field} must be field names (got {bad:?})")),
+        None => Ok(()),
+    }
 }
 
 fn unit(field: &str, value: f64) -> Result<(), String> {
@@ -694,5 +808,87 @@ impl From<crate::domain::outcome::AntiPattern> for AntiPatternRecord {
             update_time: a.update_time,
             version: a.version,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use engram::v1 as pb;
+
+    use super::*;
+
+    fn revision(changed_fields: &[&str]) -> Record {
+        Record::MemoryRevision(MemoryRevisionRecord {
+            namespace: "n".into(),
+            memory_id: "m1".into(),
+            version: 2,
+            action: RevisionAction::Merged,
+            time: 7,
+            key_id: "k".into(),
+            agent_id: "a".into(),
+            changed_fields: changed_fields.iter().map(|f| (*f).to_owned()).collect(),
+        })
+    }
+
+    #[test]
+    fn revision_actions_are_the_api_s_numbers_and_lower_case_names_in_the_file() {
+        for action in RevisionAction::ALL {
+            let api = pb::RevisionAction::try_from(action as i32).expect("an API action");
+            assert_eq!(
+                api.as_str_name(),
+                format!("REVISION_ACTION_{}", action.name().to_uppercase())
+            );
+            assert_eq!(RevisionAction::from_code(action as i32), Some(action));
+            assert_eq!(
+                serde_json::to_value(action).expect("JSON"),
+                serde_json::Value::from(action.name())
+            );
+        }
+        assert_eq!(RevisionAction::from_code(0), None);
+    }
+
+    #[test]
+    fn a_revision_reads_back_as_written_and_is_named_by_its_memory_version_and_action() {
+        let record = revision(&["seen_count", "occurred_at"]);
+        let line = serde_json::to_string(&record).expect("JSON");
+        let fields = r#"{"kind":"memory_revision","namespace":"n","memory_id":"m1","version":2,"#;
+        assert!(line.starts_with(fields), "{line}");
+        assert!(line.contains(r#""action":"merged""#), "{line}");
+        assert_eq!(
+            serde_json::from_str::<Record>(&line).expect("a record"),
+            record
+        );
+        assert_eq!(record.kind(), Kind::MemoryRevision);
+        assert_eq!(
+            record.describe(),
+            "the merged revision (version 2) of memory m1"
+        );
+        assert_eq!(record.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_revision_needs_its_memory_a_version_and_field_names_without_commas() {
+        assert_eq!(
+            revision(&["content,importance"]).validate(),
+            Err(r#"changed_fields must be field names (got "content,importance")"#.into())
+        );
+        assert_eq!(
+            revision(&[" "]).validate(),
+            Err(r#"changed_fields must be field names (got " ")"#.into())
+        );
+        let Record::MemoryRevision(mut r) = revision(&[]) else {
+            unreachable!("a revision")
+        };
+        r.version = 0;
+        assert_eq!(
+            Record::MemoryRevision(r.clone()).validate(),
+            Err("version must be at least 1 (got 0)".into())
+        );
+        r.version = 1;
+        r.memory_id = String::new();
+        assert_eq!(
+            Record::MemoryRevision(r).validate(),
+            Err("memory_id must not be empty".into())
+        );
     }
 }

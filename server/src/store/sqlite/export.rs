@@ -11,8 +11,8 @@ use super::{db_error, episodes, learning, memories};
 use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
 use crate::error::{Error, Result};
 use crate::transfer::records::{
-    AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord, Record,
-    StepRecord, StepResult,
+    AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
+    MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
 };
 
 /// Where a kind's records are.
@@ -48,6 +48,13 @@ fn table(kind: Kind) -> Table {
             namespace: "m.namespace",
             order: "m.seq",
             key: &["m.id"],
+        },
+        Kind::MemoryRevision => Table {
+            columns: "t.*",
+            from: "memory_revisions t".into(),
+            namespace: "t.namespace",
+            order: "t.seq",
+            key: &["t.namespace", "t.memory_id", "t.version", "t.action"],
         },
         Kind::Episode => Table {
             columns: "e.*",
@@ -99,6 +106,12 @@ fn key(record: &Record) -> Vec<KeyValue<'_>> {
         return vec![Text(id)];
     }
     match record {
+        Record::MemoryRevision(r) => vec![
+            Text(&r.namespace),
+            Text(&r.memory_id),
+            Number(r.version),
+            Number(r.action as i64),
+        ],
         Record::Step(r) => vec![Text(&r.episode_id), Number(r.step_number.into())],
         Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
         other => vec![Text(other.namespace())],
@@ -161,7 +174,9 @@ pub(super) async fn each(
     Ok(())
 }
 
-/// The record stored under `record`'s key (whatever its namespace), if any.
+/// The record stored under `record`'s key (whatever its namespace, for a
+/// key without one), if any: the first written, should a key that no index
+/// keeps unique (a memory revision's) be there twice.
 pub(super) async fn find(conn: &mut SqliteConnection, record: &Record) -> Result<Option<Record>> {
     let kind = record.kind();
     let table = table(kind);
@@ -179,6 +194,7 @@ pub(super) async fn find(conn: &mut SqliteConnection, record: &Record) -> Result
             KeyValue::Number(number) => qb.push_bind(number),
         };
     }
+    qb.push(format!(" ORDER BY {} LIMIT 1", table.order));
     let row = qb
         .build()
         .fetch_optional(&mut *conn)
@@ -197,6 +213,20 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
     let number = |column: &str| row.try_get::<i64, _>(column).map_err(db_error);
     Ok(match kind {
         Kind::Memory => Record::Memory(memories::memory_from_row(row)?.into()),
+        Kind::MemoryRevision => {
+            let revision = memories::revision_from_row(row)?;
+            Record::MemoryRevision(MemoryRevisionRecord {
+                namespace: text("namespace")?,
+                memory_id: revision.memory_id,
+                version: revision.version,
+                action: RevisionAction::from_code(revision.action)
+                    .ok_or_else(|| corrupt(kind, "action"))?,
+                time: revision.time,
+                key_id: revision.actor.key_id,
+                agent_id: revision.actor.agent_id,
+                changed_fields: revision.changed_fields,
+            })
+        }
         Kind::Episode => Record::Episode(episodes::episode_from_row(row)?.into()),
         Kind::Step => Record::Step(StepRecord {
             namespace: text("namespace")?,

@@ -1,17 +1,20 @@
 //! Inserting whole records for import: every field as the record has it
 //! (ids, times, counters, versions), nothing where a record is already.
+//! A memory's history is its revision records, never what the triggers of
+//! migration 0009 would record of the import itself.
 
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::learning::{MISTAKE, SUCCESS};
+use super::memories::CHANGED_SEPARATOR;
 use super::{db_error, export};
 use crate::engine::dedup::content_hash;
 use crate::error::{Error, Result};
 use crate::store::transfer::Inserted;
 use crate::transfer::records::{
     AgentScopeRecord, AntiPatternRecord, EpisodeRecord, HeuristicRecord, LearningStateRecord,
-    LessonKind, LessonRecord, MemoryRecord, MistakeCardRecord, OutcomeRecord, Record, StepRecord,
-    TaskRuleRecord,
+    LessonKind, LessonRecord, MemoryRecord, MemoryRevisionRecord, MistakeCardRecord, OutcomeRecord,
+    Record, RevisionAction, StepRecord, TaskRuleRecord,
 };
 
 /// Inserts `record` unless a record with its key, or one it may not stand
@@ -19,6 +22,7 @@ use crate::transfer::records::{
 pub(super) async fn insert(conn: &mut SqliteConnection, record: &Record) -> Result<Inserted> {
     let stored = match record {
         Record::Memory(r) => memory(conn, r).await?,
+        Record::MemoryRevision(r) => memory_revision(conn, r).await?,
         Record::Episode(r) => episode(conn, r).await?,
         Record::Step(r) => step(conn, r).await?,
         Record::TaskRule(r) => task_rule(conn, r).await?,
@@ -112,6 +116,7 @@ async fn memory(conn: &mut SqliteConnection, r: &MemoryRecord) -> Result<bool> {
     .await
     .map_err(db_error)?;
     let Some(seq) = seq else { return Ok(false) };
+    forget_trigger_creation(conn, r).await?;
     if r.access_count > 0 || r.last_access_time.is_some() {
         sqlx::query(
             "INSERT INTO memory_access (memory_seq, access_count, last_access_time) VALUES (?, ?, ?)",
@@ -124,6 +129,55 @@ async fn memory(conn: &mut SqliteConnection, r: &MemoryRecord) -> Result<bool> {
         .map_err(db_error)?;
     }
     Ok(true)
+}
+
+/// Takes back the revision the insert's trigger just recorded of `r` (its
+/// creation, by no one, as if the import had made it): its history is its
+/// own revision records. That revision is the newest row of its table, as
+/// this transaction is the database's only writer and `seq` only grows.
+async fn forget_trigger_creation(conn: &mut SqliteConnection, r: &MemoryRecord) -> Result<()> {
+    let done = sqlx::query(
+        "DELETE FROM memory_revisions WHERE seq = (SELECT max(seq) FROM memory_revisions) \
+         AND namespace = ? AND memory_id = ? AND action = ?",
+    )
+    .bind(&r.namespace)
+    .bind(&r.id)
+    .bind(RevisionAction::Created as i32)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    if done.rows_affected() != 1 {
+        // Without this the memory would keep a creation nobody made: better
+        // no import than a history that lies.
+        return Err(Error::Internal(format!(
+            "importing memory {}: its insert did not record its creation as expected",
+            r.id
+        )));
+    }
+    Ok(())
+}
+
+/// Appends `r` to its memory's history unless a revision of the same
+/// version and action is there (no index keeps that key unique: `seq` is
+/// the table's own key).
+async fn memory_revision(conn: &mut SqliteConnection, r: &MemoryRevisionRecord) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO memory_revisions (namespace, memory_id, version, action, time, key_id, agent_id, changed) \
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM memory_revisions \
+         WHERE namespace = ?1 AND memory_id = ?2 AND version = ?3 AND action = ?4)",
+    )
+    .bind(&r.namespace)
+    .bind(&r.memory_id)
+    .bind(r.version)
+    .bind(r.action as i32)
+    .bind(r.time)
+    .bind(&r.key_id)
+    .bind(&r.agent_id)
+    .bind(r.changed_fields.join(&CHANGED_SEPARATOR.to_string()))
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(done.rows_affected() > 0)
 }
 
 async fn episode(conn: &mut SqliteConnection, r: &EpisodeRecord) -> Result<bool> {

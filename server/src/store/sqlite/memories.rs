@@ -456,28 +456,33 @@ pub(super) async fn revisions(
     .fetch_all(&mut *conn)
     .await
     .map_err(db_error)?;
-    rows.iter()
-        .map(|row| {
-            let changed: String = row.try_get("changed").map_err(db_error)?;
-            Ok(Revision {
-                seq: row.try_get("seq").map_err(db_error)?,
-                memory_id: row.try_get("memory_id").map_err(db_error)?,
-                version: row.try_get("version").map_err(db_error)?,
-                action: row.try_get("action").map_err(db_error)?,
-                time: row.try_get("time").map_err(db_error)?,
-                actor: Actor {
-                    key_id: row.try_get("key_id").map_err(db_error)?,
-                    agent_id: row.try_get("agent_id").map_err(db_error)?,
-                },
-                changed_fields: changed
-                    .split(',')
-                    .filter(|field| !field.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
-            })
-        })
-        .collect()
+    rows.iter().map(revision_from_row).collect()
 }
+
+/// A row of `memory_revisions` as a revision.
+pub(super) fn revision_from_row(row: &SqliteRow) -> Result<Revision> {
+    let changed: String = row.try_get("changed").map_err(db_error)?;
+    Ok(Revision {
+        seq: row.try_get("seq").map_err(db_error)?,
+        memory_id: row.try_get("memory_id").map_err(db_error)?,
+        version: row.try_get("version").map_err(db_error)?,
+        action: row.try_get("action").map_err(db_error)?,
+        time: row.try_get("time").map_err(db_error)?,
+        actor: Actor {
+            key_id: row.try_get("key_id").map_err(db_error)?,
+            agent_id: row.try_get("agent_id").map_err(db_error)?,
+        },
+        changed_fields: changed
+            .split(CHANGED_SEPARATOR)
+            .filter(|field| !field.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+/// Between the names in `memory_revisions.changed` (as its trigger writes
+/// them).
+pub(super) const CHANGED_SEPARATOR: char = ',';
 
 /// Removes the memories `seqs`: the one way a memory leaves the database on
 /// request (DeleteMemory) or by retention. Their deletion trigger records
