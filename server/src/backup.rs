@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::config::{Config, Database};
+use crate::config::Config;
 use crate::files::{WholeFile, human_size};
 use crate::store::sqlite::backup;
 
@@ -26,7 +26,7 @@ pub struct BackupArgs {
 
 /// Copies `--database` into `--to`, reporting on standard error.
 pub async fn run(config: &Config, args: &BackupArgs) -> anyhow::Result<()> {
-    let Database::Sqlite(source) = config.database()?;
+    let source = config.sqlite_path("backup")?;
     let file = WholeFile::prepare(&args.to, args.force)?;
     let started = Instant::now();
     eprintln!("backing up {} to {}", source.display(), args.to.display());

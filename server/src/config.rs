@@ -1,6 +1,7 @@
 //! Command-line flags, each with an `ENGRAM_*` environment equivalent,
 //! validated once at start.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, Overload, RateLimit};
 use crate::llm::LlmConfig;
 use crate::openai::ApiConfig;
+use crate::store::postgres::{self, PostgresUrl};
 
 /// Engram: long-term memory for AI agents, over gRPC.
 #[derive(Debug, Clone, Parser)]
@@ -27,14 +29,26 @@ pub struct Config {
     pub listen: SocketAddr,
 
     /// Database URL: sqlite://PATH (the file is created when missing;
-    /// sqlite:///abs/path for an absolute path).
+    /// sqlite:///abs/path for an absolute path), or
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE for PostgreSQL, which
+    /// several replicas share (not finished yet: the server refuses it). The
+    /// password may also come from PGPASSWORD or ~/.pgpass; it is never
+    /// logged or shown.
     #[arg(
         long,
         env = "ENGRAM_DATABASE",
         default_value = "sqlite://engram.db",
-        global = true
+        global = true,
+        hide_env_values = true
     )]
-    pub database: String,
+    pub database: DatabaseUrl,
+
+    /// PostgreSQL: the most connections this server opens to the database.
+    /// Each replica has a pool of its own, so replicas × this must stay
+    /// below the database's max_connections. Not used with SQLite (see
+    /// --sqlite-readers).
+    #[arg(long, env = "ENGRAM_DATABASE_POOL_SIZE", default_value_t = postgres::DEFAULT_POOL_SIZE, value_parser = clap::value_parser!(u32).range(1..=i64::from(postgres::MAX_POOL_SIZE)), global = true)]
+    pub database_pool_size: u32,
 
     /// Folder of the full-text search index, which is derived from the
     /// database (rebuilt when missing). Default: beside the database, named
@@ -237,25 +251,75 @@ pub enum LogFormat {
     Json,
 }
 
+/// `--database` as given: parsed by [`Config::database`] rather than by the
+/// flag parser, whose errors repeat the value (and so a URL's password).
+/// Shown without a password, so that a `Config` may be logged.
+#[derive(Clone)]
+pub struct DatabaseUrl(String);
+
+impl std::str::FromStr for DatabaseUrl {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<DatabaseUrl, Self::Err> {
+        Ok(DatabaseUrl(text.to_owned()))
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match parse_database(&self.0) {
+            Ok(database) => write!(f, "{database:?}"),
+            Err(_) => f.write_str("DatabaseUrl(<not valid>)"),
+        }
+    }
+}
+
 /// Where the data lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Database {
     Sqlite(PathBuf),
+    Postgres(PostgresUrl),
+}
+
+/// The URL, with a PostgreSQL password hidden.
+impl fmt::Display for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Database::Sqlite(path) => write!(f, "sqlite://{}", path.display()),
+            Database::Postgres(url) => url.fmt(f),
+        }
+    }
 }
 
 impl Config {
     /// The parsed `--database` URL.
     pub fn database(&self) -> anyhow::Result<Database> {
-        parse_database(&self.database)
+        parse_database(&self.database.0)
     }
 
-    /// The search index's folder: `--index-dir`, or beside the database.
+    /// The SQLite database file, for `command`, which only works on SQLite
+    /// so far.
+    pub fn sqlite_path(&self, command: &str) -> anyhow::Result<PathBuf> {
+        match self.database()? {
+            Database::Sqlite(path) => Ok(path),
+            Database::Postgres(_) => bail!(
+                "{command} works on SQLite only so far: {}",
+                postgres::NOT_FINISHED
+            ),
+        }
+    }
+
+    /// The search index's folder: `--index-dir`, or beside a SQLite
+    /// database.
     pub fn index_dir(&self) -> anyhow::Result<PathBuf> {
         if let Some(dir) = &self.index_dir {
             return Ok(dir.clone());
         }
         match self.database()? {
             Database::Sqlite(path) => Ok(beside(&path)),
+            Database::Postgres(_) => bail!(
+                "--index-dir is needed with a PostgreSQL database: each replica keeps a search index of its own"
+            ),
         }
     }
 
@@ -335,9 +399,17 @@ fn parse_database(url: &str) -> anyhow::Result<Database> {
         return Ok(Database::Sqlite(PathBuf::from(path)));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        bail!("--database {url:?}: the PostgreSQL backend is not available yet; use sqlite://PATH");
+        return PostgresUrl::parse(url)
+            .map(Database::Postgres)
+            .map_err(|e| anyhow::anyhow!("--database: {e}"));
     }
-    bail!("--database {url:?}: expected sqlite://PATH")
+    // Only the scheme: the rest may hold a password.
+    match url.split_once(':') {
+        Some((scheme, _)) => {
+            bail!("--database: expected sqlite://PATH or postgres://…, not a {scheme:?} URL")
+        }
+        None => bail!("--database {url:?}: expected sqlite://PATH or postgres://…"),
+    }
 }
 
 /// `engram.db` → `engram.db.index`, in the same folder.
@@ -431,8 +503,53 @@ mod tests {
     #[test]
     fn unsupported_databases_are_refused_with_a_reason() {
         assert!(parse_database("sqlite::memory:").is_err());
-        assert!(parse_database("postgres://localhost/engram").is_err());
         assert!(parse_database("mysql://x").is_err());
+        assert!(parse_database("engram.db").is_err());
+    }
+
+    #[test]
+    fn postgres_urls_are_taken_and_shown_without_their_password() {
+        for url in [
+            "postgres://engram:s3cret@db:5432/engram",
+            "postgresql://engram:s3cret@db/engram",
+        ] {
+            let database = parse_database(url).unwrap();
+            assert!(matches!(database, Database::Postgres(_)), "{database:?}");
+            assert!(database.to_string().contains("engram:***@db"), "{database}");
+            assert!(!format!("{database:?}").contains("s3cret"));
+        }
+        let config = Config::try_parse_from([
+            "engram-server",
+            "--database",
+            "postgres://engram:s3cret@db/engram",
+        ])
+        .unwrap();
+        assert!(!format!("{config:?}").contains("s3cret"));
+        assert_eq!(config.database_pool_size, postgres::DEFAULT_POOL_SIZE);
+        let error = config.index_dir().unwrap_err().to_string();
+        assert!(error.contains("--index-dir"), "{error}");
+    }
+
+    #[test]
+    fn bad_database_urls_are_refused_without_their_password() {
+        for url in [
+            "postgres://engram:s3cret@db:port/engram",
+            "postgress://engram:s3cret@db/engram",
+        ] {
+            let error = parse_database(url).unwrap_err().to_string();
+            assert!(!error.contains("s3cret"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_pool_size_is_bounded() {
+        let parse = |size: &str| {
+            Config::try_parse_from(["engram-server", "--database-pool-size", size])
+                .map(|c| c.database_pool_size)
+        };
+        assert_eq!(parse("32").unwrap(), 32);
+        assert!(parse("0").is_err());
+        assert!(parse("1001").is_err());
     }
 
     #[test]

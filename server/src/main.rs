@@ -15,6 +15,7 @@ use engram_server::llm::LlmClient;
 use engram_server::metrics::{self, exporter::Exporter, http::METRICS_PATH};
 use engram_server::retention::{self, Retention};
 use engram_server::store::Store;
+use engram_server::store::postgres;
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use engram_server::{backup, reindex, server, transfer};
 use tokio::net::TcpListener;
@@ -96,7 +97,7 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = start_operations(&config, &store, &retrieval.text, shutdown).await?;
     tracing::info!(
         %address,
-        database = %config.database,
+        database = %config.database()?,
         index = %index_options.dir.display(),
         tls = security.tls.is_some(),
         client_certificates = security.client_ca.is_some(),
@@ -218,6 +219,7 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
             options.readers = config.sqlite_readers;
             Ok(Arc::new(SqliteStore::open(&options).await?))
         }
+        Database::Postgres(_) => anyhow::bail!(postgres::NOT_FINISHED),
     }
 }
 

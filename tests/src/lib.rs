@@ -4,6 +4,7 @@
 pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod fake_openai;
+pub mod postgres;
 pub mod scrape;
 
 use std::collections::BTreeSet;
@@ -16,6 +17,8 @@ use engram_client::{Code, Engram, Error, proto};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
+
+use crate::postgres::TestDatabase;
 
 /// How long a server may take to start or stop.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -86,6 +89,53 @@ pub fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("interop")
 }
 
+/// The variable that says which database the suite's servers use.
+pub const BACKEND_VAR: &str = "ENGRAM_TEST_BACKEND";
+
+/// Which database a test server keeps its data in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file in the server's temporary folder.
+    Sqlite,
+    /// A fresh database on the PostgreSQL server of
+    /// [`postgres::URL_VAR`], dropped after the server.
+    Postgres,
+}
+
+impl Backend {
+    /// The suite's backend: [`BACKEND_VAR`] is `sqlite` (or unset) or
+    /// `postgres`, for running the same end-to-end suite against each.
+    pub fn from_env() -> Backend {
+        Backend::parse(std::env::var(BACKEND_VAR).ok().as_deref())
+    }
+
+    fn parse(value: Option<&str>) -> Backend {
+        match value {
+            None | Some("" | "sqlite") => Backend::Sqlite,
+            Some("postgres") => Backend::Postgres,
+            Some(other) => panic!("{BACKEND_VAR}={other:?}: expected sqlite or postgres"),
+        }
+    }
+}
+
+/// Where one test server (and its restarts) keeps its data.
+#[derive(Clone)]
+enum Storage {
+    /// `engram.db` in the server's data folder.
+    Sqlite,
+    Postgres(Arc<TestDatabase>),
+}
+
+impl Storage {
+    /// A new, empty place of `backend`.
+    async fn fresh(backend: Backend) -> Storage {
+        match backend {
+            Backend::Sqlite => Storage::Sqlite,
+            Backend::Postgres => Storage::Postgres(Arc::new(TestDatabase::create().await)),
+        }
+    }
+}
+
 /// A running `engram-server` process with its own database.
 pub struct Server {
     child: Child,
@@ -100,11 +150,25 @@ pub struct Server {
     binary: PathBuf,
     extra_args: Vec<String>,
     envs: Vec<(String, String)>,
+    storage: Storage,
 }
 
 impl Server {
-    /// Starts a server on a fresh, empty database.
+    /// Starts a server on a fresh, empty database of the suite's backend
+    /// ([`Backend::from_env`]), as every constructor does unless it says
+    /// otherwise.
     pub async fn start() -> Server {
+        Server::start_fresh(None).await
+    }
+
+    /// Starts a server on a fresh, empty database of `backend`, whatever the
+    /// suite's backend is: for tests of one backend.
+    pub async fn start_on_backend(backend: Backend) -> Server {
+        Server::start_fresh(Some(Storage::fresh(backend).await)).await
+    }
+
+    /// A server with the defaults on `storage` (else the suite's backend).
+    async fn start_fresh(storage: Option<Storage>) -> Server {
         Server::start_with(
             Arc::new(TempDir::new().expect("temp dir")),
             server_binary(),
@@ -112,6 +176,7 @@ impl Server {
             Vec::new(),
             ANY_PORT,
             None,
+            storage,
         )
         .await
     }
@@ -125,6 +190,7 @@ impl Server {
             args.iter().map(|a| (*a).to_owned()).collect(),
             Vec::new(),
             ANY_PORT,
+            None,
             None,
         )
         .await
@@ -144,12 +210,14 @@ impl Server {
             envs,
             ANY_PORT,
             None,
+            None,
         )
         .await
     }
 
-    /// Starts a server on the database `engram.db` in `dir` (created when
-    /// missing), e.g. a restored backup put there.
+    /// Starts a server on the SQLite database `engram.db` in `dir` (created
+    /// when missing), e.g. a restored backup put there; SQLite whatever the
+    /// suite's backend, since the database is that file.
     pub async fn start_in(dir: TempDir) -> Server {
         Server::start_with(
             Arc::new(dir),
@@ -158,13 +226,15 @@ impl Server {
             Vec::new(),
             ANY_PORT,
             None,
+            Some(Storage::Sqlite),
         )
         .await
     }
 
-    /// Starts a server, with extra flags, on the database `engram.db` in
-    /// `data` (created when missing), e.g. a small file system mounted for
-    /// the test; its log stays in a temporary folder of its own.
+    /// Starts a server, with extra flags, on the SQLite database `engram.db`
+    /// in `data` (created when missing), e.g. a small file system mounted
+    /// for the test; its log stays in a temporary folder of its own. SQLite
+    /// whatever the suite's backend, since the database is that file.
     pub async fn start_on_data_dir(data: &Path, args: &[&str]) -> Server {
         Server::start_with(
             Arc::new(TempDir::new().expect("temp dir")),
@@ -173,6 +243,7 @@ impl Server {
             Vec::new(),
             ANY_PORT,
             Some(data.to_owned()),
+            Some(Storage::Sqlite),
         )
         .await
     }
@@ -194,6 +265,7 @@ impl Server {
             Vec::new(),
             ANY_PORT,
             None,
+            None,
         )
         .await
     }
@@ -205,16 +277,28 @@ impl Server {
         envs: Vec<(String, String)>,
         listen: &str,
         data: Option<PathBuf>,
+        storage: Option<Storage>,
     ) -> Server {
         let data = data.unwrap_or_else(|| dir.path().to_owned());
-        let database = format!("sqlite://{}", data.join(DATABASE_FILE).display());
+        let storage = match storage {
+            Some(storage) => storage,
+            None => Storage::fresh(Backend::from_env()).await,
+        };
+        let mut database_args = vec!["--database".to_owned(), database_url(&storage, &data)];
+        if let Storage::Postgres(_) = storage {
+            // No database file to put the index beside: it goes where it
+            // would be beside one, so `index_dir` holds for both backends.
+            database_args.push("--index-dir".to_owned());
+            database_args.push(index_dir(&data).display().to_string());
+        }
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.path().join("server.log"))
             .expect("server log");
         let mut child = Command::new(&binary)
-            .args(["--listen", listen, "--database", &database])
+            .args(["--listen", listen])
+            .args(&database_args)
             // Tests may raise it through their own environment.
             .env("ENGRAM_LOG", "info")
             .args(&extra_args)
@@ -259,6 +343,7 @@ impl Server {
             binary,
             extra_args,
             envs,
+            storage,
         }
     }
 
@@ -303,7 +388,7 @@ impl Server {
     /// The folder of the server's search index (the default: beside its
     /// database).
     pub fn index_dir(&self) -> PathBuf {
-        self.data.join(format!("{DATABASE_FILE}.index"))
+        index_dir(&self.data)
     }
 
     /// The folder holding the server's database (`engram.db`) and its search
@@ -314,7 +399,7 @@ impl Server {
 
     /// `--database` of the server.
     pub fn database_url(&self) -> String {
-        format!("sqlite://{}", self.data.join(DATABASE_FILE).display())
+        database_url(&self.storage, &self.data)
     }
 
     /// The server's process id.
@@ -408,9 +493,24 @@ impl Server {
             self.envs.clone(),
             listen,
             Some(self.data.clone()),
+            Some(self.storage.clone()),
         )
         .await
     }
+}
+
+/// `--database` of a server that keeps its data in `storage` and `data`.
+fn database_url(storage: &Storage, data: &Path) -> String {
+    match storage {
+        Storage::Sqlite => format!("sqlite://{}", data.join(DATABASE_FILE).display()),
+        Storage::Postgres(database) => database.url().to_owned(),
+    }
+}
+
+/// The search index of a server whose data folder is `data`: the server's
+/// default for a SQLite database there, beside the file.
+fn index_dir(data: &Path) -> PathBuf {
+    data.join(format!("{DATABASE_FILE}.index"))
 }
 
 /// Runs the operator's script `tests/operator/{name}` (which the README
@@ -460,19 +560,21 @@ pub fn test_model() -> PathBuf {
     dir
 }
 
-/// Runs `engram-server` with `args` and `envs` on a fresh database and
-/// asserts it exits with an error naming `reason` before it ever said it
-/// listens; returns what it wrote on standard error.
+/// Runs `engram-server` with `args` and `envs` on a fresh SQLite database
+/// (unless `args` name a `--database`) and asserts it exits with an error
+/// naming `reason` before it ever said it listens; returns what it wrote on
+/// standard error.
 pub async fn refuses_to_start(args: &[&str], envs: &[(&str, &str)], reason: &str) -> String {
     let dir = TempDir::new().expect("temp dir");
-    let output = Command::new(server_binary())
-        .args(["--listen", ANY_PORT])
-        .args(args)
-        .arg("--database")
-        .arg(format!(
+    let mut command = Command::new(server_binary());
+    command.args(["--listen", ANY_PORT]).args(args);
+    if !args.contains(&"--database") {
+        command.arg("--database").arg(format!(
             "sqlite://{}",
             dir.path().join(DATABASE_FILE).display()
-        ))
+        ));
+    }
+    let output = command
         .envs(envs.iter().copied())
         .kill_on_drop(true)
         .output();
@@ -729,4 +831,23 @@ pub fn sha256_hex(text: &str) -> String {
         })
         .expect("run sha256sum");
     String::from_utf8(output.stdout).expect("utf-8")[..64].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_runs_on_sqlite_unless_told_postgres() {
+        assert_eq!(Backend::parse(None), Backend::Sqlite);
+        assert_eq!(Backend::parse(Some("")), Backend::Sqlite);
+        assert_eq!(Backend::parse(Some("sqlite")), Backend::Sqlite);
+        assert_eq!(Backend::parse(Some("postgres")), Backend::Postgres);
+    }
+
+    #[test]
+    #[should_panic(expected = "expected sqlite or postgres")]
+    fn an_unknown_backend_stops_the_suite_rather_than_testing_sqlite() {
+        Backend::parse(Some("postgresql"));
+    }
 }

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 
 use super::records::{Kind, Record};
 use super::{End, FORMAT, Frame, Header, NamespaceLine, Namespaces, Progress, TIMES, VERSION};
-use crate::config::{Config, Database};
+use crate::config::Config;
 use crate::domain::now_micros;
 use crate::error::Error;
 use crate::files::{WholeFile, human_size};
@@ -49,7 +49,7 @@ pub struct Exported {
 
 /// Exports `--database` as `args` say, reporting on standard error.
 pub async fn run(config: &Config, args: &ExportArgs) -> anyhow::Result<()> {
-    let Database::Sqlite(path) = config.database()?;
+    let path = config.sqlite_path("export")?;
     let transfer = SqliteTransfer::open_to_read(&path, config.sqlite_busy_timeout).await?;
     let namespaces = Namespaces::new(args.namespaces.clone());
     let started = Instant::now();

@@ -38,7 +38,7 @@ use super::records::{Kind, MemoryRecord, MemoryRevisionRecord, Record};
 use super::{
     End, FIRST_WITH_HISTORY, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION,
 };
-use crate::config::{Config, Database};
+use crate::config::Config;
 use crate::index::{self, IndexOptions};
 use crate::store::sqlite::transfer::SqliteTransfer;
 use crate::store::transfer::{Importing, Inserted, Transfer};
@@ -74,7 +74,7 @@ pub struct Imported {
 
 /// Imports `args.from` into `--database`, reporting on standard error.
 pub async fn run(config: &Config, args: &ImportArgs) -> anyhow::Result<()> {
-    let Database::Sqlite(path) = config.database()?;
+    let path = config.sqlite_path("import")?;
     let index_dir = config.index_dir()?;
     let _index = index::hold(&IndexOptions {
         dir: index_dir.clone(),
