@@ -6,6 +6,7 @@ pub mod create_batch;
 pub mod dedup;
 pub mod episode_learning;
 pub mod episodes;
+pub mod forgetting;
 pub mod learning;
 pub mod memories;
 pub mod outcome_learning;

@@ -26,7 +26,7 @@ use crate::engine::outcomes::{
     DEFAULT_MIN_OCCURRENCES, RECENT_OUTCOMES, StrategyVectors, agent_scope_or_default,
     infer_task_type,
 };
-use crate::engine::{episode_learning, outcome_learning};
+use crate::engine::{episode_learning, forgetting, outcome_learning};
 use crate::error::Error;
 use crate::llm::LlmClient;
 use crate::store::Store;
@@ -602,7 +602,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             kinds,
             dry_run: req.dry_run,
         };
-        let forgotten = self.store.forget(request, now).await?;
+        let forgotten = forgetting::forget(&*self.store, request, now).await?;
         Ok(Response::new(pb::ForgetResponse {
             outcomes: forgotten.outcomes,
             heuristics: forgotten.heuristics,

@@ -13,8 +13,7 @@ use crate::domain::episode::{
     Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
-    AgentScope, AntiPattern, ForgetRequest, Forgotten, Heuristic, LearningFilter, Owner,
-    TaskOutcome,
+    AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
 };
 use crate::domain::policy::Decision;
 use crate::domain::{
@@ -195,9 +194,6 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
         after: Option<(i64, i64)>,
     ) -> Result<Vec<AntiPattern>>;
-
-    /// Counts, and unless a dry run deletes, the stale records of a scope.
-    async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten>;
 
     /// The change feed's head: the sequence number of the newest committed
     /// change to a memory (0 before any). It moves after every commit that

@@ -125,6 +125,27 @@ pub struct MemoryInsert {
     pub new: NewMemory,
 }
 
+/// Records the engine has judged stale (Forget): one kind of record of one
+/// owner, past a threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stale {
+    /// The owner's outcomes created before the time.
+    Outcomes {
+        owner: Owner,
+        created_before: Micros,
+    },
+    /// The owner's heuristics less confident than this.
+    Heuristics { owner: Owner, confidence_below: f64 },
+    /// The owner's anti-patterns last seen before the time.
+    AntiPatterns {
+        owner: Owner,
+        last_seen_before: Micros,
+    },
+    /// The memories owned by exactly this scope (every field as given) that
+    /// expired at or before the time.
+    ExpiredMemories { scope: Scope, at: Micros },
+}
+
 /// The storage primitives of one transaction. Every change is made in the
 /// transaction and committed, or rolled back, with the whole unit of work.
 #[async_trait]
@@ -332,4 +353,10 @@ pub trait Tx: Send {
     /// The memory `id` if it is unexpired, whatever its scope (for a request
     /// id's replay: the request named the scope when it ran).
     async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>>;
+
+    /// How many records `stale` names.
+    async fn count_stale(&mut self, stale: &Stale) -> Result<i64>;
+
+    /// Deletes up to `limit` of the records `stale` names; returns how many.
+    async fn delete_stale(&mut self, stale: &Stale, limit: usize) -> Result<i64>;
 }

@@ -42,15 +42,13 @@ use crate::domain::episode::{
     Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
 };
 use crate::domain::outcome::{
-    AgentScope, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic, LearningFilter,
-    Owner, TaskOutcome,
+    AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
 };
 use crate::domain::{
     Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, Micros, Neighbours, Revision, Scope,
     Unembedded,
 };
 use crate::error::{Error, Result};
-use crate::metrics;
 
 /// The schema, in order. A migration is never edited once released; a change
 /// is a new entry.
@@ -117,11 +115,6 @@ const WRITER_STATEMENTS: usize = 3 * memories::MAX_UPSERT_ROWS;
 const CACHE_KIB: u32 = 32 * 1024;
 /// How much of the database file each connection may memory-map.
 const MMAP_BYTES: u64 = 1 << 30;
-/// Rows of each kind one Forget job deletes: a Forget of more is several
-/// jobs, each committed on its own, so that it never holds the single
-/// writer (and every other write) for long, and its statement stays far
-/// from SQLite's limits.
-const FORGET_BATCH: usize = 2_000;
 
 /// How to open the SQLite database.
 #[derive(Debug, Clone)]
@@ -514,49 +507,6 @@ impl Store for SqliteStore {
     ) -> Result<Vec<AntiPattern>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         outcomes::list_anti_patterns(&mut conn, scope, filter, limit, after).await
-    }
-
-    async fn forget(&self, request: ForgetRequest, now: Micros) -> Result<Forgotten> {
-        let request = Arc::new(request);
-        if request.dry_run {
-            // Counting writes nothing: a read connection does.
-            let mut conn = self.readers.acquire().await.map_err(db_error)?;
-            return outcomes::forget(&mut conn, &request, &request.kinds, 0, now).await;
-        }
-        // Batch by batch, each its own transaction, until a batch finds
-        // fewer rows than it may delete: a Forget of many rows lets other
-        // writes in between. Should one batch fail, the earlier ones stay
-        // done; forgetting again finishes the work.
-        let mut total = Forgotten::default();
-        let mut kinds = request.kinds.clone();
-        while !kinds.is_empty() {
-            let (req, batch_kinds) = (request.clone(), kinds.clone());
-            // Deletes only: runs even on a full disk.
-            let done = self
-                .writer
-                .write_atomic_freeing(move |conn| {
-                    Box::pin(async move {
-                        outcomes::forget(conn, &req, &batch_kinds, FORGET_BATCH, now).await
-                    })
-                })
-                .await?;
-            metrics::recorders().forget_batches.inc();
-            total.outcomes += done.outcomes;
-            total.heuristics += done.heuristics;
-            total.anti_patterns += done.anti_patterns;
-            total.memories += done.memories;
-            let full = i64::try_from(FORGET_BATCH).unwrap_or(i64::MAX);
-            kinds.retain(|kind| {
-                let count = match kind {
-                    ForgetKind::Outcomes => done.outcomes,
-                    ForgetKind::Heuristics => done.heuristics,
-                    ForgetKind::AntiPatterns => done.anti_patterns,
-                    ForgetKind::Memories => done.memories,
-                };
-                count >= full
-            });
-        }
-        Ok(total)
     }
 
     fn feed_head(&self) -> watch::Receiver<i64> {

@@ -7,12 +7,12 @@ use sqlx::{FromRow, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
 use crate::domain::outcome::{
-    AgentScope, AgentScopeSet, AntiPattern, ForgetKind, ForgetRequest, Forgotten, Heuristic,
-    LearningFilter, NewOutcome, Owner, TaskOutcome, TaskTypeStats,
+    AgentScope, AgentScopeSet, AntiPattern, Heuristic, LearningFilter, NewOutcome, Owner,
+    TaskOutcome, TaskTypeStats,
 };
 use crate::domain::{Micros, Scope};
 use crate::error::{Error, Result};
-use crate::store::tx::{NewAntiPattern, NewHeuristic};
+use crate::store::tx::{NewAntiPattern, NewHeuristic, Stale};
 
 /// Appends the rule that a learning record (alias `t`) is visible from
 /// `scope`: same namespace, and where the scope names an agent or a project,
@@ -498,85 +498,78 @@ pub(super) async fn list_anti_patterns(
         .map_err(db_error)
 }
 
-/// Forgets what `request` names, in `kinds`: with `dry_run`, counts all of
-/// it; otherwise deletes at most `limit` rows of each kind (a Forget of
-/// many rows is several of these, each its own transaction, so that no
-/// single one holds the writer for long), and reports how many of each.
-pub(super) async fn forget(
+/// Counts the records `stale` names (`limit` none), or deletes up to
+/// `limit` of them; returns how many.
+pub(super) async fn stale(
     conn: &mut SqliteConnection,
-    request: &ForgetRequest,
-    kinds: &[ForgetKind],
-    limit: usize,
-    now: Micros,
-) -> Result<Forgotten> {
-    let mut forgotten = Forgotten::default();
-    let scope = &request.scope;
-    for kind in kinds {
-        let (table, alias) = match kind {
-            ForgetKind::Outcomes => ("outcomes", "t"),
-            ForgetKind::Heuristics => ("heuristics", "t"),
-            ForgetKind::AntiPatterns => ("anti_patterns", "t"),
-            ForgetKind::Memories => ("memories", "m"),
-        };
-        let mut qb = if request.dry_run {
-            QueryBuilder::<Sqlite>::new("SELECT count(*) FROM ")
-        } else {
-            QueryBuilder::<Sqlite>::new(format!(
-                "DELETE FROM {table} WHERE seq IN (SELECT {alias}.seq FROM "
-            ))
-        };
-        qb.push(format!("{table} AS {alias} WHERE "));
-        match kind {
-            ForgetKind::Outcomes => {
-                push_owned(&mut qb, &Owner::from(scope));
-                qb.push(" AND t.create_time < ")
-                    .push_bind(request.stale_before);
-            }
-            ForgetKind::Heuristics => {
-                push_owned(&mut qb, &Owner::from(scope));
-                qb.push(" AND t.confidence < ")
-                    .push_bind(request.below_confidence);
-            }
-            ForgetKind::AntiPatterns => {
-                push_owned(&mut qb, &Owner::from(scope));
-                qb.push(" AND t.last_seen_time < ")
-                    .push_bind(request.stale_before);
-            }
-            ForgetKind::Memories => {
-                qb.push("m.namespace = ")
-                    .push_bind(scope.namespace.clone())
-                    .push(" AND m.agent_id = ")
-                    .push_bind(scope.agent_id.clone())
-                    .push(" AND m.user_id = ")
-                    .push_bind(scope.user_id.clone())
-                    .push(" AND m.project_id = ")
-                    .push_bind(scope.project_id.clone())
-                    .push(" AND m.session_id = ")
-                    .push_bind(scope.session_id.clone());
-                qb.push(" AND m.expire_time IS NOT NULL AND m.expire_time <= ")
-                    .push_bind(now);
-            }
+    stale: &Stale,
+    limit: Option<usize>,
+) -> Result<i64> {
+    let (table, alias) = match stale {
+        Stale::Outcomes { .. } => ("outcomes", "t"),
+        Stale::Heuristics { .. } => ("heuristics", "t"),
+        Stale::AntiPatterns { .. } => ("anti_patterns", "t"),
+        Stale::ExpiredMemories { .. } => ("memories", "m"),
+    };
+    let mut qb = match limit {
+        None => QueryBuilder::<Sqlite>::new("SELECT count(*) FROM "),
+        Some(_) => QueryBuilder::<Sqlite>::new(format!(
+            "DELETE FROM {table} WHERE seq IN (SELECT {alias}.seq FROM "
+        )),
+    };
+    qb.push(format!("{table} AS {alias} WHERE "));
+    match stale {
+        Stale::Outcomes {
+            owner,
+            created_before,
+        } => {
+            push_owned(&mut qb, owner);
+            qb.push(" AND t.create_time < ").push_bind(*created_before);
         }
-        let count = if request.dry_run {
-            qb.build_query_scalar::<i64>()
-                .fetch_one(&mut *conn)
-                .await
-                .map_err(db_error)?
-        } else {
+        Stale::Heuristics {
+            owner,
+            confidence_below,
+        } => {
+            push_owned(&mut qb, owner);
+            qb.push(" AND t.confidence < ").push_bind(*confidence_below);
+        }
+        Stale::AntiPatterns {
+            owner,
+            last_seen_before,
+        } => {
+            push_owned(&mut qb, owner);
+            qb.push(" AND t.last_seen_time < ")
+                .push_bind(*last_seen_before);
+        }
+        Stale::ExpiredMemories { scope, at } => {
+            qb.push("m.namespace = ")
+                .push_bind(scope.namespace.clone())
+                .push(" AND m.agent_id = ")
+                .push_bind(scope.agent_id.clone())
+                .push(" AND m.user_id = ")
+                .push_bind(scope.user_id.clone())
+                .push(" AND m.project_id = ")
+                .push_bind(scope.project_id.clone())
+                .push(" AND m.session_id = ")
+                .push_bind(scope.session_id.clone())
+                .push(" AND m.expire_time IS NOT NULL AND m.expire_time <= ")
+                .push_bind(*at);
+        }
+    }
+    match limit {
+        None => qb
+            .build_query_scalar::<i64>()
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db_error),
+        Some(limit) => {
             qb.push(" LIMIT ")
                 .push_bind(i64::try_from(limit).unwrap_or(i64::MAX))
                 .push(")");
             let done = qb.build().execute(&mut *conn).await.map_err(db_error)?;
-            i64::try_from(done.rows_affected()).unwrap_or(i64::MAX)
-        };
-        match kind {
-            ForgetKind::Outcomes => forgotten.outcomes = count,
-            ForgetKind::Heuristics => forgotten.heuristics = count,
-            ForgetKind::AntiPatterns => forgotten.anti_patterns = count,
-            ForgetKind::Memories => forgotten.memories = count,
+            Ok(i64::try_from(done.rows_affected()).unwrap_or(i64::MAX))
         }
     }
-    Ok(forgotten)
 }
 
 /// Per task type: outcomes, successes, heuristics and anti-patterns visible from `scope`.

@@ -12,7 +12,7 @@ use crate::domain::{Actor, Memory, Micros, RequestKey, Scope};
 use crate::error::Result;
 use crate::store::tx::{
     CardKey, Identity, LearningProgress, Lesson, MemoryInsert, NewAntiPattern, NewHeuristic,
-    NewMistakeCard, RequestRecord, Tx,
+    NewMistakeCard, RequestRecord, Stale, Tx,
 };
 
 /// A unit of work's transaction: the writer's connection, and the memories
@@ -256,5 +256,13 @@ impl Tx for SqliteTx<'_> {
 
     async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>> {
         memories::get_unexpired(self.conn, id, now).await
+    }
+
+    async fn count_stale(&mut self, stale: &Stale) -> Result<i64> {
+        outcomes::stale(self.conn, stale, None).await
+    }
+
+    async fn delete_stale(&mut self, stale: &Stale, limit: usize) -> Result<i64> {
+        outcomes::stale(self.conn, stale, Some(limit)).await
     }
 }
