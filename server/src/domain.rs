@@ -1,6 +1,7 @@
 //! Engram's domain types: plain Rust structs, independent of protobuf and SQL.
 
 pub mod episode;
+pub mod identity;
 pub mod outcome;
 pub mod policy;
 

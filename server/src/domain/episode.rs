@@ -187,6 +187,9 @@ pub struct Appended {
     pub step_count: i32,
 }
 
+/// The task_id of global rules (those of no one task).
+pub const GLOBAL: &str = "";
+
 /// Whether a rule came from a success, a mistake or a consolidation
 /// (`engram.v1.TaskRuleOrigin` numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
+use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
 use crate::error::Result;
 use crate::index;
-use crate::store::Store;
+use crate::store::{KnowledgeQuery, Store};
 
 /// Tokens are estimated as characters / 4 (rounded up).
 pub const CHARS_PER_TOKEN: usize = 4;
@@ -118,6 +119,22 @@ const PRIORITY_STEP: f64 = 0.01;
 /// A recent episode's line quotes this many characters of its summary.
 const EPISODE_SUMMARY_CHARS: usize = 100;
 
+/// How much of what is learned a context block shows (before the budget
+/// cuts it): the newest rules of the task and global ones, the latest
+/// mistakes, the strongest cards, the task's latest episodes, and for its
+/// task type the strategies that work more often than not and those that
+/// fail.
+const KNOWLEDGE: KnowledgeQuery = KnowledgeQuery {
+    task_rules: 5,
+    global_rules: 5,
+    mistakes: 3,
+    mistake_cards: 5,
+    recent_episodes: 3,
+    heuristics: 5,
+    anti_patterns: 5,
+    min_heuristic_confidence: MIN_SUCCESS_RATE.next_up(),
+};
+
 /// Gathers what is known for the request and assembles it within the budget,
 /// in the sections of DESIGN §4. `deadline` is how long the caller waits,
 /// when it said.
@@ -129,7 +146,12 @@ pub async fn build(
     deadline: Option<Duration>,
 ) -> Result<ContextBlock> {
     let knowledge = store
-        .task_knowledge(&request.scope, &request.task_id, &request.task_type)
+        .task_knowledge(
+            &request.scope,
+            &request.task_id,
+            &request.task_type,
+            &KNOWLEDGE,
+        )
         .await?;
     let relevant = relevant_memories(store, retrieval, request, now, deadline).await?;
     let preferences = store

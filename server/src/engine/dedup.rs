@@ -1,63 +1,14 @@
 //! What makes two memories "identical" (DESIGN §3): the same scope, level and
-//! type, and the same content once normalised.
+//! type, and the same content once normalised (the hash is a domain value,
+//! `domain::identity`); and fingerprints of request values.
 
-use sha2::{Digest as _, Sha256};
+use crate::domain::identity::sha256_hex;
+pub use crate::domain::identity::{content_hash, normalise};
 
-/// The content as compared for identity: Unicode-lowercased, with every run
-/// of white space folded to one space and the ends trimmed.
-pub fn normalise(content: &str) -> String {
-    content
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
-
-/// The hex SHA-256 of the normalised content: the merge key stored beside it.
-pub fn content_hash(content: &str) -> String {
-    sha256_hex(normalise(content).as_bytes())
-}
-
-/// The hex SHA-256 of a value's `Debug` form: a fingerprint of a request, to
-/// tell whether two requests are the same.
+/// The hex SHA-256 of a value's `Debug` form: the fingerprint a page token
+/// carries of the listing it continues (a token is short-lived: one that an
+/// upgrade no longer matches is refused, and the listing starts again).
+/// Request ids use the stable `grpc::request_key` instead.
 pub fn fingerprint(value: &impl std::fmt::Debug) -> String {
     sha256_hex(format!("{value:?}").as_bytes())
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut hex = String::with_capacity(digest.len() * 2);
-    for byte in digest {
-        hex.push(char::from(HEX[usize::from(byte >> 4)]));
-        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
-    hex
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn case_and_white_space_do_not_make_memories_different() {
-        assert_eq!(
-            content_hash("The user prefers  TABS\n"),
-            content_hash("the user prefers tabs")
-        );
-    }
-
-    #[test]
-    fn different_words_make_different_memories() {
-        assert_ne!(content_hash("prefers tabs"), content_hash("prefers spaces"));
-    }
-
-    #[test]
-    fn hash_is_hex_sha256() {
-        // The form stored since the first release: lower-case hex of SHA-256.
-        assert_eq!(
-            content_hash("x"),
-            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
-        );
-    }
 }

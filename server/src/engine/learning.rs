@@ -5,8 +5,9 @@ use crate::domain::episode::{Outcome, Rejection, RuleOrigin, Step, StepProblem};
 
 /// The most steps one episode may have.
 pub const MAX_STEPS_PER_EPISODE: i32 = 1000;
-/// The task_id of global rules.
-pub const GLOBAL: &str = "";
+pub use crate::domain::episode::GLOBAL;
+/// How many of the strongest mistake cards GetStats shows.
+pub const STATS_TOP_CARDS: usize = 5;
 /// A success becomes a `[WORKS]` rule from this score up.
 pub const WORKS_MIN_SCORE: f64 = 0.85;
 /// A mistake becomes an `[AVOID]` rule below this score.

@@ -20,7 +20,7 @@ use crate::domain::outcome::{
 use crate::embed::Embedder;
 use crate::engine::learning::{
     LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
-    consolidated_rules, consolidation_prompt, consolidation_schema,
+    STATS_TOP_CARDS, consolidated_rules, consolidation_prompt, consolidation_schema,
 };
 use crate::engine::outcomes::{
     DEFAULT_MIN_OCCURRENCES, RECENT_OUTCOMES, StrategyVectors, agent_scope_or_default,
@@ -621,7 +621,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let scope = v.scope("scope", req.scope.as_ref());
         v.finish(())?;
         let now = now_micros();
-        let stats = self.store.stats(&scope, now).await?;
+        let stats = self.store.stats(&scope, STATS_TOP_CARDS, now).await?;
         let pending_embeddings = match &self.embedder {
             Some(embedder) => {
                 self.store

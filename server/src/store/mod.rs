@@ -29,6 +29,21 @@ pub struct Remembered {
     pub created: Option<Created>,
 }
 
+/// What BuildContext shows about a task, as the engine asks for it: how
+/// many of each kind, and how confident a heuristic must be to be advice.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KnowledgeQuery {
+    pub task_rules: usize,
+    pub global_rules: usize,
+    pub mistakes: usize,
+    pub mistake_cards: usize,
+    pub recent_episodes: usize,
+    pub heuristics: usize,
+    pub anti_patterns: usize,
+    /// Heuristics less confident than this are not shown.
+    pub min_heuristic_confidence: f64,
+}
+
 /// How many memories the namespaces hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NamespaceSizes {
@@ -142,16 +157,19 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<Episode>>;
 
-    /// The learning statistics of `scope`.
-    async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats>;
+    /// The learning statistics of `scope`, with its `top_cards` strongest
+    /// mistake cards.
+    async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats>;
 
-    /// What BuildContext shows about a task (and its task type: the given
-    /// one, else that of the task's latest episode) and its namespace.
+    /// What `query` asks for about a task (and its task type: the given one,
+    /// else that of the task's latest episode) and its namespace, on one
+    /// snapshot.
     async fn task_knowledge(
         &self,
         scope: &Scope,
         task_id: &str,
         task_type: &str,
+        query: &KnowledgeQuery,
     ) -> Result<TaskKnowledge>;
 
     /// The strategies of the owner's latest `recent` outcomes of

@@ -8,7 +8,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use super::learning::{MISTAKE, SUCCESS};
 use super::memories::CHANGED_SEPARATOR;
 use super::{db_error, export};
-use crate::engine::dedup::content_hash;
+use crate::domain::identity::content_hash;
 use crate::error::{Error, Result};
 use crate::store::transfer::Inserted;
 use crate::transfer::records::{

@@ -36,7 +36,7 @@ use self::memories::Written;
 use self::tx::SqliteTx;
 use self::writer::{OnCommit, Writer};
 use super::tx::{Answer, DiskUse, LearningProgress, Work};
-use super::{NamespaceSizes, Store};
+use super::{KnowledgeQuery, NamespaceSizes, Store};
 use crate::disk::DiskSpace;
 use crate::domain::episode::{
     Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
@@ -442,11 +442,11 @@ impl Store for SqliteStore {
         learning::learning_progress(&mut conn, namespace).await
     }
 
-    async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats> {
+    async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        learning::stats(&mut snapshot, scope, now).await
+        learning::stats(&mut snapshot, scope, top_cards, now).await
     }
 
     async fn task_knowledge(
@@ -454,11 +454,12 @@ impl Store for SqliteStore {
         scope: &Scope,
         task_id: &str,
         task_type: &str,
+        query: &KnowledgeQuery,
     ) -> Result<TaskKnowledge> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        learning::knowledge(&mut snapshot, scope, task_id, task_type).await
+        learning::knowledge(&mut snapshot, scope, task_id, task_type, query).await
     }
 
     async fn compared_strategies(
