@@ -66,6 +66,8 @@ pub struct ImportArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Imported {
     pub namespace: String,
+    /// The records read, by kind (kinds with none left out).
+    pub records: BTreeMap<Kind, u64>,
     /// Records stored.
     pub new: u64,
     /// Records already there, identical, skipped.
@@ -111,39 +113,76 @@ pub async fn read(
     namespaces: &Namespaces,
     input: impl BufRead,
 ) -> anyhow::Result<Vec<Imported>> {
-    let mut reader = Reader {
-        transfer,
-        namespaces,
-        group: None,
-        done: Vec::new(),
-        records: 0,
-        groups: 0,
-        version: 0,
-        started: false,
-        ended: false,
-        progress: Progress::new(),
-    };
-    let mut last = 0;
+    let mut import = Import::new(transfer, namespaces.clone());
     for (index, line) in input.lines().enumerate() {
-        let number = index + 1;
-        last = number;
-        let line = line.with_context(|| format!("reading line {number}"))?;
-        let read = reader.line(number, &line).await;
-        if let Err(err) = read {
-            return Err(reader.failed(err));
+        let line = line.with_context(|| format!("reading line {}", index + 1))?;
+        import.line(&line).await?;
+    }
+    import.finish()
+}
+
+/// An import fed an export line by line, as [`read`] feeds it a file's
+/// and `migrate-data` the lines an export of another database makes.
+pub struct Import<'t> {
+    reader: Reader<'t>,
+    /// The number of the last line fed.
+    last: usize,
+}
+
+impl<'t> Import<'t> {
+    /// An import of `namespaces` into `transfer`.
+    pub fn new(transfer: &'t dyn Transfer, namespaces: Namespaces) -> Self {
+        Import {
+            reader: Reader {
+                transfer,
+                namespaces,
+                exact: false,
+                group: None,
+                done: Vec::new(),
+                records: 0,
+                groups: 0,
+                version: 0,
+                started: false,
+                ended: false,
+                progress: Progress::new(),
+            },
+            last: 0,
         }
     }
-    if !reader.ended {
-        let err = if last == 0 {
-            anyhow!("the file is empty: not an Engram export")
-        } else {
-            anyhow!(
-                "the file ends at line {last} without its end line: it is incomplete (cut short?)"
-            )
-        };
-        return Err(reader.failed(err));
+
+    /// Refuses, before its commit, a namespace of which the database then
+    /// holds records that the lines did not bring: the database must end up
+    /// holding exactly the namespace's records, no more.
+    pub fn exactly(mut self) -> Self {
+        self.reader.exact = true;
+        self
     }
-    Ok(reader.done)
+
+    /// Reads the next line (without its newline). An error names the line,
+    /// says what was imported before it, and ends the import: the namespace
+    /// it is in is rolled back.
+    pub async fn line(&mut self, line: &str) -> anyhow::Result<()> {
+        self.last += 1;
+        let read = self.reader.line(self.last, line).await;
+        read.map_err(|err| self.reader.failed(err))
+    }
+
+    /// Checks that the lines were a whole export; returns what each
+    /// namespace's import did.
+    pub fn finish(mut self) -> anyhow::Result<Vec<Imported>> {
+        if !self.reader.ended {
+            let last = self.last;
+            let err = if last == 0 {
+                anyhow!("the file is empty: not an Engram export")
+            } else {
+                anyhow!(
+                    "the file ends at line {last} without its end line: it is incomplete (cut short?)"
+                )
+            };
+            return Err(self.reader.failed(err));
+        }
+        Ok(self.reader.done)
+    }
 }
 
 /// A namespace being imported.
@@ -159,9 +198,12 @@ struct Group<'t> {
     imported: Imported,
 }
 
-struct Reader<'a, 't> {
+struct Reader<'t> {
     transfer: &'t dyn Transfer,
-    namespaces: &'a Namespaces,
+    namespaces: Namespaces,
+    /// Whether a namespace must end up holding only the records read (see
+    /// [`Import::exactly`]).
+    exact: bool,
     group: Option<Group<'t>>,
     done: Vec<Imported>,
     /// Records and groups read so far, for the end line's check.
@@ -175,7 +217,7 @@ struct Reader<'a, 't> {
     progress: Progress,
 }
 
-impl<'t> Reader<'_, 't> {
+impl<'t> Reader<'t> {
     async fn line(&mut self, number: usize, line: &str) -> anyhow::Result<()> {
         if line.trim().is_empty() {
             return Ok(());
@@ -232,6 +274,7 @@ impl<'t> Reader<'_, 't> {
         self.group = Some(Group {
             imported: Imported {
                 namespace: opened.namespace.clone(),
+                records: BTreeMap::new(),
                 new: 0,
                 identical: 0,
             },
@@ -323,13 +366,18 @@ impl<'t> Reader<'_, 't> {
                 );
             }
         }
-        if let Some(tx) = group.tx {
+        if let Some(mut tx) = group.tx {
+            if self.exact {
+                only_these(tx.as_mut(), &group.namespace, &group.expected).await?;
+            }
             tx.commit().await?;
             eprintln!(
                 "imported {}: {} records ({} already there)",
                 group.namespace, group.imported.new, group.imported.identical
             );
-            self.done.push(group.imported);
+            let mut imported = group.imported;
+            imported.records = group.seen;
+            self.done.push(imported);
         }
         Ok(())
     }
@@ -369,6 +417,29 @@ impl<'t> Reader<'_, 't> {
         }
         anyhow!(told)
     }
+}
+
+/// Checks that `namespace` holds no more records of any kind than the
+/// `expected` ones, which were all read and either stored or found there:
+/// then it holds those and nothing else.
+async fn only_these(
+    tx: &mut dyn Importing,
+    namespace: &str,
+    expected: &BTreeMap<Kind, u64>,
+) -> anyhow::Result<()> {
+    for kind in Kind::ALL {
+        let expected = expected.get(&kind).copied().unwrap_or(0);
+        let held = tx.count(namespace, kind).await?;
+        if held != expected {
+            bail!(
+                "namespace {namespace} of the target would hold {held} {} records, the source has \
+                 {expected}: the target holds records the source does not; migrate only into an \
+                 empty database, or one holding the same records (a migration run again)",
+                kind.name()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Records the creation of `memory`, new from a file without history, as

@@ -1,9 +1,10 @@
 //! Reading whole records for export: where each kind lives, the order it
 //! was written in, what identifies one, and its rows as records.
 
-use futures_util::TryStreamExt as _;
+use futures_util::StreamExt as _;
+use futures_util::stream::BoxStream;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{FromRow as _, QueryBuilder, Row as _, Sqlite, SqliteConnection};
+use sqlx::{AssertSqlSafe, FromRow as _, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::learning::{MISTAKE, SUCCESS};
 use super::memories::{COLUMNS, FROM_MEMORIES};
@@ -152,26 +153,23 @@ pub(super) async fn count(conn: &mut SqliteConnection, namespace: &str, kind: Ki
     Ok(u64::try_from(count).unwrap_or(0))
 }
 
-/// Passes every record of `kind` in `namespace` to `visit`, in the order
-/// they were written, reading them as it goes.
-pub(super) async fn each(
-    conn: &mut SqliteConnection,
+/// Every record of `kind` in `namespace`, in the order they were written,
+/// read as the stream is polled.
+pub(super) fn records<'a>(
+    conn: &'a mut SqliteConnection,
     namespace: &str,
     kind: Kind,
-    visit: &mut (dyn FnMut(Record) -> Result<()> + Send),
-) -> Result<()> {
+) -> BoxStream<'a, Result<Record>> {
     let table = table(kind);
-    let mut qb = QueryBuilder::<Sqlite>::new(format!(
-        "SELECT {} FROM {} WHERE {} = ",
-        table.columns, table.from, table.namespace
-    ));
-    qb.push_bind(namespace)
-        .push(format!(" ORDER BY {}", table.order));
-    let mut rows = qb.build().fetch(&mut *conn);
-    while let Some(row) = rows.try_next().await.map_err(db_error)? {
-        visit(record(kind, &row)?)?;
-    }
-    Ok(())
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {} = ? ORDER BY {}",
+        table.columns, table.from, table.namespace, table.order
+    );
+    sqlx::query(AssertSqlSafe(sql))
+        .bind(namespace.to_owned())
+        .fetch(conn)
+        .map(move |row| row.map_err(db_error).and_then(|row| record(kind, &row)))
+        .boxed()
 }
 
 /// The record stored under `record`'s key (whatever its namespace, for a
