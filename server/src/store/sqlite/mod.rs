@@ -8,6 +8,7 @@ mod checkpoint;
 mod creates;
 mod episodes;
 mod export;
+mod feed;
 mod import;
 mod learning;
 mod memories;
@@ -46,8 +47,9 @@ use crate::domain::outcome::{
     NewOutcome, Recorded, TaskOutcome,
 };
 use crate::domain::{
-    Actor, Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryPatch, Micros,
-    Neighbours, NewMemory, RequestKey, Revision, Scope, Unembedded,
+    Actor, Created, Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange,
+    MemoryFilter, MemoryPatch, Micros, Neighbours, NewMemory, RequestKey, Revision, Scope,
+    Unembedded,
 };
 use crate::engine::outcomes::StrategyVectors;
 use crate::engine::policy::Decision;
@@ -101,6 +103,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         9,
         "memory_revisions",
         include_str!("../../../migrations/sqlite/0009_memory_revisions.sql"),
+    ),
+    (
+        10,
+        "watch",
+        include_str!("../../../migrations/sqlite/0010_watch.sql"),
     ),
 ];
 
@@ -740,6 +747,21 @@ impl Store for SqliteStore {
     async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         memories::changes_after(&mut conn, after, limit, &self.written).await
+    }
+
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        feed::bounds(&mut conn).await
+    }
+
+    async fn memory_events(
+        &self,
+        namespace: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<FeedEvent>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        feed::events(&mut conn, namespace, after, limit).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
