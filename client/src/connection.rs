@@ -110,7 +110,7 @@ impl Connection {
     /// failed with `error`; `None` when the call may not be tried again.
     /// The server's own delay is taken when it gives one, but never longer
     /// than the policy's longest wait or the call's timeout.
-    fn retry_wait(&self, error: &Error, repeat: bool, attempt: u32) -> Option<Duration> {
+    pub(crate) fn retry_wait(&self, error: &Error, repeat: bool, attempt: u32) -> Option<Duration> {
         if !(error.is_shed() || repeat && error.is_retryable()) {
             return None;
         }

@@ -3,6 +3,7 @@
 use futures_core::Stream;
 
 use crate::connection::{Connection, unary_rpcs};
+use crate::watch::MemoryWatch;
 use crate::{Error, MAX_RESPONSE_BYTES, proto};
 
 type Generated = proto::memory_service_client::MemoryServiceClient<tonic::transport::Channel>;
@@ -440,6 +441,42 @@ impl MemoryClient {
             episode.next_step_page_token = page.next_step_page_token;
         }
         Ok(episode)
+    }
+
+    /// Watches the changes to the memories visible from the scope — each
+    /// create, merge, update, delete and expiry, in commit order — from now
+    /// or from a cursor ([`WatchMemories`](crate::WatchMemories)). Returns
+    /// once the server has started the watch: every change committed after
+    /// that is reported. The [`MemoryWatch`] resumes by itself when the
+    /// connection breaks or the server restarts, without skipping or
+    /// repeating an event (see there). Errors of the request
+    /// (INVALID_ARGUMENT for a cursor of another namespace or database,
+    /// PERMISSION_DENIED for a namespace the API key may not read) come
+    /// from this call.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// # let engram = engram_client::Engram::from_env().await?;
+    /// use futures_util::StreamExt as _;
+    /// use engram_client::{CreateMemory, WatchMemories, proto::{MemoryType, RevisionAction, Scope}};
+    ///
+    /// let scope = Scope::new("docs-watch-lessons");
+    /// let lessons = WatchMemories::new(scope.clone()).memory_types([MemoryType::Lesson]);
+    /// let mut watch = engram.memory().watch_memories(lessons).await?;
+    /// engram.memory().create_memory(CreateMemory::new(scope.clone(), MemoryType::Note, "Not a lesson")).await?;
+    /// engram.memory().create_memory(CreateMemory::new(scope, MemoryType::Lesson, "Pin the toolchain")).await?;
+    /// let event = watch.next().await.expect("an event")?;
+    /// assert_eq!(event.action(), RevisionAction::Created);
+    /// assert_eq!(event.memory.unwrap().content, "Pin the toolchain");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn watch_memories(
+        &self,
+        request: impl Into<proto::WatchMemoriesRequest>,
+    ) -> Result<MemoryWatch, Error> {
+        MemoryWatch::open(self.connection.clone(), self.client.clone(), request.into()).await
     }
 
     /// Streams steps of one or more running episodes; each step is stored

@@ -80,6 +80,7 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
     let sources: Vec<&str> = snippets.iter().map(|(s, _)| s.as_str()).collect();
     for expected in [
         "tests/tests/client.rs#rust",
+        "tests/tests/watch.rs#watch",
         "tests/interop/python/scenario.py#connect",
         "tests/interop/python/scenario.py#create-search",
         "tests/interop/python/scenario.py#bad-request",

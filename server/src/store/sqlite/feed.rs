@@ -1,0 +1,523 @@
+//! SQL for following one namespace's change feed (WatchMemories): its
+//! changes in order, each with the memory as it is now or its tombstone,
+//! and the action, time, actor and changed fields its history recorded.
+
+use std::sync::LazyLock;
+
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row as _, SqliteConnection};
+
+use super::db_error;
+use super::memories::{COLUMNS, feed_head_sql, memory_from_row};
+use crate::domain::{
+    Actor, ChangeAction, FeedBounds, FeedEvent, MemoryLevel, MemoryType, Scope, Subject, Tombstone,
+};
+use crate::error::{Error, Result};
+
+/// `memory_changes.kind` of a deletion (migration 0004).
+const DELETED: i32 = 4;
+
+/// The statement of [`events`]. The memory is joined by sequence number
+/// *and* id, since the number of a deleted memory may be reused; a change
+/// whose memory is not found that way has a tombstone (written by the same
+/// transaction that removed it, migration 0010), and this is one statement,
+/// so one snapshot. The history's record of the change is the newest
+/// revision of that memory and version that removed it or not, as the
+/// change did. Every column but the memory's has a name of its own, so that
+/// [`memory_from_row`] reads the memory's.
+static EVENTS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT c.seq AS change_seq, c.memory_id AS change_memory_id, \
+       c.version AS change_version, c.kind AS change_kind, \
+       r.action AS revision_action, r.time AS revision_time, r.key_id AS revision_key_id, \
+       r.agent_id AS revision_agent_id, r.changed AS revision_changed, \
+       t.agent_id AS tomb_agent_id, t.user_id AS tomb_user_id, \
+       t.project_id AS tomb_project_id, t.session_id AS tomb_session_id, \
+       t.level AS tomb_level, t.memory_type AS tomb_memory_type, t.tags AS tomb_tags, \
+       m.id IS NOT NULL AS stored, {COLUMNS} \
+     FROM memory_changes c \
+     LEFT JOIN memories m ON m.seq = c.memory_seq AND m.id = c.memory_id \
+     LEFT JOIN memory_access a ON a.memory_seq = m.seq \
+     LEFT JOIN memory_tombstones t ON m.id IS NULL \
+       AND t.namespace = c.namespace AND t.memory_id = c.memory_id \
+     LEFT JOIN memory_revisions r ON r.seq = ( \
+       SELECT v.seq FROM memory_revisions v \
+       WHERE v.namespace = c.namespace AND v.memory_id = c.memory_id AND v.version = c.version \
+         AND (v.action >= 4) = (c.kind = 4) \
+       ORDER BY v.seq DESC LIMIT 1) \
+     WHERE c.namespace = ? AND c.namespace <> '' AND c.seq > ? AND c.kind <= 4 \
+     ORDER BY c.seq LIMIT ?"
+    )
+});
+
+/// How far the feed reaches. Nothing trims it today, so `oldest` is the
+/// position before its first change.
+pub(super) async fn bounds(conn: &mut SqliteConnection) -> Result<FeedBounds> {
+    let (newest, first): (Option<i64>, Option<i64>) = sqlx::query_as(concat!(
+        "SELECT (",
+        feed_head_sql!(),
+        "), (SELECT min(seq) FROM memory_changes)"
+    ))
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let newest = newest.unwrap_or(0);
+    Ok(FeedBounds {
+        // With no change left, none after the newest is missing either.
+        oldest: first.map_or(newest, |first| first - 1),
+        newest,
+    })
+}
+
+/// Up to `limit` changes of `namespace`'s memories after `after`.
+pub(super) async fn events(
+    conn: &mut SqliteConnection,
+    namespace: &str,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<FeedEvent>> {
+    let rows = sqlx::query(EVENTS.as_str())
+        .bind(namespace)
+        .bind(after)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    rows.iter().map(|row| event(row, namespace)).collect()
+}
+
+fn event(row: &SqliteRow, namespace: &str) -> Result<FeedEvent> {
+    let get_i64 = |column: &str| row.try_get::<i64, _>(column).map_err(db_error);
+    let corrupt = |what: &str| Error::Internal(format!("corrupt change feed row: bad {what}"));
+    let kind: i32 = row.try_get("change_kind").map_err(db_error)?;
+    let recorded: Option<i32> = row.try_get("revision_action").map_err(db_error)?;
+    let action = match recorded {
+        Some(code) => ChangeAction::from_code(code).ok_or_else(|| corrupt("revision action"))?,
+        // No history of it (it has none from before migration 0009): what
+        // the feed says, which cannot tell an expiry from a delete.
+        None => match kind {
+            1 => ChangeAction::Created,
+            2 => ChangeAction::Updated,
+            3 => ChangeAction::Merged,
+            DELETED => ChangeAction::Deleted,
+            _ => return Err(corrupt("kind")),
+        },
+    };
+    let subject = if row.try_get::<bool, _>("stored").map_err(db_error)? {
+        Subject::Stored(Box::new(memory_from_row(row)?))
+    } else {
+        Subject::Removed(tombstone(row, namespace)?)
+    };
+    let changed: Option<String> = row.try_get("revision_changed").map_err(db_error)?;
+    Ok(FeedEvent {
+        seq: get_i64("change_seq")?,
+        memory_id: row.try_get("change_memory_id").map_err(db_error)?,
+        action,
+        version: get_i64("change_version")?,
+        time: row.try_get("revision_time").map_err(db_error)?,
+        actor: Actor {
+            key_id: row
+                .try_get::<Option<String>, _>("revision_key_id")
+                .map_err(db_error)?
+                .unwrap_or_default(),
+            agent_id: row
+                .try_get::<Option<String>, _>("revision_agent_id")
+                .map_err(db_error)?
+                .unwrap_or_default(),
+        },
+        changed_fields: changed
+            .unwrap_or_default()
+            .split(',')
+            .filter(|field| !field.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        subject,
+    })
+}
+
+/// The tombstone of a removed memory, from the `tomb_*` columns.
+fn tombstone(row: &SqliteRow, namespace: &str) -> Result<Tombstone> {
+    let corrupt = |what: &str| Error::Internal(format!("corrupt tombstone: bad {what}"));
+    let text = |column: &str| {
+        row.try_get::<Option<String>, _>(column)
+            .map_err(db_error)?
+            .ok_or_else(|| corrupt("row: a removed memory has no tombstone"))
+    };
+    let code = |column: &str| {
+        row.try_get::<Option<i32>, _>(column)
+            .map_err(db_error)?
+            .ok_or_else(|| corrupt(column))
+    };
+    Ok(Tombstone {
+        scope: Scope {
+            namespace: namespace.to_owned(),
+            agent_id: text("tomb_agent_id")?,
+            user_id: text("tomb_user_id")?,
+            project_id: text("tomb_project_id")?,
+            session_id: text("tomb_session_id")?,
+        },
+        level: MemoryLevel::from_code(code("tomb_level")?).ok_or_else(|| corrupt("level"))?,
+        memory_type: MemoryType::from_code(code("tomb_memory_type")?)
+            .ok_or_else(|| corrupt("memory_type"))?,
+        tags: serde_json::from_str(&text("tomb_tags")?).map_err(|_| corrupt("tags"))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::super::{SqliteOptions, SqliteStore};
+    use crate::domain::{
+        ListQuery, MemoryFilter, MemoryOrder, MemoryPatch, MemorySource, Micros, NewMemory,
+        now_micros,
+    };
+    use crate::store::Store;
+
+    use super::*;
+
+    async fn open_store(dir: &tempfile::TempDir) -> SqliteStore {
+        SqliteStore::open(&SqliteOptions::new(dir.path().join("engram.db")))
+            .await
+            .expect("open the store")
+    }
+
+    fn owned(namespace: &str) -> Scope {
+        Scope {
+            namespace: namespace.into(),
+            ..Scope::default()
+        }
+    }
+
+    /// A memory of `level` kept under `scope`, written by `actor`.
+    fn memory(scope: Scope, level: MemoryLevel, content: &str) -> NewMemory {
+        NewMemory {
+            actor: Actor {
+                key_id: "key-1".into(),
+                agent_id: "writer".into(),
+            },
+            scope,
+            level,
+            memory_type: MemoryType::Fact,
+            content: content.into(),
+            summary: String::new(),
+            tags: vec!["deploy".into()],
+            metadata: BTreeMap::new(),
+            importance: 0.5,
+            confidence: 1.0,
+            source: MemorySource::Explicit,
+            expire_time: None,
+            occurred_at: None,
+            origin_session_id: String::new(),
+        }
+    }
+
+    async fn create(store: &SqliteStore, new: NewMemory, now: Micros) -> crate::domain::Memory {
+        let namespace = new.scope.namespace.clone();
+        let mut created = store
+            .create_memories(&namespace, None, vec![new], now)
+            .await
+            .expect("create");
+        created.remove(0).memory
+    }
+
+    fn actions(events: &[FeedEvent]) -> Vec<(String, ChangeAction)> {
+        events
+            .iter()
+            .map(|e| (e.memory_id.clone(), e.action))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_namespace_reads_its_own_changes_in_order_with_their_history() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        assert_eq!(
+            store.feed_bounds().await.expect("bounds"),
+            FeedBounds {
+                oldest: 0,
+                newest: 0
+            }
+        );
+        let first = create(&store, memory(owned("a"), MemoryLevel::Global, "one"), 1).await;
+        create(
+            &store,
+            memory(owned("b"), MemoryLevel::Global, "elsewhere"),
+            2,
+        )
+        .await;
+        let second = create(&store, memory(owned("a"), MemoryLevel::Global, "two"), 3).await;
+        let patch = MemoryPatch {
+            content: Some("one, changed".into()),
+            ..MemoryPatch::default()
+        };
+        let editor = Actor {
+            key_id: "key-2".into(),
+            agent_id: "editor".into(),
+        };
+        store
+            .update_memory(&owned("a"), &first.id, patch, None, &editor, 4)
+            .await
+            .expect("update");
+        create(&store, memory(owned("a"), MemoryLevel::Global, "two"), 5).await;
+
+        let events = store.memory_events("a", 0, 100).await.expect("events");
+        assert_eq!(
+            actions(&events),
+            [
+                (first.id.clone(), ChangeAction::Created),
+                (second.id.clone(), ChangeAction::Created),
+                (first.id.clone(), ChangeAction::Updated),
+                (second.id.clone(), ChangeAction::Merged),
+            ]
+        );
+        assert!(events.windows(2).all(|w| w[0].seq < w[1].seq), "in order");
+        let updated = &events[2];
+        assert_eq!((updated.time, updated.actor.clone()), (Some(4), editor));
+        assert_eq!(updated.changed_fields, ["content"]);
+        // Every change carries the memory as it is now.
+        let Subject::Stored(now) = &events[0].subject else {
+            panic!("{:?}", events[0].subject);
+        };
+        assert_eq!((now.content.as_str(), now.version), ("one, changed", 2));
+        assert_eq!(events[0].version, 1, "the version the create left");
+
+        let after = store
+            .memory_events("a", events[1].seq, 100)
+            .await
+            .expect("events");
+        assert_eq!(after.len(), 2, "after a change: the ones that follow");
+        assert_eq!(
+            store.memory_events("a", 0, 1).await.expect("events").len(),
+            1
+        );
+        let bounds = store.feed_bounds().await.expect("bounds");
+        assert_eq!((bounds.oldest, bounds.newest), (0, events[3].seq));
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_removed_memory_is_read_through_its_tombstone_even_once_its_number_is_reused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        let session = Scope {
+            session_id: "s1".into(),
+            ..owned("a")
+        };
+        let gone = create(
+            &store,
+            memory(session.clone(), MemoryLevel::Conversation, "x"),
+            1,
+        )
+        .await;
+        let deleter = Actor {
+            key_id: "key-3".into(),
+            agent_id: "janitor".into(),
+        };
+        store
+            .delete_memory(&session, &gone.id, None, &deleter, 2)
+            .await
+            .expect("delete");
+        // The newest memory's number is given to the next one, of another
+        // namespace: the old changes must not be read as that memory's.
+        let reused = create(&store, memory(owned("b"), MemoryLevel::Global, "y"), 3).await;
+        assert_eq!(reused.seq, gone.seq, "SQLite reuses the number");
+
+        let events = store.memory_events("a", 0, 100).await.expect("events");
+        assert_eq!(
+            actions(&events),
+            [
+                (gone.id.clone(), ChangeAction::Created),
+                (gone.id.clone(), ChangeAction::Deleted),
+            ]
+        );
+        for event in &events {
+            assert_eq!(
+                event.subject,
+                Subject::Removed(Tombstone {
+                    scope: session.clone(),
+                    level: MemoryLevel::Conversation,
+                    memory_type: MemoryType::Fact,
+                    tags: vec!["deploy".into()],
+                })
+            );
+        }
+        assert_eq!(events[1].actor, deleter);
+        assert_eq!(store.memory_events("b", 0, 100).await.expect("b").len(), 1);
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_memory_purged_after_its_expiry_is_an_expiry_by_no_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        // The history tells an expiry by the clock, so this one is real.
+        let now = now_micros();
+        let mut expiring = memory(owned("a"), MemoryLevel::Global, "brief");
+        expiring.expire_time = Some(now - 1);
+        let brief = create(&store, expiring, now - 10).await;
+        assert_eq!(
+            store.purge_expired_memories(now, 10).await.expect("purge"),
+            1
+        );
+        let events = store.memory_events("a", 0, 100).await.expect("events");
+        assert_eq!(
+            actions(&events),
+            [
+                (brief.id.clone(), ChangeAction::Created),
+                (brief.id.clone(), ChangeAction::Expired),
+            ]
+        );
+        assert_eq!(events[1].actor, Actor::default());
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn changes_from_before_the_watch_existed_are_never_attributed_to_a_namespace() {
+        use sqlx::Connection as _;
+
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("engram.db");
+        let mut conn = SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+            .await
+            .expect("open");
+        sqlx::raw_sql(
+            "CREATE TABLE schema_migrations (
+                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_time INTEGER NOT NULL)",
+        )
+        .execute(&mut conn)
+        .await
+        .expect("schema_migrations");
+        for &(version, name, sql) in super::super::MIGRATIONS.iter().filter(|m| m.0 < 10) {
+            sqlx::raw_sql(sql)
+                .execute(&mut conn)
+                .await
+                .expect("older migration");
+            sqlx::query("INSERT INTO schema_migrations VALUES (?, ?, 0)")
+                .bind(version)
+                .bind(name)
+                .execute(&mut conn)
+                .await
+                .expect("record it");
+        }
+        sqlx::query(
+            "INSERT INTO memories (id, namespace, level, memory_type, content, content_hash, \
+             importance, confidence, source, create_time, update_time) \
+             VALUES ('old', 'a', 1, 1, 'x', 'h', 0.5, 1, 1, 1, 1)",
+        )
+        .execute(&mut conn)
+        .await
+        .expect("a memory from before");
+        conn.close().await.expect("close");
+
+        let store = open_store(&dir).await;
+        let bounds = store.feed_bounds().await.expect("bounds");
+        assert_eq!((bounds.oldest, bounds.newest), (0, 1));
+        assert!(
+            store
+                .memory_events("a", 0, 100)
+                .await
+                .expect("events")
+                .is_empty()
+        );
+        let new = create(&store, memory(owned("a"), MemoryLevel::Global, "new"), 2).await;
+        let events = store.memory_events("a", 0, 100).await.expect("events");
+        assert_eq!(actions(&events), [(new.id, ChangeAction::Created)]);
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_namespace_is_read_through_its_index_whatever_the_others_hold() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        let mut conn = store.readers.acquire().await.expect("a reader");
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {}",
+            EVENTS.as_str()
+        )))
+        .bind("a")
+        .bind(0)
+        .bind(100)
+        .fetch_all(&mut *conn)
+        .await
+        .expect("plan");
+        let changes = plan
+            .iter()
+            .map(|(.., detail)| detail.as_str())
+            .find(|detail| detail.contains(" c "))
+            .expect("a step that reads the changes");
+        assert!(
+            changes.contains("USING INDEX memory_changes_by_namespace (namespace=? AND seq>?)"),
+            "{plan:?}"
+        );
+        drop(conn);
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn the_visibility_rule_a_watch_applies_is_the_one_listing_applies() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = open_store(&dir).await;
+        let mut owners = Vec::new();
+        for agent in ["", "a1"] {
+            for user in ["", "u1"] {
+                let scope = |project: &str, session: &str| Scope {
+                    namespace: "ns".into(),
+                    agent_id: agent.into(),
+                    user_id: user.into(),
+                    project_id: project.into(),
+                    session_id: session.into(),
+                };
+                owners.push((MemoryLevel::Global, scope("", "")));
+                for project in ["p1", "p2"] {
+                    owners.push((MemoryLevel::Workspace, scope(project, "")));
+                }
+                for session in ["s1", "s2"] {
+                    owners.push((MemoryLevel::Conversation, scope("", session)));
+                }
+            }
+        }
+        owners.push((MemoryLevel::Global, owned("other")));
+        let mut stored = Vec::new();
+        for (i, (level, owner)) in owners.into_iter().enumerate() {
+            let new = memory(owner, level, &format!("memory {i}"));
+            stored.push(create(&store, new, 1).await);
+        }
+        for agent in ["", "a1", "a2"] {
+            for user in ["", "u1", "u2"] {
+                for project in ["", "p1"] {
+                    for session in ["", "s1"] {
+                        let reader = Scope {
+                            namespace: "ns".into(),
+                            agent_id: agent.into(),
+                            user_id: user.into(),
+                            project_id: project.into(),
+                            session_id: session.into(),
+                        };
+                        let query = ListQuery {
+                            scope: reader.clone(),
+                            filter: MemoryFilter::default(),
+                            order: MemoryOrder::default(),
+                            page_size: 1000,
+                            after: None,
+                        };
+                        let listed: BTreeSet<String> = store
+                            .list_memories(&query, 2)
+                            .await
+                            .expect("list")
+                            .into_iter()
+                            .map(|m| m.id)
+                            .collect();
+                        let seen: BTreeSet<String> = stored
+                            .iter()
+                            .filter(|m| reader.sees(m.level, &m.scope))
+                            .map(|m| m.id.clone())
+                            .collect();
+                        assert_eq!(seen, listed, "{reader:?}");
+                    }
+                }
+            }
+        }
+        store.close().await;
+    }
+}
