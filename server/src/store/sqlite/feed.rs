@@ -172,6 +172,7 @@ mod tests {
         ListQuery, MemoryFilter, MemoryOrder, MemoryPatch, MemorySource, Micros, NewMemory,
         now_micros,
     };
+    use crate::engine::{memories as engine, unit};
     use crate::store::Store;
 
     use super::*;
@@ -212,12 +213,15 @@ mod tests {
         }
     }
 
+    /// Stores `new` as the engine does.
     async fn create(store: &SqliteStore, new: NewMemory, now: Micros) -> crate::domain::Memory {
-        let namespace = new.scope.namespace.clone();
-        let mut created = store
-            .create_memories(&namespace, None, vec![new], now)
-            .await
-            .expect("create");
+        let insert = engine::prepare(new);
+        let mut created = unit::transact(store, move |tx| {
+            let insert = insert.clone();
+            Box::pin(async move { engine::create_many(tx, &[insert], now).await })
+        })
+        .await
+        .expect("create");
         created.remove(0).memory
     }
 
@@ -255,10 +259,17 @@ mod tests {
             key_id: "key-2".into(),
             agent_id: "editor".into(),
         };
-        store
-            .update_memory(&owned("a"), &first.id, patch, None, &editor, 4)
-            .await
-            .expect("update");
+        engine::update_memory(
+            &store,
+            owned("a"),
+            first.id.clone(),
+            patch,
+            None,
+            editor.clone(),
+            4,
+        )
+        .await
+        .expect("update");
         create(&store, memory(owned("a"), MemoryLevel::Global, "two"), 5).await;
 
         let events = store.memory_events("a", 0, 100).await.expect("events");
@@ -314,10 +325,16 @@ mod tests {
             key_id: "key-3".into(),
             agent_id: "janitor".into(),
         };
-        store
-            .delete_memory(&session, &gone.id, None, &deleter, 2)
-            .await
-            .expect("delete");
+        engine::delete_memory(
+            &store,
+            session.clone(),
+            gone.id.clone(),
+            None,
+            deleter.clone(),
+            2,
+        )
+        .await
+        .expect("delete");
         // The newest memory's number is given to the next one, of another
         // namespace: the old changes must not be read as that memory's.
         let reused = create(&store, memory(owned("b"), MemoryLevel::Global, "y"), 3).await;
