@@ -80,9 +80,10 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
     let sources: Vec<&str> = snippets.iter().map(|(s, _)| s.as_str()).collect();
     for expected in [
         "tests/tests/client.rs#rust",
-        "tests/interop/python/scenario.py#connect",
-        "tests/interop/python/scenario.py#create-search",
-        "tests/interop/python/scenario.py#bad-request",
+        "clients/python/tests/test_readme.py#connect",
+        "clients/python/tests/test_readme.py#create-search",
+        "clients/python/tests/test_readme.py#context",
+        "clients/python/tests/test_readme.py#errors",
         "tests/interop/node/scenario.js#connect",
         "tests/interop/node/scenario.js#create-search",
         "tests/interop/node/scenario.js#bad-request",

@@ -28,6 +28,14 @@ STARTUP_TIMEOUT = 30.0
 LISTENING = "engram-server listening on "
 
 
+def pytest_report_header() -> str:
+    """Which engram_client is tested (check.sh tests the installed wheel) and
+    which server runs."""
+    import engram_client
+
+    return f"engram_client from {Path(engram_client.__file__).parent}; server {server_binary()}"
+
+
 def server_binary() -> Path:
     """The engram-server binary the tests run."""
     configured = os.environ.get("ENGRAM_SERVER_BINARY")

@@ -145,6 +145,15 @@ def test_the_learning_service_is_reached_through_its_messages(engram: Engram, na
     assert stats.outcomes == 1
 
 
+def test_from_env_connects_to_the_server_the_engram_command_would(
+    server: Server, scope: Scope, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_SERVER", f"http://{server.address}")
+    monkeypatch.delenv("ENGRAM_API_KEY", raising=False)
+    with Engram.from_env() as engram:
+        assert len(engram.memory.search(scope, "anything").hits) == 0
+
+
 def test_a_bad_request_names_every_offending_field_as_data(engram: Engram, scope: Scope) -> None:
     with pytest.raises(EngramError) as caught:
         engram.memory.create(scope, "fact", "  ", importance=3, confidence=-1)

@@ -19,7 +19,7 @@ def test_the_readme_python_section_runs(server: Server) -> None:
     # readme:begin create-search
     lesson = "Checkout deploys failed because the orders migration locked the table"
     created = engram.memory.create(shop, "lesson", lesson, tags=["deploy"], importance=0.8)
-    print(created.memory.id, created.result)  # a UUIDv7, WRITE_RESULT_CREATED (or _MERGED)
+    print(created.memory.id)  # a UUIDv7; created.result: CREATED, or MERGED into an identical one
 
     hits = engram.memory.search(shop, "why did the deploy fail?", limit=5).hits
     assert hits[0].memory.content == lesson
