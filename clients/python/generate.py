@@ -310,8 +310,10 @@ def service_class(name: str, doc: str, stub_module: str, rpcs: list[Rpc], repeat
     for rpc in rpcs:
         method = snake(rpc.name)
         kind = repeat[rpc.name]
+        if rpc.client_streaming != (kind == "stream") and not (rpc.client_streaming and kind == "never"):
+            raise SystemExit(f"generate.py: {name}.{rpc.name}: only a client stream may be (and need not be) \"stream\"")
         if rpc.client_streaming:
-            out.append(streaming_methods(rpc, method))
+            out.append(streaming_methods(rpc, method, repeatable=kind == "stream"))
             continue
         doc = f"{rpc.doc}\n\n{RETRY_NOTE[kind]}"
         repeats = {"safe": "True", "never": "False", "request_id": "bool(request.request_id)"}[kind]
@@ -323,9 +325,9 @@ def service_class(name: str, doc: str, stub_module: str, rpcs: list[Rpc], repeat
     return "".join(out)
 
 
-def streaming_methods(rpc: Rpc, method: str) -> str:
-    """The two methods of a client-streaming RPC: one stream, sent once, and
-    a stream made anew for each try."""
+def streaming_methods(rpc: Rpc, method: str, *, repeatable: bool) -> str:
+    """The methods of a client-streaming RPC: one stream, sent once, and
+    when the stream is `repeatable`, a stream made anew for each try."""
     once = (
         f"{rpc.doc}\n\nSends `messages` as one stream. Not retried: a stream cannot be replayed;\n"
         f"use ``{method}_from`` for one that is."
@@ -338,10 +340,15 @@ def streaming_methods(rpc: Rpc, method: str) -> str:
         "stored one is acknowledged as stored (``already_stored``)."
     )
     messages = f"AsyncIterator[{rpc.request}] | Iterable[{rpc.request}]"
-    return (
+    sent_once = (
         f"\n    async def {method}(self, messages: {messages}) -> {rpc.response}:\n"
-        + docstring(once, "        ")
+        + docstring(once if repeatable else rpc.doc + "\n\nSends `messages` as one stream. Not retried.", "        ")
         + f"        return await self._connection.stream(self._stub.{rpc.name}, messages)\n"
+    )
+    if not repeatable:
+        return sent_once
+    return (
+        sent_once
         + f"\n    async def {method}_from(self, make: Callable[[], {messages}]) -> {rpc.response}:\n"
         + docstring(repeated, "        ")
         + f'        return await self._connection.repeatable_stream("{rpc.name}", self._stub.{rpc.name}, make)\n'

@@ -97,7 +97,24 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
             "the README quotes {expected}: {sources:?}"
         );
     }
-    for (source, quoted) in &snippets {
+    assert_quotes_the_code(Path::new("README.md"), &snippets);
+}
+
+#[test]
+fn the_packages_readmes_quote_code_a_test_runs_too() {
+    // Shown where a package is installed from; paths are the repository's.
+    for path in ["clients/python/README.md"] {
+        let readme = std::fs::read_to_string(repo().join(path)).expect(path);
+        let snippets = marked_blocks(&readme, "snippet:");
+        assert!(!snippets.is_empty(), "{path} quotes its tested examples");
+        assert_quotes_the_code(Path::new(path), &snippets);
+    }
+}
+
+/// Asserts that every `(PATH#NAME, quoted)` snippet of `readme` is the text
+/// of region NAME of the file PATH.
+fn assert_quotes_the_code(readme: &Path, snippets: &[(String, String)]) {
+    for (source, quoted) in snippets {
         let (path, name) = source.split_once('#').expect("PATH#NAME");
         let text =
             std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -105,7 +122,8 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         assert_eq!(
             quoted.trim_end(),
             code.trim_end(),
-            "the README's copy of {source} differs from the code"
+            "{}'s copy of {source} differs from the code",
+            readme.display()
         );
     }
 }

@@ -4,6 +4,7 @@ which settings are refused."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -73,6 +74,8 @@ def test_an_error_reads_its_details_as_data() -> None:
     assert error.retry_after is None and not error.is_retryable and not error.is_shed
     assert shed(0.25).retry_after == 0.25 and shed(0.25).is_shed and shed(0.25).is_retryable
     assert UNAVAILABLE.is_retryable and UNAVAILABLE.field_violations == []
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.code, copy.message, copy.field_violations) == (error.code, error.message, error.field_violations)
 
 
 def test_a_replay_sends_what_was_drawn_again_then_draws_the_rest() -> None:

@@ -67,6 +67,10 @@ class EngramError(Exception):
         self.message = message
         self.details = tuple(details)
 
+    def __reduce__(self) -> tuple[type[EngramError], tuple[grpc.StatusCode, str, tuple[any_pb2.Any, ...]]]:
+        """Pickles as its status, so it can cross process boundaries."""
+        return (type(self), (self.code, self.message, self.details))
+
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError) -> EngramError:
         """The error for a failed grpc call (blocking or asyncio), with the
