@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from engram_client import (
     RetryPolicy,
     Scope,
     StatusCode,
+    Tls,
     WriteResult,
     step,
 )
@@ -268,3 +270,24 @@ def test_an_api_key_is_sent_with_every_call(tmp_path_factory: pytest.TempPathFac
         with Engram(server.address) as anonymous, pytest.raises(EngramError) as refused:
             anonymous.memory.search(scope, "key")
         assert refused.value.code == StatusCode.UNAUTHENTICATED
+
+
+def test_tls_with_a_private_certificate_authority_and_a_server_name(tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-days", "1", "-subj", "/CN=engram.test", "-addext", "subjectAltName=DNS:engram.test",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    with Server(folder, "--tls-cert", str(cert), "--tls-key", str(key)) as server:
+        scope = Scope(namespace="tls")
+        # The certificate names engram.test, not the address connected to.
+        trusted = Tls(root_certificates=cert.read_bytes(), server_name="engram.test")
+        with Engram(f"https://{server.address}", tls=trusted) as engram:
+            assert engram.memory.create(scope, "fact", "over TLS").result == WriteResult.WRITE_RESULT_CREATED
+        with Engram(server.address, retry=RetryPolicy.none()) as plaintext, pytest.raises(EngramError) as refused:
+            plaintext.memory.search(scope, "TLS")
+        assert refused.value.code == StatusCode.UNAVAILABLE
