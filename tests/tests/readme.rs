@@ -100,10 +100,13 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
     assert_quotes_the_code(Path::new("README.md"), &snippets);
 }
 
+/// The client packages' own READMEs, shown where a package is installed
+/// from; their snippets name files by their paths in the repository too.
+const PACKAGE_READMES: &[&str] = &["clients/python/README.md"];
+
 #[test]
 fn the_packages_readmes_quote_code_a_test_runs_too() {
-    // Shown where a package is installed from; paths are the repository's.
-    for path in ["clients/python/README.md"] {
+    for path in PACKAGE_READMES {
         let readme = std::fs::read_to_string(repo().join(path)).expect(path);
         let snippets = marked_blocks(&readme, "snippet:");
         assert!(!snippets.is_empty(), "{path} quotes its tested examples");
