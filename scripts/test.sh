@@ -2,7 +2,8 @@
 # Runs every check and test of the project, as CI does. Needs the Rust
 # toolchain, Python 3 and Node.js with npm; installs everything else the
 # tests need by itself (a virtualenv and npm packages under tests/interop/,
-# and PostgreSQL's server with apt-get when it is missing).
+# the Python package's virtualenv in clients/python/.venv, and PostgreSQL's
+# server with apt-get when it is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,12 @@ address="$(sed -n 's/^engram-server listening on //p' "$scratch/stdout")"
 [[ -n $address ]] || { echo "the doc-example server did not start" >&2; cat "$scratch/stderr" >&2; exit 1; }
 export ENGRAM_SERVER="http://$address"
 echo "listening on $address"
+
+# The Python package (issue 14), against servers of the build above that its
+# tests start themselves: the generated code regenerated and compared, mypy,
+# an sdist and a wheel, the wheel installed and tested with pytest.
+step "Python package (clients/python/check.sh: generate.py --check, mypy, build, install, pytest)"
+clients/python/check.sh
 
 # The tests of the PostgreSQL backend need a server: scripts/postgres.sh
 # starts a throwaway one for the run, sets ENGRAM_TEST_POSTGRES_URL and
