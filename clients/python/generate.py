@@ -45,7 +45,10 @@ PACKAGE = Path("src/engram_client")
 # "stream" is StreamSteps, whose steps may be sent again (a step with the
 # content of a stored one is acknowledged as stored). Whatever this says, a
 # call the server shed (RESOURCE_EXHAUSTED with a retry delay) is sent again:
-# it was refused unread. A new RPC must be added here before it generates.
+# it was refused unread. "raw" is a server stream, not wrapped yet: call it on
+# the generated stub (``engram_client.v1``) over ``Engram.channel``, resuming
+# from the last event's cursor yourself. A new RPC must be added here before
+# it generates.
 REPEAT = {
     "MemoryService": {
         "CreateMemory": "request_id",
@@ -60,6 +63,7 @@ REPEAT = {
         "StartEpisode": "request_id",
         "AppendSteps": "never",
         "StreamSteps": "stream",
+        "WatchMemories": "raw",
         "CompleteEpisode": "never",
         "GetEpisode": "safe",
         "ListEpisodes": "safe",
@@ -224,11 +228,17 @@ def services_module(file_set: descriptor_pb2.FileDescriptorSet) -> str:
         for s, service in enumerate(f.service):
             repeat = REPEAT.get(service.name, {})
             rpcs = []
+            raw = set()
             for m, method in enumerate(service.method):
                 if method.name not in repeat:
                     raise SystemExit(f"generate.py: say in REPEAT whether {service.name}.{method.name} may be repeated")
+                if method.server_streaming != (repeat[method.name] == "raw"):
+                    raise SystemExit(
+                        f"generate.py: {service.name}.{method.name}: server streams (and only they) are \"raw\""
+                    )
                 if method.server_streaming:
-                    raise SystemExit(f"generate.py: {service.name}.{method.name}: server streams are not wrapped yet")
+                    raw.add(method.name)
+                    continue
                 rpcs.append(
                     Rpc(
                         name=method.name,
@@ -238,7 +248,7 @@ def services_module(file_set: descriptor_pb2.FileDescriptorSet) -> str:
                         client_streaming=method.client_streaming,
                     )
                 )
-            unknown = set(repeat) - {r.name for r in rpcs}
+            unknown = set(repeat) - {r.name for r in rpcs} - raw
             if unknown:
                 raise SystemExit(f"generate.py: REPEAT names RPCs {service.name} does not have: {sorted(unknown)}")
             stub_module = modules[f.name] + "_grpc"

@@ -1042,6 +1042,218 @@ class ListMemoryRevisionsResponse(_message.Message):
 Global___ListMemoryRevisionsResponse: _TypeAlias = ListMemoryRevisionsResponse  # noqa: Y015
 
 @_typing.final
+class MemoryEventFilter(_message.Message):
+    """Narrows a watch to some of the memories its scope sees. Every set field
+    must match the memory as MemoryEvent.memory shows it — for a memory that
+    is gone, as it was when it was removed. So a memory that an update takes
+    out of the filter is not reported again, and one that an update brings in
+    is reported from that update on (with its current state).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_TYPES_FIELD_NUMBER: _builtins.int
+    LEVELS_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memory_types(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.MemoryType.ValueType]:
+        """Only memories of these types (any of them). Empty: every type."""
+
+    @_builtins.property
+    def levels(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.MemoryLevel.ValueType]:
+        """Only memories at these levels (any of them). Empty: every level visible
+        from the scope.
+        """
+
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only memories carrying every one of these tags (at most 32, each 1 to
+        64 characters).
+        """
+
+    def __init__(
+        self,
+        *,
+        memory_types: _abc.Iterable[_common_pb2.MemoryType.ValueType] | None = ...,
+        levels: _abc.Iterable[_common_pb2.MemoryLevel.ValueType] | None = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["levels", b"levels", "memory_types", b"memory_types", "tags", b"tags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryEventFilter: _TypeAlias = MemoryEventFilter  # noqa: Y015
+
+@_typing.final
+class WatchMemoriesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    FILTER_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
+    cursor: _builtins.str
+    """Where to start: a cursor this namespace's watches handed out on this
+    database (MemoryEvent.cursor or WatchMemoriesResponse.cursor), with any
+    scope and filter; the watch reports the changes committed after it.
+    Empty: from now — the changes committed after the watch started: a
+    write acknowledged before the call is not reported, one sent after the
+    first message arrived always is. A cursor of another namespace,
+    of another database (another server's, or a restored backup's) or not
+    made by a watch is INVALID_ARGUMENT; one older than the change feed
+    still holds is FAILED_PRECONDITION.
+    """
+    @_builtins.property
+    def scope(self) -> _common_pb2.Scope:
+        """The watcher's scope: the watch reports changes to the memories visible
+        from it (see Scope).
+        """
+
+    @_builtins.property
+    def filter(self) -> Global___MemoryEventFilter:
+        """Optional: only some of those memories."""
+
+    def __init__(
+        self,
+        *,
+        scope: _common_pb2.Scope | None = ...,
+        filter: Global___MemoryEventFilter | None = ...,
+        cursor: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter", "scope", b"scope"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cursor", b"cursor", "filter", b"filter", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchMemoriesRequest: _TypeAlias = WatchMemoriesRequest  # noqa: Y015
+
+@_typing.final
+class WatchMemoriesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
+    HEARTBEAT_INTERVAL_FIELD_NUMBER: _builtins.int
+    cursor: _builtins.str
+    """Where this message leaves the watch: past its events and past the
+    changes after them that the watch does not report (of memories its
+    scope or filter leaves out). A client keeps the latest and resumes
+    from it.
+    """
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___MemoryEvent]:
+        """Changes in commit order, oldest first; empty in the first message and
+        in a heartbeat.
+        """
+
+    @_builtins.property
+    def heartbeat_interval(self) -> _duration_pb2.Duration:
+        """The longest the server lets the watch go without a message (it sends
+        an empty one then): a client that hears nothing for much longer (say
+        twice as long) may take the connection for dead and resume.
+        """
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___MemoryEvent] | None = ...,
+        cursor: _builtins.str = ...,
+        heartbeat_interval: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["heartbeat_interval", b"heartbeat_interval"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cursor", b"cursor", "events", b"events", "heartbeat_interval", b"heartbeat_interval"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchMemoriesResponse: _TypeAlias = WatchMemoriesResponse  # noqa: Y015
+
+@_typing.final
+class MemoryEvent(_message.Message):
+    """One committed change to a memory, as a watch reports it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CURSOR_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    TIME_FIELD_NUMBER: _builtins.int
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    MEMORY_FIELD_NUMBER: _builtins.int
+    SUPERSEDED_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    CHANGED_FIELDS_FIELD_NUMBER: _builtins.int
+    cursor: _builtins.str
+    """Resumes the watch right after this event (WatchMemoriesRequest.cursor).
+    Opaque.
+    """
+    action: Global___RevisionAction.ValueType
+    """What happened: CREATED, UPDATED, MERGED, DELETED or EXPIRED (removed by
+    the retention purge, or to make room for an identical new memory, after
+    its expire_time).
+    """
+    memory_id: _builtins.str
+    """The memory's id; always set, also when `memory` is not."""
+    superseded: _builtins.bool
+    """True when the memory changed again after this change, or was removed:
+    `memory` is then newer than this change, or unset. A client that only
+    mirrors the latest state may skip superseded events.
+    """
+    key_id: _builtins.str
+    """The API key the change was made with, by its id (see
+    MemoryRevision.key_id); empty without --auth-keys, and for an expiry.
+    """
+    agent_id: _builtins.str
+    """The agent_id of the caller's scope; empty when it named none, and for
+    an expiry.
+    """
+    @_builtins.property
+    def time(self) -> _timestamp_pb2.Timestamp:
+        """When it happened, as the memory's history recorded it (see
+        ListMemoryRevisions).
+        """
+
+    @_builtins.property
+    def memory(self) -> Global___Memory:
+        """The memory as it is when the server reads this change from the feed,
+        as GetMemory would return it then: the state this change left it in,
+        or — when it has changed again since, and `superseded` is true — its
+        later state (the events of those changes follow). Unset for DELETED and
+        EXPIRED, and for an earlier change of a memory that has since been
+        removed or has expired (its DELETED or EXPIRED event follows; for an
+        expired memory, when the retention purge removes it).
+        """
+
+    @_builtins.property
+    def changed_fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """For UPDATED and MERGED: the fields whose values changed, by their names
+        in Memory (e.g. "content", "seen_count").
+        """
+
+    def __init__(
+        self,
+        *,
+        cursor: _builtins.str = ...,
+        action: Global___RevisionAction.ValueType = ...,
+        time: _timestamp_pb2.Timestamp | None = ...,
+        memory_id: _builtins.str = ...,
+        memory: Global___Memory | None = ...,
+        superseded: _builtins.bool = ...,
+        key_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+        changed_fields: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "time", b"time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "changed_fields", b"changed_fields", "cursor", b"cursor", "key_id", b"key_id", "memory", b"memory", "memory_id", b"memory_id", "superseded", b"superseded", "time", b"time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryEvent: _TypeAlias = MemoryEvent  # noqa: Y015
+
+@_typing.final
 class SearchWeights(_message.Message):
     """How a search ranks its hits: score = relevance·w_relevance +
     recency·w_recency + importance·w_importance, where recency is

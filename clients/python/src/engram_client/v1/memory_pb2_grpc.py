@@ -82,6 +82,11 @@ class MemoryServiceStub:
                 request_serializer=engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsResponse.FromString,
                 _registered_method=True)
+        self.WatchMemories = channel.unary_stream(
+                '/engram.v1.MemoryService/WatchMemories',
+                request_serializer=engram_dot_v1_dot_memory__pb2.WatchMemoriesRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_memory__pb2.WatchMemoriesResponse.FromString,
+                _registered_method=True)
         self.SearchMemories = channel.unary_unary(
                 '/engram.v1.MemoryService/SearchMemories',
                 request_serializer=engram_dot_v1_dot_memory__pb2.SearchMemoriesRequest.SerializeToString,
@@ -203,6 +208,34 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchMemories(self, request, context):
+        """Streams the changes to the memories visible from the scope as they are
+        committed — each create, merge, update, delete and expiry — in commit
+        order, from now or from a cursor. The first message comes at once, with
+        no events and the cursor of the watch's start; then a message whenever
+        there are events (at most 3 MiB of them each, so several may follow one
+        another), and an empty one whenever `heartbeat_interval` passes without
+        any. Resumed with the last cursor received (WatchMemoriesRequest.cursor),
+        a watch goes on with the next change: none is skipped, none repeated,
+        also of what was written in between.
+
+        A watch sees exactly what GetMemory and ListMemories would show its
+        scope, deleted and expired memories included (judged by who could see
+        them), never another namespace's. It ends only with an error: on
+        UNAVAILABLE (the server is shutting down, or the database is busy) and
+        on a broken connection, resume from the last cursor; INVALID_ARGUMENT for
+        a cursor of another namespace or database; FAILED_PRECONDITION when the
+        change feed no longer holds the changes after the cursor (list the
+        memories again and watch from now).
+
+        An open watch counts as a call in flight for the server's
+        --max-concurrent-calls until it ends. A client that stops reading holds
+        no more than one message of the server's memory.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SearchMemories(self, request, context):
         """Finds the memories most relevant to a query: full-text relevance (BM25
         over the scope's namespace alone, stemmed) re-scored with recency (the
@@ -317,6 +350,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListMemoryRevisions,
                     request_deserializer=engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsRequest.FromString,
                     response_serializer=engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsResponse.SerializeToString,
+            ),
+            'WatchMemories': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchMemories,
+                    request_deserializer=engram_dot_v1_dot_memory__pb2.WatchMemoriesRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_memory__pb2.WatchMemoriesResponse.SerializeToString,
             ),
             'SearchMemories': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchMemories,
@@ -561,6 +599,33 @@ class MemoryService:
             '/engram.v1.MemoryService/ListMemoryRevisions',
             engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsRequest.SerializeToString,
             engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/engram.v1.MemoryService/WatchMemories',
+            engram_dot_v1_dot_memory__pb2.WatchMemoriesRequest.SerializeToString,
+            engram_dot_v1_dot_memory__pb2.WatchMemoriesResponse.FromString,
             options,
             channel_credentials,
             insecure,

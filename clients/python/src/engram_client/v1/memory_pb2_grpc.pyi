@@ -79,6 +79,30 @@ class MemoryServiceStub:
     project). NOT_FOUND when the namespace has no history of the id (history
     is kept from the version of Engram that added it on).
     """
+    WatchMemories: _grpc.UnaryStreamMultiCallable[_memory_pb2.WatchMemoriesRequest, _memory_pb2.WatchMemoriesResponse]
+    """Streams the changes to the memories visible from the scope as they are
+    committed — each create, merge, update, delete and expiry — in commit
+    order, from now or from a cursor. The first message comes at once, with
+    no events and the cursor of the watch's start; then a message whenever
+    there are events (at most 3 MiB of them each, so several may follow one
+    another), and an empty one whenever `heartbeat_interval` passes without
+    any. Resumed with the last cursor received (WatchMemoriesRequest.cursor),
+    a watch goes on with the next change: none is skipped, none repeated,
+    also of what was written in between.
+
+    A watch sees exactly what GetMemory and ListMemories would show its
+    scope, deleted and expired memories included (judged by who could see
+    them), never another namespace's. It ends only with an error: on
+    UNAVAILABLE (the server is shutting down, or the database is busy) and
+    on a broken connection, resume from the last cursor; INVALID_ARGUMENT for
+    a cursor of another namespace or database; FAILED_PRECONDITION when the
+    change feed no longer holds the changes after the cursor (list the
+    memories again and watch from now).
+
+    An open watch counts as a call in flight for the server's
+    --max-concurrent-calls until it ends. A client that stops reading holds
+    no more than one message of the server's memory.
+    """
     SearchMemories: _grpc.UnaryUnaryMultiCallable[_memory_pb2.SearchMemoriesRequest, _memory_pb2.SearchMemoriesResponse]
     """Finds the memories most relevant to a query: full-text relevance (BM25
     over the scope's namespace alone, stemmed) re-scored with recency (the
@@ -173,6 +197,30 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     namespace only (any memory of it, whatever the scope's agent, user or
     project). NOT_FOUND when the namespace has no history of the id (history
     is kept from the version of Engram that added it on).
+    """
+    WatchMemories: _aio.UnaryStreamMultiCallable[_memory_pb2.WatchMemoriesRequest, _memory_pb2.WatchMemoriesResponse]  # type: ignore[assignment]
+    """Streams the changes to the memories visible from the scope as they are
+    committed — each create, merge, update, delete and expiry — in commit
+    order, from now or from a cursor. The first message comes at once, with
+    no events and the cursor of the watch's start; then a message whenever
+    there are events (at most 3 MiB of them each, so several may follow one
+    another), and an empty one whenever `heartbeat_interval` passes without
+    any. Resumed with the last cursor received (WatchMemoriesRequest.cursor),
+    a watch goes on with the next change: none is skipped, none repeated,
+    also of what was written in between.
+
+    A watch sees exactly what GetMemory and ListMemories would show its
+    scope, deleted and expired memories included (judged by who could see
+    them), never another namespace's. It ends only with an error: on
+    UNAVAILABLE (the server is shutting down, or the database is busy) and
+    on a broken connection, resume from the last cursor; INVALID_ARGUMENT for
+    a cursor of another namespace or database; FAILED_PRECONDITION when the
+    change feed no longer holds the changes after the cursor (list the
+    memories again and watch from now).
+
+    An open watch counts as a call in flight for the server's
+    --max-concurrent-calls until it ends. A client that stops reading holds
+    no more than one message of the server's memory.
     """
     SearchMemories: _aio.UnaryUnaryMultiCallable[_memory_pb2.SearchMemoriesRequest, _memory_pb2.SearchMemoriesResponse]  # type: ignore[assignment]
     """Finds the memories most relevant to a query: full-text relevance (BM25
@@ -307,6 +355,36 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         namespace only (any memory of it, whatever the scope's agent, user or
         project). NOT_FOUND when the namespace has no history of the id (history
         is kept from the version of Engram that added it on).
+        """
+
+    @_abc_1.abstractmethod
+    def WatchMemories(
+        self,
+        request: _memory_pb2.WatchMemoriesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_memory_pb2.WatchMemoriesResponse], _abc.AsyncIterator[_memory_pb2.WatchMemoriesResponse]]:
+        """Streams the changes to the memories visible from the scope as they are
+        committed — each create, merge, update, delete and expiry — in commit
+        order, from now or from a cursor. The first message comes at once, with
+        no events and the cursor of the watch's start; then a message whenever
+        there are events (at most 3 MiB of them each, so several may follow one
+        another), and an empty one whenever `heartbeat_interval` passes without
+        any. Resumed with the last cursor received (WatchMemoriesRequest.cursor),
+        a watch goes on with the next change: none is skipped, none repeated,
+        also of what was written in between.
+
+        A watch sees exactly what GetMemory and ListMemories would show its
+        scope, deleted and expired memories included (judged by who could see
+        them), never another namespace's. It ends only with an error: on
+        UNAVAILABLE (the server is shutting down, or the database is busy) and
+        on a broken connection, resume from the last cursor; INVALID_ARGUMENT for
+        a cursor of another namespace or database; FAILED_PRECONDITION when the
+        change feed no longer holds the changes after the cursor (list the
+        memories again and watch from now).
+
+        An open watch counts as a call in flight for the server's
+        --max-concurrent-calls until it ends. A client that stops reading holds
+        no more than one message of the server's memory.
         """
 
     @_abc_1.abstractmethod
