@@ -297,15 +297,12 @@ impl Config {
         parse_database(&self.database.0)
     }
 
-    /// The SQLite database file, for `command`, which only works on SQLite
-    /// so far.
+    /// The SQLite database file, for `command`, which works on a SQLite
+    /// file only.
     pub fn sqlite_path(&self, command: &str) -> anyhow::Result<PathBuf> {
         match self.database()? {
             Database::Sqlite(path) => Ok(path),
-            Database::Postgres(_) => bail!(
-                "{command} works on SQLite only so far: {}",
-                postgres::NOT_FINISHED
-            ),
+            Database::Postgres(_) => bail!("{command} {}", postgres::SQLITE_ONLY),
         }
     }
 
