@@ -160,6 +160,7 @@ impl PostgresStore {
     /// before returning (read your writes on this replica).
     async fn attempt(&self, work: &mut Work) -> Result<Answer> {
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let began = std::time::Instant::now();
         let (answer, changed) = {
             let mut tx = conn
                 .begin_with("BEGIN ISOLATION LEVEL READ COMMITTED")
@@ -171,6 +172,9 @@ impl PostgresStore {
             match done {
                 Ok(answer) => {
                     tx.commit().await.map_err(db_error)?;
+                    // One unit of work per transaction: the writer metrics'
+                    // "group" is of one here.
+                    crate::metrics::recorders().committed(1, began.elapsed());
                     (answer, changed)
                 }
                 Err(err) => {
@@ -224,11 +228,13 @@ impl PostgresStore {
         F: for<'c> FnMut(&'c mut PgConnection) -> retry::BoxFuture<'c, Result<T>> + Send,
     {
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let began = std::time::Instant::now();
         let value = {
             let mut tx = conn.begin().await.map_err(db_error)?;
             match work(&mut tx).await {
                 Ok(value) => {
                     tx.commit().await.map_err(db_error)?;
+                    crate::metrics::recorders().committed(1, began.elapsed());
                     value
                 }
                 Err(err) => {
