@@ -32,7 +32,6 @@ mod vectors;
 #[cfg(test)]
 mod schema_tests;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -140,7 +139,9 @@ impl PostgresStore {
         // runs, outside the pool that units of work share.
         let listener_pool = connect(&options.url, 1).await?;
         let follower = feed::spawn_listener(feed.clone(), listener_pool, pool.clone()).await?;
-        let disk = Arc::new(DiskSpace::new(&reserve_beside(&options.index_dir)));
+        // The reserve goes beside the index folder, never inside it (the
+        // folder is the index's own): `<index dir>.reserve`.
+        let disk = Arc::new(DiskSpace::new(&options.index_dir));
         disk.release_for_start();
         disk.start();
         let accesses = Arc::new(Accesses::default());
@@ -248,12 +249,6 @@ impl PostgresStore {
         }
         Ok(value)
     }
-}
-
-/// The storage reserve's path for an index kept in `index_dir`: beside the
-/// folder, never inside it (the folder is the index's own).
-fn reserve_beside(index_dir: &Path) -> std::path::PathBuf {
-    index_dir.to_owned()
 }
 
 /// SQLSTATEs of a unit of work that lost a race with another transaction:
