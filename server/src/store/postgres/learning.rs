@@ -7,30 +7,20 @@ use sqlx::{PgConnection, Postgres, QueryBuilder, Row as _};
 use super::memories::limit_of;
 use super::rows::{self, EPISODE_COLUMNS};
 use super::{db_error, episodes, memories, outcomes};
+use crate::domain::episode::GLOBAL;
 use crate::domain::episode::{
     Episode, EpisodeStatus, MistakeCard, ReportedMistake, RuleOrigin, Stats, TaskKnowledge,
     TaskRule, TaskStats,
 };
 use crate::domain::outcome::LearningFilter;
 use crate::domain::{Micros, Scope};
-use crate::engine::learning::GLOBAL;
-use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::error::{Error, Result};
+use crate::store::KnowledgeQuery;
 use crate::store::tx::{CardKey, LearningProgress, Lesson, NewMistakeCard};
 
 /// `episode_lessons.kind` of a mistake and of a success.
 const MISTAKE: i32 = 1;
 const SUCCESS: i32 = 2;
-/// How many of each kind BuildContext shows.
-const CONTEXT_TASK_RULES: i64 = 5;
-const CONTEXT_GLOBAL_RULES: i64 = 5;
-const CONTEXT_MISTAKES: i64 = 3;
-const CONTEXT_CARDS: usize = 5;
-const CONTEXT_EPISODES: i64 = 3;
-const CONTEXT_HEURISTICS: usize = 5;
-const CONTEXT_ANTI_PATTERNS: usize = 5;
-/// How many cards GetStats shows.
-const TOP_CARDS: usize = 5;
 
 /// Writes an episode's end as given.
 pub(super) async fn finish_episode(conn: &mut PgConnection, e: &Episode) -> Result<Episode> {
@@ -382,7 +372,12 @@ async fn count(conn: &mut PgConnection, sql: &'static str, namespace: &str) -> R
 }
 
 /// The numbers GetStats reports for `scope`.
-pub(super) async fn stats(conn: &mut PgConnection, scope: &Scope, now: Micros) -> Result<Stats> {
+pub(super) async fn stats(
+    conn: &mut PgConnection,
+    scope: &Scope,
+    top_cards: usize,
+    now: Micros,
+) -> Result<Stats> {
     let namespace = scope.namespace.as_str();
     let mut qb = QueryBuilder::new("SELECT count(*) FROM episodes e WHERE ");
     episodes::push_visible(&mut qb, scope);
@@ -458,7 +453,7 @@ pub(super) async fn stats(conn: &mut PgConnection, scope: &Scope, now: Micros) -
             namespace,
         )
         .await?,
-        top_mistake_cards: list_cards(conn, namespace, None, None, TOP_CARDS, None).await?,
+        top_mistake_cards: list_cards(conn, namespace, None, None, top_cards, None).await?,
         memories_per_type,
         task_types: outcomes::task_type_stats(conn, scope).await?,
     })
@@ -479,8 +474,10 @@ pub(super) async fn knowledge(
     scope: &Scope,
     task_id: &str,
     task_type: &str,
+    query: &KnowledgeQuery,
 ) -> Result<TaskKnowledge> {
     let namespace = scope.namespace.as_str();
+    let limit = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
     let rules = |task: &str, limit: i64| {
         sqlx::query(
             "SELECT * FROM task_rules WHERE namespace = $1 AND task_id = $2 ORDER BY seq DESC LIMIT $3",
@@ -491,13 +488,13 @@ pub(super) async fn knowledge(
     };
     let mut knowledge = TaskKnowledge::default();
     if !task_id.is_empty() {
-        let rows = rules(task_id, CONTEXT_TASK_RULES)
+        let rows = rules(task_id, limit(query.task_rules))
             .fetch_all(&mut *conn)
             .await
             .map_err(db_error)?;
         knowledge.task_rules = rows::all(&rows, rows::rule)?;
     }
-    let rows = rules(GLOBAL, CONTEXT_GLOBAL_RULES)
+    let rows = rules(GLOBAL, limit(query.global_rules))
         .fetch_all(&mut *conn)
         .await
         .map_err(db_error)?;
@@ -509,7 +506,7 @@ pub(super) async fn knowledge(
     )
     .bind(namespace)
     .bind(MISTAKE)
-    .bind(CONTEXT_MISTAKES)
+    .bind(limit(query.mistakes))
     .fetch_all(&mut *conn)
     .await
     .map_err(db_error)?;
@@ -522,7 +519,8 @@ pub(super) async fn knowledge(
             })
         })
         .collect::<Result<_>>()?;
-    knowledge.mistake_cards = list_cards(conn, namespace, None, None, CONTEXT_CARDS, None).await?;
+    knowledge.mistake_cards =
+        list_cards(conn, namespace, None, None, query.mistake_cards, None).await?;
 
     if !task_id.is_empty() {
         let completed = |select: String| {
@@ -536,7 +534,7 @@ pub(super) async fn knowledge(
         };
         let mut qb = completed(format!("SELECT {EPISODE_COLUMNS} FROM episodes e WHERE "));
         qb.push(" ORDER BY e.complete_time DESC, e.seq DESC LIMIT ")
-            .push_bind(CONTEXT_EPISODES);
+            .push_bind(limit(query.recent_episodes));
         let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
         knowledge.recent_episodes = rows::all(&rows, rows::episode)?;
         let mut qb = completed("SELECT avg(e.score), count(*) FROM episodes e WHERE ".into());
@@ -556,15 +554,14 @@ pub(super) async fn knowledge(
             task_type: Some(task_type),
             ..LearningFilter::default()
         };
-        // Only strategies that work more often than not are advice.
         let advice = LearningFilter {
-            min_confidence: MIN_SUCCESS_RATE.next_up(),
+            min_confidence: query.min_heuristic_confidence,
             ..filter.clone()
         };
         knowledge.heuristics =
-            outcomes::list_heuristics(conn, scope, &advice, CONTEXT_HEURISTICS, None).await?;
+            outcomes::list_heuristics(conn, scope, &advice, query.heuristics, None).await?;
         knowledge.anti_patterns =
-            outcomes::list_anti_patterns(conn, scope, &filter, CONTEXT_ANTI_PATTERNS, None).await?;
+            outcomes::list_anti_patterns(conn, scope, &filter, query.anti_patterns, None).await?;
     }
     Ok(knowledge)
 }

@@ -48,7 +48,7 @@ pub use self::migrate::{migrate, schema_version};
 use self::tx::PgTx;
 pub use self::url::{InvalidUrl, PostgresUrl};
 use super::tx::{Answer, DiskUse, LearningProgress, Work};
-use super::{NamespaceSizes, Store};
+use super::{KnowledgeQuery, NamespaceSizes, Store};
 use crate::disk::DiskSpace;
 use crate::domain::episode::{
     Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
@@ -417,10 +417,10 @@ impl Store for PostgresStore {
         learning::completed_episodes(&mut conn, namespace, None, limit).await
     }
 
-    async fn stats(&self, scope: &Scope, now: Micros) -> Result<Stats> {
+    async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
         let mut snapshot = snapshot(&mut conn).await?;
-        learning::stats(&mut snapshot, scope, now).await
+        learning::stats(&mut snapshot, scope, top_cards, now).await
     }
 
     async fn task_knowledge(
@@ -428,10 +428,11 @@ impl Store for PostgresStore {
         scope: &Scope,
         task_id: &str,
         task_type: &str,
+        query: &KnowledgeQuery,
     ) -> Result<TaskKnowledge> {
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
         let mut snapshot = snapshot(&mut conn).await?;
-        learning::knowledge(&mut snapshot, scope, task_id, task_type).await
+        learning::knowledge(&mut snapshot, scope, task_id, task_type, query).await
     }
 
     async fn compared_strategies(
