@@ -3,16 +3,18 @@
 //! bound on the others; concurrent writes of one thing through every
 //! replica keep the rules (one memory per identity with every sighting
 //! counted, one answer per request id, one heuristic per strategy group);
-//! a replica killed mid-write loses no acknowledged write.
+//! a replica killed mid-write loses no acknowledged write; a watch on one
+//! replica sees the writes made through the others, in commit order.
 //!
 //! PostgreSQL whatever the suite's backend: replicas share a database, which
 //! a SQLite file cannot be for several servers.
 
 use std::time::{Duration, Instant};
 
-use engram_client::Engram;
-use engram_client::proto::{self, MemoryType, WriteResult};
+use engram_client::proto::{self, MemoryType, RevisionAction, WriteResult};
+use engram_client::{Engram, WatchMemories};
 use engram_tests::{Backend, Server, create, input, list_all, scope, search};
+use futures_util::StreamExt as _;
 
 /// How long a write may take to be found through another replica: the
 /// notification's delay, one read of the feed and the index's apply.
@@ -174,8 +176,8 @@ async fn a_request_id_sent_through_every_replica_at_once_is_written_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn outcomes_recorded_through_every_replica_at_once_learn_one_heuristic_per_group() {
-    const OUTCOMES: usize = 300;
-    const IN_FLIGHT: usize = 30;
+    const OUTCOMES: usize = 2_000;
+    const IN_FLIGHT: usize = 60;
     let servers = replicas().await;
     let engrams = clients(&servers).await;
     let ns = proto::Scope {
@@ -241,9 +243,27 @@ async fn outcomes_recorded_through_every_replica_at_once_learn_one_heuristic_per
             ..Default::default()
         })
         .await
-        .expect("list outcomes")
-        .outcomes;
-    assert_eq!(outcomes.len(), OUTCOMES, "every outcome stored once");
+        .expect("list outcomes");
+    let mut stored = outcomes.outcomes.len();
+    let mut token = outcomes.next_page_token;
+    while !token.is_empty() {
+        let page = engrams[2]
+            .learning()
+            .list_outcomes(proto::ListOutcomesRequest {
+                scope: Some(ns.clone()),
+                page_size: 1000,
+                page_token: token,
+                ..Default::default()
+            })
+            .await
+            .expect("list outcomes");
+        stored += page.outcomes.len();
+        token = page.next_page_token;
+    }
+    assert_eq!(stored, OUTCOMES, "every outcome stored once");
+    // Every outcome counted in its group's heuristic exactly once.
+    let counted: i64 = heuristics.iter().map(|h| h.occurrence_count).sum();
+    assert_eq!(counted, OUTCOMES as i64, "{heuristics:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -288,4 +308,55 @@ async fn a_replica_killed_mid_write_loses_no_acknowledged_write() {
     for id in &acknowledged {
         assert!(stored.contains(id), "acknowledged write {id} is stored");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_watch_on_one_replica_sees_the_writes_made_through_the_others_in_order() {
+    const WRITES: usize = 30;
+    let servers = replicas().await;
+    let engrams = clients(&servers).await;
+    let ns = scope("watched");
+    let mut watch = engrams[1]
+        .memory()
+        .watch_memories(WatchMemories::new(ns.clone()))
+        .await
+        .expect("start a watch on the second replica");
+    // Writes through the first and third replicas, one after another: each
+    // acknowledged before the next is sent, so commit order is this order.
+    let mut written = Vec::new();
+    for i in 0..WRITES {
+        let engram = &engrams[if i % 2 == 0 { 0 } else { 2 }];
+        let id = create(
+            engram,
+            &ns,
+            input(MemoryType::Fact, &format!("watched fact {i}")),
+        )
+        .await
+        .memory
+        .expect("the memory")
+        .id;
+        written.push((RevisionAction::Created, id));
+    }
+    let removed = written[3].1.clone();
+    engrams[2]
+        .memory()
+        .delete_memory(proto::DeleteMemoryRequest {
+            scope: Some(ns.clone()),
+            id: removed.clone(),
+            etag: String::new(),
+        })
+        .await
+        .expect("delete through the third replica");
+    written.push((RevisionAction::Deleted, removed));
+
+    let mut seen = Vec::new();
+    while seen.len() < written.len() {
+        let event = tokio::time::timeout(Duration::from_secs(20), watch.next())
+            .await
+            .expect("an event in time")
+            .expect("the watch goes on")
+            .expect("an event, not an error");
+        seen.push((event.action(), event.memory_id));
+    }
+    assert_eq!(seen, written, "every write, once, in the order it was made");
 }

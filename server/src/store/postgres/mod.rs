@@ -16,6 +16,7 @@
 
 mod access;
 mod episodes;
+mod events;
 mod feed;
 mod learning;
 mod memories;
@@ -57,8 +58,8 @@ use crate::domain::outcome::{
     AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
 };
 use crate::domain::{
-    Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, Micros, Neighbours, Revision, Scope,
-    Unembedded,
+    Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter, Micros,
+    Neighbours, Revision, Scope, Unembedded,
 };
 use crate::error::{Error, Result};
 
@@ -492,6 +493,21 @@ impl Store for PostgresStore {
         // The changes and the memories they name, from one snapshot.
         let mut snapshot = snapshot(&mut conn).await?;
         memories::changes_after(&mut snapshot, after, limit).await
+    }
+
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        events::bounds(&mut conn).await
+    }
+
+    async fn memory_events(
+        &self,
+        namespace: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<FeedEvent>> {
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        events::events(&mut conn, namespace, after, limit).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
