@@ -76,11 +76,41 @@ impl Connection {
         }
     }
 
+    /// Sends a client stream made by `make` with `send`, making it anew and
+    /// trying again while the policy has tries left, after UNAVAILABLE or a
+    /// shed call: for streams whose messages may be sent twice (steps: one
+    /// resent with the content of a stored one is acknowledged as stored).
+    /// No deadline: a stream lasts as long as its messages.
+    pub(crate) async fn repeatable_stream<S, Resp, Fut>(
+        &self,
+        mut make: impl FnMut() -> S,
+        mut send: impl FnMut(tonic::Request<S>) -> Fut,
+    ) -> Result<Resp, Error>
+    where
+        Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
+    {
+        let mut attempt = 1;
+        loop {
+            let error = match send(self.request(make(), false)).await {
+                Ok(response) => return Ok(response.into_inner()),
+                Err(status) => Error::from_call(status),
+            };
+            if attempt >= self.retry.max_attempts {
+                return Err(error);
+            }
+            let Some(wait) = self.retry_wait(&error, true, attempt) else {
+                return Err(error);
+            };
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
     /// How long to wait before trying again after retry number `attempt`
     /// failed with `error`; `None` when the call may not be tried again.
     /// The server's own delay is taken when it gives one, but never longer
     /// than the policy's longest wait or the call's timeout.
-    fn retry_wait(&self, error: &Error, repeat: bool, attempt: u32) -> Option<Duration> {
+    pub(crate) fn retry_wait(&self, error: &Error, repeat: bool, attempt: u32) -> Option<Duration> {
         if !(error.is_shed() || repeat && error.is_retryable()) {
             return None;
         }

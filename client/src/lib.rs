@@ -9,7 +9,7 @@
 //! [`Error`] that tells transport failures from the server's answers and
 //! carries `google.rpc.BadRequest` field violations. Reads, and creates that
 //! carry a `request_id`, are retried with backoff when the server is
-//! unavailable.
+//! unavailable; a [`MemoryWatch`] resumes where it was.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -46,6 +46,7 @@ mod memory;
 mod policy;
 mod requests;
 mod retry;
+mod watch;
 
 pub use builder::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, EngramBuilder};
 pub use error::{Error, field_violations};
@@ -54,9 +55,10 @@ pub use memory::MemoryClient;
 pub use policy::PolicyClient;
 pub use requests::{
     BuildContext, Classify, CreateMemory, ListMemories, RecordOutcome, Remember, SearchMemories,
-    StartEpisode,
+    StartEpisode, WatchMemories,
 };
 pub use retry::RetryPolicy;
+pub use watch::MemoryWatch;
 
 /// The generated `engram.v1` messages, enums and service stubs, re-exported
 /// so callers need no other crate (and no `protoc`).

@@ -3,6 +3,7 @@
 use futures_core::Stream;
 
 use crate::connection::{Connection, unary_rpcs};
+use crate::watch::MemoryWatch;
 use crate::{Error, MAX_RESPONSE_BYTES, proto};
 
 type Generated = proto::memory_service_client::MemoryServiceClient<tonic::transport::Channel>;
@@ -442,9 +443,46 @@ impl MemoryClient {
         Ok(episode)
     }
 
+    /// Watches the changes to the memories visible from the scope — each
+    /// create, merge, update, delete and expiry, in commit order — from now
+    /// or from a cursor ([`WatchMemories`](crate::WatchMemories)). Returns
+    /// once the server has started the watch: every change committed after
+    /// that is reported. The [`MemoryWatch`] resumes by itself when the
+    /// connection breaks or the server restarts, without skipping or
+    /// repeating an event (see there). Errors of the request
+    /// (INVALID_ARGUMENT for a cursor of another namespace or database,
+    /// PERMISSION_DENIED for a namespace the API key may not read) come
+    /// from this call.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// # let engram = engram_client::Engram::from_env().await?;
+    /// use futures_util::StreamExt as _;
+    /// use engram_client::{CreateMemory, WatchMemories, proto::{MemoryType, RevisionAction, Scope}};
+    ///
+    /// let scope = Scope::new("docs-watch-lessons");
+    /// let lessons = WatchMemories::new(scope.clone()).memory_types([MemoryType::Lesson]);
+    /// let mut watch = engram.memory().watch_memories(lessons).await?;
+    /// engram.memory().create_memory(CreateMemory::new(scope.clone(), MemoryType::Note, "Not a lesson")).await?;
+    /// engram.memory().create_memory(CreateMemory::new(scope, MemoryType::Lesson, "Pin the toolchain")).await?;
+    /// let event = watch.next().await.expect("an event")?;
+    /// assert_eq!(event.action(), RevisionAction::Created);
+    /// assert_eq!(event.memory.unwrap().content, "Pin the toolchain");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn watch_memories(
+        &self,
+        request: impl Into<proto::WatchMemoriesRequest>,
+    ) -> Result<MemoryWatch, Error> {
+        MemoryWatch::open(self.connection.clone(), self.client.clone(), request.into()).await
+    }
+
     /// Streams steps of one or more running episodes; each step is stored
     /// as it arrives and the answer counts the accepted and rejected ones. A
-    /// stream is never retried (it cannot be replayed).
+    /// stream is never retried (it cannot be replayed): use
+    /// [`MemoryClient::stream_steps_from`] for one that is.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -480,5 +518,56 @@ impl MemoryClient {
             Ok(response) => Ok(response.into_inner()),
             Err(status) => Err(Error::from_call(status)),
         }
+    }
+
+    /// Like [`MemoryClient::stream_steps`], with the stream made by
+    /// `messages` for each try: when the server sheds the call or is
+    /// unavailable, the client waits (the server's delay, or the retry
+    /// policy's backoff) and sends a fresh stream, as many times as the
+    /// policy allows. Safe because a step sent again with the content of a
+    /// stored one is acknowledged as stored (`already_stored`), so steps of a
+    /// try that failed midway are not stored twice.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), engram_client::Error> {
+    /// # let engram = engram_client::Engram::from_env().await?;
+    /// use engram_client::{StartEpisode, proto::{Scope, Step, StepResult, StreamStepsRequest}};
+    ///
+    /// let scope = Scope::new("docs-stream-from");
+    /// let episode = engram.memory().start_episode(StartEpisode::new(scope.clone(), "crawl")).await?;
+    /// let messages = move || {
+    ///     let (scope, episode_id) = (scope.clone(), episode.id.clone());
+    ///     futures_util::stream::iter((1..=3).map(move |n| StreamStepsRequest {
+    ///         scope: Some(scope.clone()),
+    ///         episode_id: episode_id.clone(),
+    ///         steps: vec![Step {
+    ///             step_number: n,
+    ///             tool: "http".into(),
+    ///             action: format!("fetch page {n}"),
+    ///             result: StepResult::Ok.into(),
+    ///             ..Default::default()
+    ///         }],
+    ///     }))
+    /// };
+    /// let summary = engram.memory().stream_steps_from(messages).await?;
+    /// assert_eq!((summary.accepted, summary.rejected), (3, 0));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn stream_steps_from<S>(
+        &self,
+        messages: impl FnMut() -> S,
+    ) -> Result<proto::StreamStepsResponse, Error>
+    where
+        S: Stream<Item = proto::StreamStepsRequest> + Send + 'static,
+    {
+        let client = self.client.clone();
+        self.connection
+            .repeatable_stream(messages, |request| {
+                let mut client = client.clone();
+                async move { client.stream_steps(request).await }
+            })
+            .await
     }
 }

@@ -26,6 +26,7 @@ into_request! {
     RecordOutcome => RecordOutcomeRequest,
     Classify => ClassifyRequest,
     Remember => RememberRequest,
+    WatchMemories => WatchMemoriesRequest,
 }
 
 /// A `CreateMemoryRequest`: one memory of a type, with its optional fields.
@@ -232,21 +233,20 @@ impl CreateMemory {
     }
 }
 
-/// The memory filter shared by [`ListMemories`] and [`SearchMemories`].
-macro_rules! filter_setters {
-    () => {
-        fn filter(&mut self) -> &mut proto::MemoryFilter {
-            self.0.filter.get_or_insert_with(Default::default)
-        }
-
+/// The types, levels and tags a filter names, for a builder `$builder` of
+/// `$request` with a method `filter()` returning its filter (a
+/// `MemoryFilter` or a `MemoryEventFilter`, which name them alike).
+macro_rules! kind_setters {
+    ($builder:ident, $request:ident) => {
         /// Only memories of these types.
         ///
-        /// ```
-        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
-        ///
-        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).memory_types([MemoryType::Lesson]).into();
-        /// assert_eq!(request.filter.unwrap().memory_types, [MemoryType::Lesson as i32]);
-        /// ```
+        #[doc = concat!(
+            "```\nuse engram_client::{", stringify!($builder), ", proto::{",
+            stringify!($request), ", MemoryLevel, MemoryType, Scope}};\n\n",
+            "let request: ", stringify!($request), " = ", stringify!($builder),
+            "::new(Scope::new(\"demo\")).memory_types([MemoryType::Lesson]).into();\n",
+            "assert_eq!(request.filter.unwrap().memory_types, [MemoryType::Lesson as i32]);\n```"
+        )]
         pub fn memory_types(mut self, types: impl IntoIterator<Item = proto::MemoryType>) -> Self {
             self.filter().memory_types = types.into_iter().map(Into::into).collect();
             self
@@ -254,12 +254,13 @@ macro_rules! filter_setters {
 
         /// Only memories at these levels.
         ///
-        /// ```
-        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
-        ///
-        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).levels([MemoryLevel::Workspace]).into();
-        /// assert_eq!(request.filter.unwrap().levels, [MemoryLevel::Workspace as i32]);
-        /// ```
+        #[doc = concat!(
+            "```\nuse engram_client::{", stringify!($builder), ", proto::{",
+            stringify!($request), ", MemoryLevel, MemoryType, Scope}};\n\n",
+            "let request: ", stringify!($request), " = ", stringify!($builder),
+            "::new(Scope::new(\"demo\")).levels([MemoryLevel::Workspace]).into();\n",
+            "assert_eq!(request.filter.unwrap().levels, [MemoryLevel::Workspace as i32]);\n```"
+        )]
         pub fn levels(mut self, levels: impl IntoIterator<Item = proto::MemoryLevel>) -> Self {
             self.filter().levels = levels.into_iter().map(Into::into).collect();
             self
@@ -267,16 +268,28 @@ macro_rules! filter_setters {
 
         /// Only memories with all of these tags.
         ///
-        /// ```
-        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, MemoryLevel, MemoryOrder, MemoryType, Scope}};
-        ///
-        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).tags(["deploy"]).into();
-        /// assert_eq!(request.filter.unwrap().tags, ["deploy"]);
-        /// ```
+        #[doc = concat!(
+            "```\nuse engram_client::{", stringify!($builder), ", proto::{",
+            stringify!($request), ", Scope}};\n\n",
+            "let request: ", stringify!($request), " = ", stringify!($builder),
+            "::new(Scope::new(\"demo\")).tags([\"deploy\", \"db\"]).into();\n",
+            "assert_eq!(request.filter.unwrap().tags, [\"deploy\", \"db\"]);\n```"
+        )]
         pub fn tags<T: Into<String>>(mut self, tags: impl IntoIterator<Item = T>) -> Self {
             self.filter().tags = tags.into_iter().map(Into::into).collect();
             self
         }
+    };
+}
+
+/// The memory filter shared by [`ListMemories`] and [`SearchMemories`].
+macro_rules! filter_setters {
+    () => {
+        fn filter(&mut self) -> &mut proto::MemoryFilter {
+            self.0.filter.get_or_insert_with(Default::default)
+        }
+
+        kind_setters!(ListMemories, ListMemoriesRequest);
 
         /// Only memories at least this important.
         ///
@@ -934,6 +947,63 @@ impl Remember {
     /// ```
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.0.request_id = request_id.into();
+        self
+    }
+}
+
+/// A `WatchMemoriesRequest`: the changes to the memories a scope sees,
+/// optionally of some types, levels or tags only, from now or from a cursor.
+///
+/// ```
+/// use engram_client::{WatchMemories, proto::{MemoryLevel, MemoryType, Scope, WatchMemoriesRequest}};
+///
+/// let request: WatchMemoriesRequest = WatchMemories::new(Scope::new("demo").with_project("shop"))
+///     .memory_types([MemoryType::Lesson, MemoryType::Decision])
+///     .levels([MemoryLevel::Workspace])
+///     .tags(["deploy"])
+///     .cursor("cursor-from-an-earlier-watch")
+///     .into();
+/// let filter = request.filter.unwrap();
+/// assert_eq!(filter.tags, ["deploy"]);
+/// assert_eq!(request.cursor, "cursor-from-an-earlier-watch");
+/// ```
+#[derive(Debug, Clone)]
+pub struct WatchMemories(proto::WatchMemoriesRequest);
+
+impl WatchMemories {
+    /// Every change to the memories visible from `scope`, from now on.
+    ///
+    /// ```
+    /// use engram_client::{WatchMemories, proto::{Scope, WatchMemoriesRequest}};
+    ///
+    /// let request: WatchMemoriesRequest = WatchMemories::new(Scope::new("demo")).into();
+    /// assert!(request.filter.is_none() && request.cursor.is_empty());
+    /// ```
+    pub fn new(scope: proto::Scope) -> Self {
+        WatchMemories(proto::WatchMemoriesRequest {
+            scope: Some(scope),
+            ..Default::default()
+        })
+    }
+
+    fn filter(&mut self) -> &mut proto::MemoryEventFilter {
+        self.0.filter.get_or_insert_with(Default::default)
+    }
+
+    kind_setters!(WatchMemories, WatchMemoriesRequest);
+
+    /// Starts after this cursor (a [`MemoryWatch::cursor`](crate::MemoryWatch::cursor),
+    /// or an event's `cursor`) instead of now: the changes committed since
+    /// are reported first.
+    ///
+    /// ```
+    /// use engram_client::{WatchMemories, proto::{Scope, WatchMemoriesRequest}};
+    ///
+    /// let request: WatchMemoriesRequest = WatchMemories::new(Scope::new("demo")).cursor("saved-cursor").into();
+    /// assert_eq!(request.cursor, "saved-cursor");
+    /// ```
+    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
+        self.0.cursor = cursor.into();
         self
     }
 }

@@ -61,6 +61,31 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// Whether this scope sees a memory of `level` kept under `owner` (the
+    /// memory's own scope): the rule of DESIGN §3. The stores apply it in
+    /// their queries and the search index in its own terms; a watch, which
+    /// also follows memories that are gone, applies it here.
+    pub fn sees(&self, level: MemoryLevel, owner: &Scope) -> bool {
+        let placed = match level {
+            MemoryLevel::Global => true,
+            MemoryLevel::Workspace => {
+                !owner.project_id.is_empty() && owner.project_id == self.project_id
+            }
+            MemoryLevel::Conversation => {
+                !owner.session_id.is_empty() && owner.session_id == self.session_id
+            }
+        };
+        // An agent or user the scope names sees its own and nobody's.
+        let held_by =
+            |mine: &str, theirs: &str| mine.is_empty() || theirs.is_empty() || mine == theirs;
+        owner.namespace == self.namespace
+            && placed
+            && held_by(&self.agent_id, &owner.agent_id)
+            && held_by(&self.user_id, &owner.user_id)
+    }
+}
+
 /// How widely a memory is visible inside its namespace. The discriminants are
 /// the `engram.v1.MemoryLevel` numbers, which are also what the database stores.
 #[derive(
@@ -390,6 +415,107 @@ pub struct TextMatch {
     pub bm25: f64,
     pub importance: f64,
     pub occurred_at: Micros,
+}
+
+/// What a change did to a memory (the `engram.v1.RevisionAction` numbers,
+/// as the history records them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeAction {
+    Created = 1,
+    Updated = 2,
+    Merged = 3,
+    Deleted = 4,
+    Expired = 5,
+}
+
+enum_codes!(ChangeAction { Created = 1, Updated = 2, Merged = 3, Deleted = 4, Expired = 5 });
+
+impl ChangeAction {
+    /// Whether the memory left the database by this change.
+    pub fn removes(self) -> bool {
+        matches!(self, ChangeAction::Deleted | ChangeAction::Expired)
+    }
+}
+
+/// What a removed memory leaves behind: who could see it, and what a
+/// watch filters on, as it was when it went (never its content).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tombstone {
+    pub scope: Scope,
+    pub level: MemoryLevel,
+    pub memory_type: MemoryType,
+    pub tags: Vec<String>,
+}
+
+/// The memory a change of the feed was made to, as the feed is read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject {
+    /// It is still stored: as it is now (expired or not), which is the
+    /// state the change left it in, or a later one. (Boxed: a memory is
+    /// more than twice a tombstone.)
+    Stored(Box<Memory>),
+    /// It has been removed (by this change or a later one).
+    Removed(Tombstone),
+}
+
+impl Subject {
+    /// The memory's scope, as stored.
+    pub fn scope(&self) -> &Scope {
+        match self {
+            Subject::Stored(memory) => &memory.scope,
+            Subject::Removed(tombstone) => &tombstone.scope,
+        }
+    }
+
+    pub fn level(&self) -> MemoryLevel {
+        match self {
+            Subject::Stored(memory) => memory.level,
+            Subject::Removed(tombstone) => tombstone.level,
+        }
+    }
+
+    pub fn memory_type(&self) -> MemoryType {
+        match self {
+            Subject::Stored(memory) => memory.memory_type,
+            Subject::Removed(tombstone) => tombstone.memory_type,
+        }
+    }
+
+    pub fn tags(&self) -> &[String] {
+        match self {
+            Subject::Stored(memory) => &memory.tags,
+            Subject::Removed(tombstone) => &tombstone.tags,
+        }
+    }
+}
+
+/// One change of a namespace's feed, as a watch reads it: the change
+/// numbered `seq` was `action` on memory `memory_id`, with what the
+/// memory's history recorded of it (time, actor, changed fields; unset
+/// when the history has no record of it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedEvent {
+    pub seq: i64,
+    pub memory_id: String,
+    pub action: ChangeAction,
+    /// The memory's version after the change (its last one, for a removal).
+    pub version: i64,
+    pub time: Option<Micros>,
+    pub actor: Actor,
+    /// By their proto names; empty for a create or a removal.
+    pub changed_fields: Vec<String>,
+    pub subject: Subject,
+}
+
+/// How far the change feed reaches: a follower can read on without a gap
+/// from any position from `oldest` to `newest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedBounds {
+    /// The changes up to this number may be gone (trimmed); those after it
+    /// are all kept.
+    pub oldest: i64,
+    /// The number of the newest committed change (0 before any).
+    pub newest: i64,
 }
 
 /// One entry of the change feed (DESIGN §7): the memory `memory_seq` changed

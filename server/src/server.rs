@@ -102,7 +102,8 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// How long in-flight calls may take to finish after a shutdown signal.
     pub shutdown_grace: Duration,
-    /// How long a StreamSteps stream may go without a message.
+    /// How long a StreamSteps stream may go without a message (a watch
+    /// sends one at least every half of it).
     pub stream_idle_timeout: Duration,
     /// When engram.v1 calls are shed.
     pub overload: Overload,
@@ -156,11 +157,16 @@ pub async fn serve(
         AuthLayer::new(security.api_keys.clone()),
         RateLimitLayer::new(limits.overload.rate_limit),
     );
+    // Open watches never finish by themselves: told when the server starts
+    // to stop, they end (UNAVAILABLE, so clients resume elsewhere or later)
+    // instead of holding the drain up for the whole grace period.
+    let (stop_watches, watches_stopping) = tokio::sync::watch::channel(false);
     let memory = guard.named_layer(
         MemoryServiceServer::new(MemoryApi::new(
             store.clone(),
             retrieval.clone(),
             limits.stream_idle_timeout,
+            watches_stopping,
         ))
         .max_decoding_message_size(max_request_bytes),
     );
@@ -196,6 +202,7 @@ pub async fn serve(
             health
                 .set_not_serving::<PolicyServiceServer<PolicyApi>>()
                 .await;
+            stop_watches.send_replace(true);
             let _ = draining_tx.send(());
         }
     };

@@ -113,6 +113,11 @@ async fn grpcurl_describes_services_and_messages_with_their_documentation() {
             "With a `request_id`, a retried call returns the first",
         ),
         (
+            "engram.v1.MemoryService",
+            "rpc WatchMemories ( .engram.v1.WatchMemoriesRequest ) returns ( stream .engram.v1.WatchMemoriesResponse );",
+        ),
+        ("engram.v1.MemoryEvent", "as GetMemory would return it then"),
+        (
             "engram.v1.LearningService",
             "Summarises what is known in the scope",
         ),

@@ -4,11 +4,13 @@
 //! `google.rpc.RetryInfo` delay — while health still answers; the Rust
 //! client waits the delay and tries again, writes too.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use engram_client::proto::memory_service_client::MemoryServiceClient;
 use engram_client::proto::{self, MemoryType};
-use engram_client::{Code, Engram, Error, RetryPolicy};
+use engram_client::{Code, Engram, Error, RetryPolicy, StartEpisode};
 use engram_tests::{Server, input, list_all, refuses_to_start, scope};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -206,6 +208,76 @@ async fn the_client_retries_a_shed_write_once_capacity_frees() {
         .expect("the write's task")
         .expect("the retried write succeeds");
     assert_eq!(contents(&engram).await, ["a write that waited its turn"]);
+}
+
+#[tokio::test]
+async fn a_shed_step_stream_is_sent_again_from_a_fresh_stream() {
+    let (server, engram) = start_limited(PATIENT).await;
+    let episode = engram
+        .memory()
+        .start_episode(StartEpisode::new(scope("overload"), "crawl"))
+        .await
+        .expect("start");
+    let streams = hold(&server, &engram, 2).await;
+
+    let tries = Arc::new(AtomicUsize::new(0));
+    let streamed = {
+        let (engram, id, tries) = (engram.clone(), episode.id.clone(), tries.clone());
+        tokio::spawn(async move {
+            engram
+                .memory()
+                .stream_steps_from(move || {
+                    tries.fetch_add(1, Ordering::SeqCst);
+                    let id = id.clone();
+                    futures_util::stream::iter((1..=3).map(move |n| proto::StreamStepsRequest {
+                        scope: Some(scope("overload")),
+                        episode_id: id.clone(),
+                        steps: vec![proto::Step {
+                            step_number: n,
+                            tool: "http".into(),
+                            action: format!("fetch page {n}"),
+                            result: proto::StepResult::Ok.into(),
+                            ..Default::default()
+                        }],
+                    }))
+                })
+                .await
+        })
+    };
+    server
+        .scrape_until("the stream to be shed", |s| {
+            shed_count(s, "concurrency") >= 1.0
+        })
+        .await;
+    assert!(!streamed.is_finished(), "the client waits and tries again");
+    release(&server, streams).await;
+
+    let summary = streamed
+        .await
+        .expect("the stream's task")
+        .expect("the stream sent again succeeds");
+    assert_eq!((summary.accepted, summary.rejected), (3, 0), "{summary:?}");
+    assert!(tries.load(Ordering::SeqCst) >= 2, "a fresh stream per try");
+    let stored = engram
+        .memory()
+        .get_episode(proto::GetEpisodeRequest {
+            scope: Some(scope("overload")),
+            id: episode.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("get");
+    assert_eq!(stored.step_count, 3);
+
+    // Without the retrying form, a shed stream is the caller's to handle.
+    let streams = hold(&server, &engram, 2).await;
+    let once = engram
+        .memory()
+        .stream_steps(futures_util::stream::iter(Vec::new()))
+        .await
+        .expect_err("shed");
+    assert_shed(&once);
+    release(&server, streams).await;
 }
 
 #[tokio::test]

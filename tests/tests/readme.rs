@@ -80,9 +80,11 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
     let sources: Vec<&str> = snippets.iter().map(|(s, _)| s.as_str()).collect();
     for expected in [
         "tests/tests/client.rs#rust",
-        "tests/interop/python/scenario.py#connect",
-        "tests/interop/python/scenario.py#create-search",
-        "tests/interop/python/scenario.py#bad-request",
+        "tests/tests/watch.rs#watch",
+        "clients/python/tests/test_readme.py#connect",
+        "clients/python/tests/test_readme.py#create-search",
+        "clients/python/tests/test_readme.py#context",
+        "clients/python/tests/test_readme.py#errors",
         "tests/interop/node/scenario.js#connect",
         "tests/interop/node/scenario.js#create-search",
         "tests/interop/node/scenario.js#bad-request",
@@ -96,7 +98,27 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
             "the README quotes {expected}: {sources:?}"
         );
     }
-    for (source, quoted) in &snippets {
+    assert_quotes_the_code(Path::new("README.md"), &snippets);
+}
+
+/// The client packages' own READMEs, shown where a package is installed
+/// from; their snippets name files by their paths in the repository too.
+const PACKAGE_READMES: &[&str] = &["clients/python/README.md"];
+
+#[test]
+fn the_packages_readmes_quote_code_a_test_runs_too() {
+    for path in PACKAGE_READMES {
+        let readme = std::fs::read_to_string(repo().join(path)).expect(path);
+        let snippets = marked_blocks(&readme, "snippet:");
+        assert!(!snippets.is_empty(), "{path} quotes its tested examples");
+        assert_quotes_the_code(Path::new(path), &snippets);
+    }
+}
+
+/// Asserts that every `(PATH#NAME, quoted)` snippet of `readme` is the text
+/// of region NAME of the file PATH.
+fn assert_quotes_the_code(readme: &Path, snippets: &[(String, String)]) {
+    for (source, quoted) in snippets {
         let (path, name) = source.split_once('#').expect("PATH#NAME");
         let text =
             std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -104,7 +126,8 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         assert_eq!(
             quoted.trim_end(),
             code.trim_end(),
-            "the README's copy of {source} differs from the code"
+            "{}'s copy of {source} differs from the code",
+            readme.display()
         );
     }
 }

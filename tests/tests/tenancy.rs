@@ -24,13 +24,13 @@ use tonic::{Request, Status};
 const RELOAD_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Whether `role` may call `method`, as the key file's contract puts it:
-/// `read` calls Get*, List*, Search*, BuildContext and Classify; `write`
-/// all but Forget and SetAgentScope; `admin` everything.
+/// `read` calls Get*, List*, Search*, WatchMemories, BuildContext and
+/// Classify; `write` all but Forget and SetAgentScope; `admin` everything.
 fn role_allows(role: &str, method: &str) -> bool {
     let reads = ["Get", "List", "Search"]
         .iter()
         .any(|prefix| method.starts_with(prefix))
-        || matches!(method, "BuildContext" | "Classify");
+        || matches!(method, "WatchMemories" | "BuildContext" | "Classify");
     match role {
         "read" => reads,
         "write" => !matches!(method, "Forget" | "SetAgentScope"),
@@ -45,6 +45,7 @@ const SUCCEED_WHEN_ALLOWED: &[&str] = &[
     "CreateMemory",
     "BatchCreateMemories",
     "ListMemories",
+    "WatchMemories",
     "SearchMemories",
     "BuildContext",
     "StartEpisode",
@@ -144,6 +145,20 @@ async fn call_every_rpc(
         "ListMemoryRevisions",
         code(memory.list_memory_revisions(revisions).await),
     );
+    // A watch that starts answers its first message (the start's cursor);
+    // a refused one fails before any.
+    let watch = proto::WatchMemoriesRequest {
+        scope: in_namespace(),
+        ..Default::default()
+    };
+    let watched = match memory.watch_memories(watch).await {
+        Ok(response) => {
+            let first = response.into_inner().message().await;
+            first.and_then(|message| message.ok_or_else(|| Status::internal("no first message")))
+        }
+        Err(status) => Err(status),
+    };
+    codes.insert("WatchMemories", code(watched.map(tonic::Response::new)));
     let search = proto::SearchMemoriesRequest {
         scope: in_namespace(),
         query: "written".into(),

@@ -1,5 +1,6 @@
 //! Domain logic with no I/O of its own: what makes two memories identical,
-//! how search hits are ranked, and how a context block is assembled.
+//! how search hits are ranked, how a context block is assembled, and what a
+//! watcher of the change feed is shown.
 
 pub mod context;
 pub mod create_batch;
@@ -14,3 +15,4 @@ pub mod outcomes;
 pub mod policy;
 pub mod search;
 pub mod unit;
+pub mod watch;

@@ -10,6 +10,7 @@ use crate::domain::outcome::{AgentScope, AntiPattern, Change, Heuristic, Recorde
 use crate::domain::{Created, Memory, Micros, Revision, Scope};
 use crate::engine::context::{ContextBlock, ItemKind};
 use crate::engine::search::Hit;
+use crate::engine::watch::Event;
 
 /// Microseconds since the epoch as a protobuf timestamp.
 pub fn timestamp(micros: Micros) -> Timestamp {
@@ -177,6 +178,21 @@ pub fn revision(revision: Revision) -> pb::MemoryRevision {
         key_id: revision.actor.key_id,
         agent_id: revision.actor.agent_id,
         changed_fields: revision.changed_fields,
+    }
+}
+
+/// A watch's event, resumed after by `cursor`.
+pub fn event(event: Event, cursor: String) -> pb::MemoryEvent {
+    pb::MemoryEvent {
+        cursor,
+        action: event.action.code(),
+        time: event.time.map(timestamp),
+        memory_id: event.memory_id,
+        memory: event.memory.map(memory),
+        superseded: event.superseded,
+        key_id: event.actor.key_id,
+        agent_id: event.actor.agent_id,
+        changed_fields: event.changed_fields,
     }
 }
 

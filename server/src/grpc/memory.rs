@@ -11,10 +11,13 @@ use super::deadline::deadline;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::status::cut;
 use super::validate::Violations;
-use super::{begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token};
+use super::{
+    begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token, watch,
+};
 use crate::domain::{Actor, Created, Micros, NewMemory, PageCursor, Scope, now_micros};
 use crate::engine::create_batch::CreateBatch;
 use crate::engine::search::{Retrieval, SemanticUse};
+use crate::engine::watch::Watch;
 use crate::engine::{context, episode_learning, episodes, memories, search};
 use crate::error::Error;
 use crate::store::Store;
@@ -27,6 +30,12 @@ pub struct MemoryApi {
     retrieval: Arc<Retrieval>,
     /// How long a StreamSteps stream may go without a message.
     stream_idle_timeout: Duration,
+    /// Turns true when the server starts to shut down: open watches end
+    /// then, so that draining does not wait for them.
+    stopping: tokio::sync::watch::Receiver<bool>,
+    /// The database's id, which watch cursors are bound to (read once: it
+    /// does not change while the server runs).
+    database_id: tokio::sync::OnceCell<String>,
 }
 
 impl MemoryApi {
@@ -34,12 +43,15 @@ impl MemoryApi {
         store: Arc<dyn Store>,
         retrieval: Arc<Retrieval>,
         stream_idle_timeout: Duration,
+        stopping: tokio::sync::watch::Receiver<bool>,
     ) -> Self {
         MemoryApi {
             store,
             creates: Arc::default(),
             retrieval,
             stream_idle_timeout,
+            stopping,
+            database_id: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -68,6 +80,14 @@ impl MemoryApi {
                     .await
             }
         }
+    }
+
+    async fn database_id(&self) -> Result<&str, Error> {
+        let id = self
+            .database_id
+            .get_or_try_init(|| self.store.database_id())
+            .await?;
+        Ok(id)
     }
 
     /// Appends one streamed message's steps, recording each accepted or
@@ -334,6 +354,25 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             revisions,
             next_page_token,
         }))
+    }
+
+    async fn watch_memories(
+        &self,
+        request: Request<pb::WatchMemoriesRequest>,
+    ) -> Reply<watch::WatchStream> {
+        let req = begin(request)?;
+        // A watch started now would only hold up the drain.
+        if *self.stopping.borrow() {
+            return Err(Status::unavailable(watch::SHUTTING_DOWN));
+        }
+        let (request, cursors) = requests::watch(&req, self.database_id().await?)?;
+        let started = Watch::start(self.store.clone(), request).await?;
+        Ok(Response::new(watch::stream(
+            started,
+            cursors,
+            watch::heartbeat_interval(self.stream_idle_timeout),
+            self.stopping.clone(),
+        )))
     }
 
     async fn search_memories(

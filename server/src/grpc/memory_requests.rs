@@ -6,12 +6,14 @@ use engram::v1 as pb;
 use super::page_token;
 use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
+use super::watch_cursor::CursorKey;
 use crate::domain::{
     Actor, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
     MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange,
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
+use crate::engine::watch::{Start, WatchFilter, WatchRequest};
 use crate::error::Result;
 
 /// The most bytes of a memory's content (64 KiB).
@@ -385,12 +387,14 @@ pub fn delete(req: &pb::DeleteMemoryRequest) -> Result<(Scope, String, Option<St
     v.finish((scope, id, etag))
 }
 
-fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter {
-    let Some(f) = filter else {
-        return MemoryFilter::default();
-    };
-    let memory_types = f
-        .memory_types
+/// The types, levels and tags of a filter (`filter.memory_types` …), checked.
+fn kinds(
+    v: &mut Violations,
+    memory_types: &[i32],
+    levels: &[i32],
+    tags: &[String],
+) -> (Vec<MemoryType>, Vec<MemoryLevel>) {
+    let memory_types = memory_types
         .iter()
         .enumerate()
         .filter_map(|(i, &code)| {
@@ -401,15 +405,22 @@ fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter
             )
         })
         .collect();
-    let levels = f
-        .levels
+    let levels = levels
         .iter()
         .enumerate()
         .filter_map(|(i, &code)| {
             v.enum_value(&format!("filter.levels[{i}]"), code, MemoryLevel::from_code)
         })
         .collect();
-    v.tags("filter.tags", &f.tags, MAX_TAGS, MAX_TAG_CHARS);
+    v.tags("filter.tags", tags, MAX_TAGS, MAX_TAG_CHARS);
+    (memory_types, levels)
+}
+
+fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter {
+    let Some(f) = filter else {
+        return MemoryFilter::default();
+    };
+    let (memory_types, levels) = kinds(v, &f.memory_types, &f.levels, &f.tags);
     v.unit_interval("filter.min_importance", f.min_importance);
     let metadata = v.metadata(
         "filter.metadata",
@@ -458,7 +469,37 @@ fn time_range(
     range
 }
 
-/// A validated list request, and the fingerprint its page tokens carry.
+/// A validated WatchMemories, and what its cursors are bound to (the
+/// scope's namespace on the database `database_id`).
+pub fn watch(
+    req: &pb::WatchMemoriesRequest,
+    database_id: &str,
+) -> Result<(WatchRequest, CursorKey)> {
+    let mut v = Violations::default();
+    let scope = v.scope("scope", req.scope.as_ref());
+    let filter = req.filter.as_ref().map_or_else(WatchFilter::default, |f| {
+        let (memory_types, levels) = kinds(&mut v, &f.memory_types, &f.levels, &f.tags);
+        WatchFilter {
+            memory_types,
+            levels,
+            tags: f.tags.clone(),
+        }
+    });
+    let cursors = CursorKey::new(&scope.namespace, database_id);
+    let start = match cursors.decode(&mut v, "cursor", &req.cursor) {
+        Some(seq) => Start::After(seq),
+        None => Start::Now,
+    };
+    v.finish((
+        WatchRequest {
+            scope,
+            filter,
+            start,
+        },
+        cursors,
+    ))
+}
+
 /// A validated ListMemoryRevisions.
 pub struct Revisions {
     pub namespace: String,
@@ -486,6 +527,7 @@ pub fn revisions(req: &pb::ListMemoryRevisionsRequest) -> Result<Revisions> {
     })
 }
 
+/// A validated list request, and the fingerprint its page tokens carry.
 pub fn list(req: &pb::ListMemoriesRequest) -> Result<(ListQuery, String)> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());

@@ -18,6 +18,8 @@ mod request_key;
 mod status;
 pub mod trace;
 mod validate;
+mod watch;
+mod watch_cursor;
 mod watched_body;
 
 use std::sync::Arc;
@@ -48,6 +50,7 @@ scoped!(
     DeleteMemoryRequest,
     ListMemoriesRequest,
     ListMemoryRevisionsRequest,
+    WatchMemoriesRequest,
     SearchMemoriesRequest,
     BuildContextRequest,
     StartEpisodeRequest,

@@ -1,6 +1,7 @@
 //! Persistence. [`Store`] is what the rest of the server sees; each backend
 //! lives in its own module with its own migrations.
 
+mod feed_rows;
 pub mod postgres;
 pub mod sqlite;
 pub mod transfer;
@@ -17,8 +18,8 @@ use crate::domain::outcome::{
 };
 use crate::domain::policy::Decision;
 use crate::domain::{
-    Created, Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, Micros, Neighbours,
-    Revision, Scope, Unembedded,
+    Created, Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter,
+    Micros, Neighbours, Revision, Scope, Unembedded,
 };
 use crate::error::Result;
 
@@ -223,6 +224,25 @@ pub trait Store: Send + Sync + 'static {
     /// it is deleted): a follower that applies them in order converges on
     /// the database.
     async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>>;
+
+    /// How far the change feed reaches: a watch "from now" starts at
+    /// `newest`, and one resumed from an older position needs the changes
+    /// after it still kept (`oldest`).
+    async fn feed_bounds(&self) -> Result<FeedBounds>;
+
+    /// Up to `limit` changes of the memories of `namespace` after the change
+    /// numbered `after`, in feed order, each with the memory as it is now or
+    /// its tombstone once it is removed (only changes of a memory's fields:
+    /// not a stored vector). Numbers follow commit order — a change committed
+    /// later never gets a lower number — so a follower that reads on from the
+    /// last number it saw, once the head has moved, misses nothing. Cheap for
+    /// a namespace whatever the others write: an index leads to its changes.
+    async fn memory_events(
+        &self,
+        namespace: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<FeedEvent>>;
 
     /// Up to `limit` memories (expired ones included) with a sequence number
     /// above `after_seq`, in sequence order. For rebuilding an index: what

@@ -11,9 +11,8 @@ Environment:
                     "interop-python-<hex>", so the script can run again and
                     again against the same server)
 
-The three regions fenced by readme marker comments (connect, create-search,
-bad-request) are quoted verbatim by the README: keep them short,
-self-contained and idiomatic, at the top level, and valid code as they stand.
+It speaks the raw generated stubs, as any gRPC client would; the README's
+Python section uses the engram_client package (clients/python) instead.
 """
 
 import math
@@ -43,11 +42,9 @@ addr = os.environ.get("ENGRAM_ADDR")
 expect(addr, "ENGRAM_ADDR is not set (host:port of the Engram server)")
 ns = os.environ.get("ENGRAM_NAMESPACE") or "interop-python-" + secrets.token_hex(4)
 
-# readme:begin connect
 channel = grpc.insecure_channel(addr)
 memories = memory_pb2_grpc.MemoryServiceStub(channel)
 policy = policy_pb2_grpc.PolicyServiceStub(channel)
-# readme:end connect
 
 PREFERENCE = "Alice prefers concise answers with code first"
 LESSON = "Checkout deploys failed because the orders migration locked the table"
@@ -103,7 +100,6 @@ expect(retried == created, "a retry with the same request_id should get the firs
 
 # --- A project lesson, and a search that finds it ---------------------------
 
-# readme:begin create-search
 shop = common_pb2.Scope(namespace=ns, project_id="shop")
 lesson = memories.CreateMemory(
     memory_pb2.CreateMemoryRequest(
@@ -120,7 +116,6 @@ found = memories.SearchMemories(
     memory_pb2.SearchMemoriesRequest(scope=shop, query="why did the deploy fail?"),
     timeout=DEADLINE,
 )
-# readme:end create-search
 
 expect(lesson.result == memory_pb2.WRITE_RESULT_CREATED, "lesson create: result is not CREATED", lesson)
 expect(lesson.memory.level == common_pb2.MEMORY_LEVEL_WORKSPACE,
@@ -136,7 +131,6 @@ expect(top.score > 0, "search: the first hit's score is not positive", top)
 
 # --- Bad input: INVALID_ARGUMENT with google.rpc.BadRequest field violations
 
-# readme:begin bad-request
 violations = None  # stays None if the call unexpectedly succeeds
 try:
     memories.CreateMemory(
@@ -156,7 +150,6 @@ except grpc.RpcError as err:
             bad_request = error_details_pb2.BadRequest()
             detail.Unpack(bad_request)
             violations.extend(bad_request.field_violations)
-# readme:end bad-request
 
 expect(violations is not None, "bad create (content '', importance 3) succeeded instead of INVALID_ARGUMENT")
 fields = sorted(v.field for v in violations)

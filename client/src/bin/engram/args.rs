@@ -112,6 +112,11 @@ pub enum Command {
     List(ListArgs),
     /// Delete one memory.
     Delete(DeleteArgs),
+    /// Follow the changes to the memories the scope sees as they are
+    /// committed: one JSON object a line per event (created, merged,
+    /// updated, deleted, expired), each with the cursor that resumes after
+    /// it. Runs until interrupted (or --limit); rides out server restarts.
+    Watch(WatchArgs),
     /// Record an episode of work: start it, add steps, complete it.
     #[command(subcommand)]
     Episode(EpisodeCommand),
@@ -236,6 +241,30 @@ pub struct ListArgs {
     /// Continue a listing from the token the previous page printed.
     #[arg(long)]
     pub page_token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Only memories of this type (repeatable).
+    #[arg(long = "type", value_enum)]
+    pub types: Vec<MemoryType>,
+    /// Only memories at this level (repeatable).
+    #[arg(long = "level", value_enum)]
+    pub levels: Vec<Level>,
+    /// Only memories with this tag (repeatable; all must match).
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+    /// Start after this cursor (an event's "cursor", or what --print-cursor
+    /// printed), reporting every change since, instead of from now.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Stop after this many events.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Print the cursor of this moment and exit: a later `watch --cursor`
+    /// reports every change committed after it.
+    #[arg(long, conflicts_with = "limit")]
+    pub print_cursor: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,12 +7,15 @@ use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use std::time::Duration;
+
 use engram_client::{
     BuildContext, Classify, CreateMemory, Engram, Error, ListMemories, RecordOutcome, Remember,
-    SearchMemories, StartEpisode, proto,
+    RetryPolicy, SearchMemories, StartEpisode, WatchMemories, proto,
 };
+use futures_util::StreamExt as _;
 
-use args::{Cli, Command, EpisodeCommand};
+use args::{Cli, Command, EpisodeCommand, WatchArgs};
 use output::Output;
 
 /// Exit status when the server answered with an error status (UNAVAILABLE
@@ -28,6 +31,8 @@ const EXIT_UNREACHABLE: u8 = 3;
 enum Failure {
     Usage(String),
     Engram(Error),
+    /// Standard output could not be written (but for a closed pipe).
+    Output(std::io::Error),
 }
 
 impl From<Error> for Failure {
@@ -45,6 +50,10 @@ async fn main() -> ExitCode {
         Err(failure) => {
             let (message, code) = match failure {
                 Failure::Usage(message) => (message, EXIT_USAGE),
+                Failure::Output(error) => (
+                    format!("cannot write the output: {error}"),
+                    EXIT_SERVER_ERROR,
+                ),
                 Failure::Engram(error) => {
                     let code = match error {
                         Error::Status(_) => EXIT_SERVER_ERROR,
@@ -81,6 +90,9 @@ fn write_stdout(text: &str) -> ExitCode {
 
 async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
     let mut builder = Engram::builder(cli.server.clone()).timeout(cli.timeout);
+    if matches!(cli.command, Command::Watch(_)) {
+        builder = builder.retry(WATCH_RETRY);
+    }
     if let Some(api_key) = &cli.api_key {
         builder = builder.api_key(api_key.clone());
     }
@@ -177,6 +189,7 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             }
             out.memories(&engram.memory().list_memories(request).await?);
         }
+        Command::Watch(args) => watch(&engram, scope, args).await?,
         Command::Delete(args) => {
             let request = proto::DeleteMemoryRequest {
                 scope: Some(scope),
@@ -290,6 +303,47 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
         Command::Stats => {
             let request = proto::GetStatsRequest { scope: Some(scope) };
             out.stats(&engram.learning().get_stats(request).await?);
+        }
+    }
+    Ok(())
+}
+
+/// How `engram watch` resumes: for as long as it runs (a follower, like
+/// `tail -F`, outlives a server restart), waiting at most 5 s between tries.
+const WATCH_RETRY: RetryPolicy = RetryPolicy {
+    max_attempts: u32::MAX,
+    initial_backoff: Duration::from_millis(100),
+    max_backoff: Duration::from_secs(5),
+    multiplier: 2.0,
+};
+
+/// `engram watch`: prints each event on its own line as it comes (not at
+/// the end, as the other commands do), until `--limit` events or a reader
+/// that went away.
+async fn watch(engram: &Engram, scope: proto::Scope, args: WatchArgs) -> Result<(), Failure> {
+    let mut request = WatchMemories::new(scope)
+        .memory_types(args.types.into_iter().map(Into::into))
+        .levels(args.levels.into_iter().map(Into::into))
+        .tags(args.tags);
+    if let Some(cursor) = args.cursor {
+        request = request.cursor(cursor);
+    }
+    let mut watch = engram.memory().watch_memories(request).await?;
+    let mut stdout = std::io::stdout().lock();
+    if args.print_cursor {
+        return writeln!(stdout, "{}", watch.cursor()).map_err(Failure::Output);
+    }
+    let mut printed = 0;
+    while args.limit.is_none_or(|limit| printed < limit) {
+        let Some(event) = watch.next().await else {
+            break;
+        };
+        let line = output::event_line(&event?);
+        match writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+            Ok(()) => printed += 1,
+            // A reader that went away (`engram watch | head -3`) ends it.
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => break,
+            Err(error) => return Err(Failure::Output(error)),
         }
     }
     Ok(())

@@ -406,9 +406,20 @@ fn timestamp(time: Option<&prost_types::Timestamp>) -> String {
     time.map(ToString::to_string).unwrap_or_default()
 }
 
+/// An event of `engram watch`: its JSON on one line, so a reader takes
+/// one object a line.
+pub fn event_line(event: &proto::MemoryEvent) -> String {
+    to_json_with(event, false)
+}
+
 /// `message` in the protobuf JSON mapping, with every field present
 /// (defaults included), so scripts find the keys they look for.
 fn to_json<M: prost::Name>(message: &M) -> String {
+    to_json_with(message, true)
+}
+
+/// [`to_json`], indented or on one line.
+fn to_json_with<M: prost::Name>(message: &M, pretty: bool) -> String {
     static POOL: OnceLock<DescriptorPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| {
         DescriptorPool::decode(engram::FILE_DESCRIPTOR_SET)
@@ -421,9 +432,11 @@ fn to_json<M: prost::Name>(message: &M) -> String {
         .expect("a message decodes with its own descriptor");
     let options = SerializeOptions::new().skip_default_fields(false);
     let mut json = Vec::new();
-    let mut serializer = serde_json::Serializer::pretty(&mut json);
-    dynamic
-        .serialize_with_options(&mut serializer, &options)
-        .expect("a protobuf message serializes to JSON");
+    let serialized = if pretty {
+        dynamic.serialize_with_options(&mut serde_json::Serializer::pretty(&mut json), &options)
+    } else {
+        dynamic.serialize_with_options(&mut serde_json::Serializer::new(&mut json), &options)
+    };
+    serialized.expect("a protobuf message serializes to JSON");
     String::from_utf8(json).expect("serde_json writes UTF-8")
 }

@@ -28,6 +28,7 @@ const READ_RPCS: &[&str] = &[
     "GetMemory",
     "ListMemories",
     "ListMemoryRevisions",
+    "WatchMemories",
     "SearchMemories",
     "BuildContext",
     "GetEpisode",

@@ -7,6 +7,7 @@ pub mod backup;
 mod checkpoint;
 mod episodes;
 mod export;
+mod feed;
 mod import;
 mod learning;
 mod memories;
@@ -45,8 +46,8 @@ use crate::domain::outcome::{
     AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
 };
 use crate::domain::{
-    Embedding, ListQuery, Memory, MemoryChange, MemoryFilter, Micros, Neighbours, Revision, Scope,
-    Unembedded,
+    Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter, Micros,
+    Neighbours, Revision, Scope, Unembedded,
 };
 use crate::error::{Error, Result};
 
@@ -97,6 +98,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         9,
         "memory_revisions",
         include_str!("../../../migrations/sqlite/0009_memory_revisions.sql"),
+    ),
+    (
+        10,
+        "watch",
+        include_str!("../../../migrations/sqlite/0010_watch.sql"),
     ),
 ];
 
@@ -517,6 +523,21 @@ impl Store for SqliteStore {
     async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         memories::changes_after(&mut conn, after, limit, &self.written).await
+    }
+
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        feed::bounds(&mut conn).await
+    }
+
+    async fn memory_events(
+        &self,
+        namespace: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<FeedEvent>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        feed::events(&mut conn, namespace, after, limit).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {

@@ -1,0 +1,2 @@
+"""The client's code; its public names are in engram_client (blocking) and
+engram_client.aio (asyncio)."""

@@ -1,0 +1,283 @@
+"""The asyncio client: a connection to Engram and its three services, with
+helpers for the common calls."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+
+import grpc
+
+from engram_client._async.connection import Connection
+from engram_client._async.services import LearningService, MemoryService, PolicyService
+from engram_client.messages import (
+    ClassifyModeName,
+    MemoryLevelName,
+    MemoryTypeName,
+    Replay,
+    classify_mode,
+    memory_level,
+    memory_type,
+)
+from engram_client.retry import RetryPolicy
+from engram_client.settings import DEFAULT_ADDRESS, DEFAULT_TIMEOUT, Tls, settings
+from engram_client.v1 import common_pb2, memory_pb2, policy_pb2
+
+
+class Engram:
+    """A connection to an Engram server, with its three services as
+    `memory`, `learning` and `policy`. The asyncio client.
+
+    `addr` is ``host:port``, ``http://host:port`` or ``https://host:port``
+    (TLS). `api_key` is sent as ``authorization: Bearer <key>`` with every
+    call. `tls` is True for TLS with the system's certificate authorities, or
+    a `Tls` with a private CA, a client certificate or a server name. Each try
+    of a call may take `timeout` seconds (None: no limit); failed calls are
+    tried again as `retry` says. The channel reconnects by itself after the
+    server restarts. Close it with `close`, or use the client as a context
+    manager.
+    """
+
+    memory: MemoryClient
+    """The memory service: memories, search, context and episodes."""
+    learning: LearningClient
+    """The learning service: outcomes, heuristics, anti-patterns, task rules,
+    mistake cards, consolidation, forgetting and statistics."""
+    policy: PolicyClient
+    """The policy service: decide what is worth remembering, and remember it."""
+
+    def __init__(
+        self,
+        addr: str = DEFAULT_ADDRESS,
+        *,
+        api_key: str | None = None,
+        tls: bool | Tls = False,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> None:
+        """Opens a channel to `addr`; it connects on the first call. Raises
+        ValueError for settings that cannot work."""
+        self._connection = Connection(settings(addr, api_key=api_key, tls=tls, timeout=timeout, retry=retry))
+        self.memory = MemoryClient(self._connection)
+        self.learning = LearningClient(self._connection)
+        self.policy = PolicyClient(self._connection)
+
+    @classmethod
+    def from_env(cls, *, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy = RetryPolicy()) -> Engram:
+        """A client for ``$ENGRAM_SERVER`` (default 127.0.0.1:50051) with the
+        API key in ``$ENGRAM_API_KEY``, if set: the variables the ``engram``
+        command reads too."""
+        return cls(
+            os.environ.get("ENGRAM_SERVER") or DEFAULT_ADDRESS,
+            api_key=os.environ.get("ENGRAM_API_KEY") or None,
+            timeout=timeout,
+            retry=retry,
+        )
+
+    @property
+    def channel(self) -> grpc.aio.Channel:
+        """The underlying channel, for services this client does not wrap
+        (such as ``grpc.health.v1.Health``). Calls made on it carry no API key."""
+        return self._connection.channel
+
+    async def close(self) -> None:
+        """Closes the connection; calls still in flight are cancelled."""
+        await self._connection.close()
+
+    async def __aenter__(self) -> Engram:
+        """The client itself."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Closes the connection."""
+        await self.close()
+
+
+class MemoryClient(MemoryService):
+    """The memory service (``engram.v1.MemoryService``): every RPC as a
+    method taking its request message, and helpers for the common calls
+    that take plain arguments."""
+
+    async def create(
+        self,
+        scope: common_pb2.Scope,
+        kind: MemoryTypeName | common_pb2.MemoryType.ValueType,
+        content: str,
+        *,
+        summary: str = "",
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, str] | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        level: MemoryLevelName | common_pb2.MemoryLevel.ValueType | None = None,
+        request_id: str = "",
+    ) -> memory_pb2.CreateMemoryResponse:
+        """Stores one memory of type `kind` (``"fact"``, ``"preference"``,
+        ``"lesson"``, ``"decision"``, ``"event"`` or ``"note"``), or
+        reinforces the identical one already stored (``result`` is then
+        MERGED). Unset fields take the server's defaults (the level: the
+        narrowest the scope allows). With a `request_id` it is retried after
+        UNAVAILABLE, and a repeat gets the first answer."""
+        memory = memory_pb2.MemoryInput(
+            memory_type=memory_type(kind),
+            content=content,
+            summary=summary,
+            tags=list(tags),
+            metadata=dict(metadata or {}),
+            importance=importance,
+            confidence=confidence,
+            level=memory_level(level) if level is not None else common_pb2.MEMORY_LEVEL_UNSPECIFIED,
+        )
+        request = memory_pb2.CreateMemoryRequest(scope=scope, memory=memory, request_id=request_id)
+        return await self.create_memory(request)
+
+    async def search(
+        self,
+        scope: common_pb2.Scope,
+        query: str,
+        *,
+        limit: int = 0,
+        types: Iterable[MemoryTypeName | common_pb2.MemoryType.ValueType] = (),
+        tags: Iterable[str] = (),
+        min_importance: float = 0.0,
+    ) -> memory_pb2.SearchMemoriesResponse:
+        """Finds the memories visible from `scope` that match `query`, ranked
+        by relevance, recency and importance (at most `limit`; 0: the
+        server's default), optionally only of some `types`, carrying every
+        one of `tags`, or at least `min_importance`."""
+        memory_filter = memory_pb2.MemoryFilter(
+            memory_types=[memory_type(t) for t in types], tags=list(tags), min_importance=min_importance
+        )
+        request = memory_pb2.SearchMemoriesRequest(scope=scope, query=query, limit=limit, filter=memory_filter)
+        return await self.search_memories(request)
+
+    async def context(
+        self,
+        scope: common_pb2.Scope,
+        *,
+        query: str = "",
+        task_id: str = "",
+        task_type: str = "",
+        token_budget: int = 0,
+    ) -> memory_pb2.BuildContextResponse:
+        """A context block for an agent's prompt: rules, mistakes, advice,
+        memories relevant to `query`, preferences and recent episodes of
+        `task_id`, within `token_budget` tokens (0: the server's default)."""
+        request = memory_pb2.BuildContextRequest(
+            scope=scope, query=query, task_id=task_id, task_type=task_type, token_budget=token_budget
+        )
+        return await self.build_context(request)
+
+    async def episode(
+        self,
+        scope: common_pb2.Scope,
+        task_id: str,
+        description: str,
+        *,
+        task_type: str = "",
+        request_id: str = "",
+    ) -> EpisodeRun:
+        """Starts recording an episode of work on `task_id` (the task family,
+        e.g. ``"deploy_checkout"``), described by `description` (what this run
+        is to do), and returns it, to stream its steps and complete it. With a `request_id` the start is retried after
+        UNAVAILABLE, and a repeat gets the first episode."""
+        request = memory_pb2.StartEpisodeRequest(
+            scope=scope, task_id=task_id, description=description, task_type=task_type, request_id=request_id
+        )
+        return EpisodeRun(self, scope, await self.start_episode(request))
+
+
+class EpisodeRun:
+    """An episode being recorded, from `MemoryClient.episode`: stream its
+    steps, then complete it with its outcome."""
+
+    episode: memory_pb2.Episode
+    """The episode as the server started it."""
+
+    def __init__(self, memory: MemoryClient, scope: common_pb2.Scope, episode: memory_pb2.Episode) -> None:
+        """The running `episode` of `scope`, recorded through `memory`."""
+        self._memory = memory
+        self._scope = scope
+        self.episode = episode
+
+    @property
+    def id(self) -> str:
+        """The episode's id."""
+        return self.episode.id
+
+    async def stream_steps(self, steps: Iterable[memory_pb2.Step]) -> memory_pb2.StreamStepsResponse:
+        """Streams `steps` (a list, or a generator yielding them as the work
+        goes on), each stored as it arrives; the answer counts the accepted
+        and rejected ones. After UNAVAILABLE or a shed call the stream is sent
+        again from its first step, as the retry policy allows: steps already
+        stored are acknowledged as such (``already_stored``), not stored twice."""
+        replay = Replay(steps)
+
+        def messages() -> Iterable[memory_pb2.StreamStepsRequest]:
+            return (
+                memory_pb2.StreamStepsRequest(scope=self._scope, episode_id=self.id, steps=[step]) for step in replay
+            )
+
+        return await self._memory.stream_steps_from(messages)
+
+    async def complete(
+        self,
+        *,
+        score: float,
+        success: bool,
+        summary: str = "",
+        mistakes: Iterable[str] = (),
+        successes: Iterable[str] = (),
+    ) -> memory_pb2.CompleteEpisodeResponse:
+        """Completes the episode with its outcome: a `score` from 0 to 1,
+        whether it was a `success`, a `summary`, and what went wrong
+        (`mistakes`) and right (`successes`). The server learns from it in
+        the same transaction (task rules, mistake cards); the answer says
+        what it learned. Not retried after UNAVAILABLE."""
+        outcome = memory_pb2.EpisodeOutcome(
+            score=score, success=success, summary=summary, mistakes=list(mistakes), successes=list(successes)
+        )
+        request = memory_pb2.CompleteEpisodeRequest(scope=self._scope, episode_id=self.id, outcome=outcome)
+        return await self._memory.complete_episode(request)
+
+
+class LearningClient(LearningService):
+    """The learning service (``engram.v1.LearningService``): every RPC as a
+    method taking its request message."""
+
+
+class PolicyClient(PolicyService):
+    """The policy service (``engram.v1.PolicyService``): every RPC as a
+    method taking its request message, and a helper for Remember that takes
+    plain arguments."""
+
+    async def remember_transcript(
+        self,
+        scope: common_pb2.Scope,
+        transcript: str,
+        *,
+        task_id: str = "",
+        tags: Iterable[str] = (),
+        mode: ClassifyModeName | policy_pb2.ClassifyMode.ValueType = "auto",
+        request_id: str = "",
+    ) -> policy_pb2.RememberResponse:
+        """Decides whether `transcript` is worth remembering (as what, how
+        important, at which level) and stores it when it is, merging like
+        `MemoryClient.create`; the answer carries the decision and the
+        memory, if one was stored. With a `request_id` it is retried after
+        UNAVAILABLE, and a repeat gets the first answer."""
+        request = policy_pb2.RememberRequest(
+            scope=scope,
+            transcript=transcript,
+            task_id=task_id,
+            tags=list(tags),
+            mode=classify_mode(mode),
+            request_id=request_id,
+        )
+        return await self.remember(request)
