@@ -211,6 +211,28 @@ impl Server {
         .await
     }
 
+    /// Starts `binary` (this build's when `None`) with extra flags on a
+    /// fresh database made on the PostgreSQL server `admin_url` names (a
+    /// role that may create databases), dropped after the server and its
+    /// replicas: for benchmarks, which are given the server to use.
+    pub async fn start_on_postgres_server(
+        binary: Option<&Path>,
+        args: &[&str],
+        admin_url: &str,
+    ) -> Server {
+        let database = TestDatabase::create_on(admin_url.to_owned()).await;
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            binary.map_or_else(server_binary, Path::to_owned),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            ANY_PORT,
+            None,
+            Some(Storage::Postgres(Arc::new(database))),
+        )
+        .await
+    }
+
     /// Starts a server on a fresh database with extra flags and environment variables.
     pub async fn start_with_env(args: &[&str], envs: &[(&str, &str)]) -> Server {
         let args = args.iter().map(|a| (*a).to_owned()).collect();
@@ -497,6 +519,12 @@ impl Server {
             Some(self.storage.clone()),
         )
         .await
+    }
+
+    /// Whether the server keeps its data in PostgreSQL (else a SQLite file
+    /// in its data folder).
+    pub fn on_postgres(&self) -> bool {
+        matches!(self.storage, Storage::Postgres(_))
     }
 
     /// `127.0.0.1:PORT`, the address the server listens on.
