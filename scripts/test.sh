@@ -58,12 +58,10 @@ clients/python/check.sh
 step "unit, doc and end-to-end tests (cargo test), with a throwaway PostgreSQL (scripts/postgres.sh)"
 scripts/postgres.sh cargo test --workspace --locked
 
-# ---------------------------------------------------------------------------
-# The end-to-end suite against PostgreSQL (issue 13): the same tests, each
-# server on a fresh database of the throwaway server (ENGRAM_TEST_BACKEND=
-# postgres; see Backend in tests/src/lib.rs). Off until the PostgreSQL store
-# lands: the server refuses PostgreSQL until then. To turn it on:
-#
-# step "end-to-end tests against PostgreSQL (ENGRAM_TEST_BACKEND=postgres)"
-# ENGRAM_TEST_BACKEND=postgres scripts/postgres.sh cargo test --locked -p engram-tests
-# ---------------------------------------------------------------------------
+# The end-to-end suite again against PostgreSQL (issue 13): the same tests,
+# each server on a fresh database of the throwaway server
+# (ENGRAM_TEST_BACKEND=postgres; see Backend in tests/src/lib.rs). Tests of
+# what only a SQLite file has (backup, export and import of the file, a
+# full disk under the database) keep to SQLite and say so.
+step "end-to-end tests against PostgreSQL (ENGRAM_TEST_BACKEND=postgres)"
+ENGRAM_TEST_BACKEND=postgres scripts/postgres.sh cargo test --locked -p engram-tests

@@ -43,9 +43,10 @@ pub struct Config {
     )]
     pub database: DatabaseUrl,
 
-    /// PostgreSQL: the most connections this server opens to the database.
-    /// Each replica has a pool of its own, so replicas × this must stay
-    /// below the database's max_connections. Not used with SQLite (see
+    /// PostgreSQL: the most connections this server opens to the database
+    /// for its work, besides one that listens for other replicas' changes.
+    /// Each replica has a pool of its own, so replicas × (this + 1) must
+    /// stay below the database's max_connections. Not used with SQLite (see
     /// --sqlite-readers).
     #[arg(long, env = "ENGRAM_DATABASE_POOL_SIZE", default_value_t = postgres::DEFAULT_POOL_SIZE, value_parser = clap::value_parser!(u32).range(1..=i64::from(postgres::MAX_POOL_SIZE)), global = true)]
     pub database_pool_size: u32,
@@ -297,15 +298,12 @@ impl Config {
         parse_database(&self.database.0)
     }
 
-    /// The SQLite database file, for `command`, which only works on SQLite
-    /// so far.
+    /// The SQLite database file, for `command`, which works on a SQLite
+    /// file only.
     pub fn sqlite_path(&self, command: &str) -> anyhow::Result<PathBuf> {
         match self.database()? {
             Database::Sqlite(path) => Ok(path),
-            Database::Postgres(_) => bail!(
-                "{command} works on SQLite only so far: {}",
-                postgres::NOT_FINISHED
-            ),
+            Database::Postgres(_) => bail!("{command} {}", postgres::SQLITE_ONLY),
         }
     }
 

@@ -15,7 +15,7 @@ use engram_server::llm::LlmClient;
 use engram_server::metrics::{self, exporter::Exporter, http::METRICS_PATH};
 use engram_server::retention::{self, Retention};
 use engram_server::store::Store;
-use engram_server::store::postgres;
+use engram_server::store::postgres::{PostgresOptions, PostgresStore};
 use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 use engram_server::{backup, reindex, server, transfer};
 use tokio::net::TcpListener;
@@ -219,7 +219,14 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
             options.readers = config.sqlite_readers;
             Ok(Arc::new(SqliteStore::open(&options).await?))
         }
-        Database::Postgres(_) => anyhow::bail!(postgres::NOT_FINISHED),
+        Database::Postgres(url) => {
+            let options = PostgresOptions {
+                url,
+                pool_size: config.database_pool_size,
+                index_dir: config.index_dir()?,
+            };
+            Ok(Arc::new(PostgresStore::open(&options).await?))
+        }
     }
 }
 

@@ -167,6 +167,21 @@ impl Server {
         Server::start_fresh(Some(Storage::fresh(backend).await)).await
     }
 
+    /// Starts a server with extra command-line flags on a fresh, empty
+    /// database of `backend`, whatever the suite's backend is.
+    pub async fn start_on_backend_with_args(backend: Backend, args: &[&str]) -> Server {
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            ANY_PORT,
+            None,
+            Some(Storage::fresh(backend).await),
+        )
+        .await
+    }
+
     /// A server with the defaults on `storage` (else the suite's backend).
     async fn start_fresh(storage: Option<Storage>) -> Server {
         Server::start_with(
@@ -192,6 +207,28 @@ impl Server {
             ANY_PORT,
             None,
             None,
+        )
+        .await
+    }
+
+    /// Starts `binary` (this build's when `None`) with extra flags on a
+    /// fresh database made on the PostgreSQL server `admin_url` names (a
+    /// role that may create databases), dropped after the server and its
+    /// replicas: for benchmarks, which are given the server to use.
+    pub async fn start_on_postgres_server(
+        binary: Option<&Path>,
+        args: &[&str],
+        admin_url: &str,
+    ) -> Server {
+        let database = TestDatabase::create_on(admin_url.to_owned()).await;
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            binary.map_or_else(server_binary, Path::to_owned),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            ANY_PORT,
+            None,
+            Some(Storage::Postgres(Arc::new(database))),
         )
         .await
     }
@@ -285,9 +322,12 @@ impl Server {
             None => Storage::fresh(Backend::from_env()).await,
         };
         let mut database_args = vec!["--database".to_owned(), database_url(&storage, &data)];
-        if let Storage::Postgres(_) = storage {
+        if let Storage::Postgres(_) = storage
+            && !extra_args.iter().any(|arg| arg == "--index-dir")
+        {
             // No database file to put the index beside: it goes where it
-            // would be beside one, so `index_dir` holds for both backends.
+            // would be beside one, so `index_dir` holds for both backends
+            // (unless the test names a folder itself).
             database_args.push("--index-dir".to_owned());
             database_args.push(index_dir(&data).display().to_string());
         }
@@ -459,6 +499,32 @@ impl Server {
     /// flags and environment, on any free port.
     pub async fn start_anew(&self) -> Server {
         self.start_on(ANY_PORT).await
+    }
+
+    /// Starts another replica of this PostgreSQL server: the same database,
+    /// flags and environment, and a data folder (so a search index) of its
+    /// own, as replicas behind a load balancer have.
+    pub async fn start_replica(&self) -> Server {
+        assert!(
+            matches!(self.storage, Storage::Postgres(_)),
+            "replicas share a PostgreSQL database"
+        );
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            self.binary.clone(),
+            self.extra_args.clone(),
+            self.envs.clone(),
+            ANY_PORT,
+            None,
+            Some(self.storage.clone()),
+        )
+        .await
+    }
+
+    /// Whether the server keeps its data in PostgreSQL (else a SQLite file
+    /// in its data folder).
+    pub fn on_postgres(&self) -> bool {
+        matches!(self.storage, Storage::Postgres(_))
     }
 
     /// `127.0.0.1:PORT`, the address the server listens on.

@@ -2,6 +2,10 @@
 //! server: a backup taken while writes go on holds every write acknowledged
 //! before it began, whole; a restored backup serves its data — search
 //! included — and nothing written after it.
+//!
+//! SQLite only, whatever the suite's backend: `backup` copies a SQLite
+//! database file (a PostgreSQL database is backed up with its own tools),
+//! so every server here keeps its data in one.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -10,12 +14,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryType};
 use engram_tests::{
-    DATABASE_FILE, Server, create_batch, input, list_all, run_operator_script, scope, search,
-    server_binary,
+    Backend, DATABASE_FILE, Server, create_batch, input, list_all, run_operator_script, scope,
+    search, server_binary,
 };
 use tempfile::TempDir;
 use tokio::process::Command;
 use tokio::sync::Mutex;
+
+/// A server on a SQLite database file, which is what `backup` copies.
+async fn sqlite_server() -> Server {
+    Server::start_on_backend(Backend::Sqlite).await
+}
 
 /// Concurrent writers during the backup.
 const WRITERS: usize = 8;
@@ -107,7 +116,7 @@ async fn backup_command(server: &Server, to: &std::path::Path) -> std::process::
 
 #[tokio::test]
 async fn a_backup_taken_while_writes_go_on_holds_every_write_acknowledged_before_it_whole() {
-    let server = Server::start().await;
+    let server = sqlite_server().await;
     let engram = server.client().await;
     let ns = scope("busy");
     for batch in 0..PREFILLED / 500 {
@@ -226,7 +235,7 @@ async fn a_backup_taken_while_writes_go_on_holds_every_write_acknowledged_before
 
 #[tokio::test]
 async fn a_backup_never_replaces_a_file_unless_forced() {
-    let server = Server::start().await;
+    let server = sqlite_server().await;
     let dir = TempDir::new().expect("temp dir");
     let file = dir.path().join("taken.db");
     std::fs::write(&file, "precious").expect("write");
@@ -289,7 +298,7 @@ async fn found(engram: &Engram, ns: &proto::Scope, query: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_restored_backup_serves_its_data_and_nothing_written_after_it() {
-    let mut server = Server::start().await;
+    let mut server = sqlite_server().await;
     let engram = server.client().await;
     let ns = scope("restore");
     let mut ids = Vec::new();

@@ -1,10 +1,11 @@
 //! PostgreSQL in the harness (a fresh database per test server, for
-//! ENGRAM_TEST_BACKEND=postgres) and the server's answer to a PostgreSQL URL
-//! while its store is not finished. The test command provides the server
+//! ENGRAM_TEST_BACKEND=postgres), a server on its database, and what is
+//! SQLite's alone. The test command provides the PostgreSQL server
 //! (scripts/postgres.sh); without it these tests fail.
 
+use engram_client::proto::MemoryType;
 use engram_tests::postgres::{TestDatabase, URL_VAR};
-use engram_tests::{Backend, Server, refuses_to_start};
+use engram_tests::{Backend, Server, create, input, refuses_to_start, scope};
 use sqlx::{Connection as _, PgConnection};
 
 #[tokio::test]
@@ -38,29 +39,75 @@ async fn a_test_database_is_empty_and_dropped_afterwards() {
 }
 
 #[tokio::test]
-async fn the_server_refuses_postgres_in_one_line_until_its_store_is_finished() {
-    let database = TestDatabase::create().await;
-    let stderr = refuses_to_start(
-        &["--database", database.url()],
-        // A backtrace would add lines to the one the operator reads.
-        &[("RUST_BACKTRACE", "0"), ("RUST_LIB_BACKTRACE", "0")],
-        "the PostgreSQL backend is not finished",
+async fn a_server_on_the_postgres_backend_keeps_its_memories_in_its_database() {
+    let server = Server::start_on_backend(Backend::Postgres).await;
+    let engram = server.client().await;
+    let created = create(
+        &engram,
+        &scope("pg"),
+        input(MemoryType::Fact, "The build runs on two cores"),
     )
-    .await;
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
-    let password = url::Url::parse(database.url())
-        .unwrap()
-        .password()
-        .map(str::to_owned);
-    if let Some(password) = password {
-        assert!(!stderr.contains(&password), "the password is never shown");
-    }
+    .await
+    .memory
+    .expect("a memory");
+
+    let mut conn = PgConnection::connect(&server.database_url()).await.unwrap();
+    let (content, changes): (String, i64) = sqlx::query_as(
+        "SELECT content, (SELECT count(*) FROM memory_changes) FROM memories WHERE id = $1",
+    )
+    .bind(&created.id)
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(content, "The build runs on two cores");
+    assert_eq!(changes, 1, "the create is a change of the feed");
 }
 
-// Once the PostgreSQL store lands, this becomes a server that starts on its
-// own database; today the refusal shows that the harness gave it one.
 #[tokio::test]
-#[should_panic(expected = "the PostgreSQL backend is not finished")]
-async fn a_server_on_the_postgres_backend_is_given_a_postgres_database() {
-    Server::start_on_backend(Backend::Postgres).await;
+async fn a_database_that_cannot_be_reached_stops_the_server_without_its_password() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://engram:s3cret@127.0.0.1:{port}/engram");
+    let stderr = refuses_to_start(
+        &["--database", &url, "--index-dir", "/nonexistent/index"],
+        &[("RUST_BACKTRACE", "0")],
+        "cannot connect to postgres://engram:***@127.0.0.1",
+    )
+    .await;
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+}
+
+#[tokio::test]
+async fn commands_that_work_on_a_sqlite_file_say_so_for_postgres() {
+    let database = TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    for command in [
+        vec!["backup", "--to", out],
+        vec!["export", "--to", out],
+        vec!["import", "--from", out],
+    ] {
+        let mut args = vec!["--database", database.url()];
+        args.extend(&command);
+        let output = tokio::process::Command::new(engram_tests::server_binary())
+            .args(&args)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{} works on a SQLite database file only",
+                command[0]
+            )),
+            "{command:?}: {stderr}"
+        );
+    }
 }

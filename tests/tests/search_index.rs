@@ -478,20 +478,24 @@ async fn a_lost_index_folder_is_rebuilt_with_the_same_results() {
 
     // `engram-server reindex` rebuilds it too, with progress, while the
     // server is stopped; while it runs, the folder is refused.
-    let refused = std::process::Command::new(server_binary())
-        .args(["--database", &server.database_url(), "reindex"])
-        .output()
-        .expect("run reindex");
+    // The index folder named as the server has it (on PostgreSQL there is
+    // no database file for it to default to).
+    let index_dir = server.index_dir();
+    let reindex = |database: String| {
+        let index_dir = index_dir.to_str().expect("utf-8 path");
+        std::process::Command::new(server_binary())
+            .args(["--database", &database, "--index-dir", index_dir, "reindex"])
+            .output()
+            .expect("run reindex")
+    };
+    let refused = reindex(server.database_url());
     assert!(!refused.status.success());
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("in use by another engram-server"),
         "{refused:?}"
     );
     server.stop().await;
-    let reindexed = std::process::Command::new(server_binary())
-        .args(["--database", &server.database_url(), "reindex"])
-        .output()
-        .expect("run reindex");
+    let reindexed = reindex(server.database_url());
     let stderr = String::from_utf8_lossy(&reindexed.stderr);
     assert!(reindexed.status.success(), "{stderr}");
     assert!(

@@ -6,6 +6,11 @@
 //! The data folder (database, its log, the search index) is a small tmpfs
 //! mounted for the test: it needs root, as CI has. A test that cannot mount
 //! fails, naming why.
+//!
+//! SQLite only, whatever the suite's backend: what fills up here is the
+//! database file on the server's own disk. A PostgreSQL database lives on
+//! the database server's disk, which reports a full disk itself (SQLSTATE
+//! 53100, answered as "storage is full" too).
 
 use std::collections::BTreeSet;
 use std::io::Write as _;

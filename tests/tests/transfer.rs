@@ -5,6 +5,10 @@
 //! again changes nothing; a record that differs, a malformed line or a cut
 //! file stops the import with the line named and nothing of its namespace
 //! applied; a file of the format before history imports as it did.
+//!
+//! SQLite only, whatever the suite's backend: `export` and `import` read
+//! and write a SQLite database file, so every server here keeps its data
+//! in one.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -14,8 +18,8 @@ use std::process::Output;
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryLevel, MemoryType, RevisionAction};
 use engram_tests::{
-    DATABASE_FILE, Server, create, create_batch, input, list_all, run_operator_script, scope,
-    search, server_binary, sha256_hex,
+    Backend, DATABASE_FILE, Server, create, create_batch, input, list_all, run_operator_script,
+    scope, search, server_binary, sha256_hex,
 };
 use prost_types::Timestamp;
 use tempfile::TempDir;
@@ -647,7 +651,7 @@ fn stderr(output: &Output) -> String {
 /// A server on three filled namespaces, restarted so that its access
 /// counts are written, and its export (taken while it runs).
 async fn exported_server() -> (Server, TempDir, PathBuf) {
-    let server = Server::start().await;
+    let server = Server::start_on_backend(Backend::Sqlite).await;
     let engram = server.client().await;
     for (variant, namespace) in NAMESPACES.iter().enumerate() {
         fill(&engram, namespace, variant).await;
@@ -951,7 +955,7 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
     let keys = keys_dir.path().join("keys");
     std::fs::write(&keys, KEYS).expect("keys");
     let auth = ["--auth-keys", keys.to_str().expect("UTF-8 path")];
-    let original = Server::start_with_args(&auth).await;
+    let original = Server::start_on_backend_with_args(Backend::Sqlite, &auth).await;
     let writer = with_key(&original, "writer-key").await;
     let admin = with_key(&original, "admin-key").await;
     let planner = scope(LEDGER).with_agent("planner");

@@ -242,6 +242,12 @@ fn better_alternative(
         .unwrap_or_default()
 }
 
+/// The lock key of an agent's learning scope; lengths first, so no choice
+/// of names makes two keys equal.
+fn agent_scope_key(namespace: &str, agent_id: &str) -> String {
+    format!("agent-scope/{}:{namespace}/{agent_id}", namespace.len())
+}
+
 /// Replaces an agent's learning scope; with an `etag`, only if it is still
 /// the current one (else `Aborted`).
 pub async fn set_agent_scope(
@@ -256,6 +262,10 @@ pub async fn set_agent_scope(
         Box::pin(async move {
             let (wanted, etag) = &*call;
             let (namespace, agent_id) = (&wanted.namespace, &wanted.agent_id);
+            // Two sets of one agent's scope take turns, so the second
+            // checks its etag against (and numbers its version after) the
+            // first's.
+            tx.lock(&agent_scope_key(namespace, agent_id)).await?;
             let current = agent_scope_or_default(
                 tx.agent_scope(namespace, agent_id).await?,
                 namespace,

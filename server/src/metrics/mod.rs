@@ -141,6 +141,9 @@ pub struct Recorders {
     pub forget_batches: Counter,
     /// Writes skipped by the writer because their caller had gone.
     pub writer_abandoned: Counter,
+    /// Transactions run again after losing a race with a concurrent one
+    /// (PostgreSQL: a deadlock, a unique key inserted meanwhile).
+    pub transaction_retries: Counter,
     /// Calls to the LLM.
     pub llm: CallOutcomes,
     /// Calls to the embedder.
@@ -182,6 +185,7 @@ impl Recorders {
             storage_full: Gauge::default(),
             forget_batches: Counter::default(),
             writer_abandoned: Counter::default(),
+            transaction_retries: Counter::default(),
             llm: CallOutcomes::new(&[
                 CallOutcome::Ok,
                 CallOutcome::Error,
@@ -261,6 +265,11 @@ impl Recorders {
             "engram_writer_abandoned",
             "Writes the writer skipped because their caller had gone (cancelled, deadline passed)",
             self.writer_abandoned.clone(),
+        );
+        registry.register(
+            "engram_transaction_retries",
+            "Transactions run again after losing a race with a concurrent writer (PostgreSQL: deadlock, unique key inserted meanwhile, serialization failure)",
+            self.transaction_retries.clone(),
         );
         registry.register(
             "engram_llm_calls",

@@ -7,11 +7,18 @@ use sqlx::PgPool;
 /// The schema, in order. A migration is never edited once released; a change
 /// is a new entry. Each runs in a transaction (so a migration cannot use
 /// statements that refuse one, such as CREATE INDEX CONCURRENTLY).
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "schema",
-    include_str!("../../../migrations/postgres/0001_schema.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "schema",
+        include_str!("../../../migrations/postgres/0001_schema.sql"),
+    ),
+    (
+        2,
+        "watch",
+        include_str!("../../../migrations/postgres/0002_watch.sql"),
+    ),
+];
 
 /// The advisory lock migrations are applied under: Engram's locks are
 /// (1701734258, n), "engr" in ASCII (the schema's header lists them).
@@ -101,6 +108,7 @@ mod tests {
         "memory_access",
         "memory_changes",
         "memory_revisions",
+        "memory_tombstones",
         "memory_vectors",
         "mistake_cards",
         "outcomes",

@@ -93,20 +93,25 @@ fn history() -> Vec<String> {
     ]
 }
 
-/// The change feed: (seq, memory seq, version, kind).
-type Change = (i64, i64, i64, i64);
+/// The change feed: (seq, memory seq, version, kind, namespace, memory id).
+type Change = (i64, i64, i64, i64, String, String);
+/// A removed memory's tombstone: (namespace, memory id, agent id, level,
+/// type, tags as JSON text).
+type Tombstone = (String, String, String, i64, i64, String);
 /// The history: (seq, memory id, version, action, time, key id, agent id, changed).
 type Revision = (i64, String, i64, i64, i64, String, String, String);
 
-const CHANGES: &str =
-    "SELECT seq, memory_seq, version, CAST(kind AS bigint) FROM memory_changes ORDER BY seq";
+const CHANGES: &str = "SELECT seq, memory_seq, version, CAST(kind AS bigint), namespace, memory_id \
+     FROM memory_changes ORDER BY seq";
+const TOMBSTONES: &str = "SELECT namespace, memory_id, agent_id, CAST(level AS bigint), \
+     CAST(memory_type AS bigint), CAST(tags AS text) FROM memory_tombstones ORDER BY memory_id";
 const REVISIONS: &str = "SELECT seq, memory_id, version, CAST(action AS bigint), time, key_id, agent_id, changed \
      FROM memory_revisions ORDER BY seq";
 const LEFTOVERS: &str =
     "SELECT (SELECT count(*) FROM memory_access) + (SELECT count(*) FROM memory_vectors)";
 
 /// What the history leaves on SQLite, the reference.
-async fn on_sqlite() -> (Vec<Change>, Vec<Revision>, i64) {
+async fn on_sqlite() -> (Vec<Change>, Vec<Revision>, Vec<Tombstone>, i64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("engram.db");
     // The store applies the SQLite migrations.
@@ -125,6 +130,10 @@ async fn on_sqlite() -> (Vec<Change>, Vec<Revision>, i64) {
     (
         sqlx::query_as(CHANGES).fetch_all(&mut conn).await.unwrap(),
         sqlx::query_as(REVISIONS)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap(),
+        sqlx::query_as(TOMBSTONES)
             .fetch_all(&mut conn)
             .await
             .unwrap(),
@@ -158,28 +167,68 @@ async fn triggers_record_changes_and_revisions_as_sqlite_does() {
     }
     let changes: Vec<Change> = sqlx::query_as(CHANGES).fetch_all(&pool).await.unwrap();
     let revisions: Vec<Revision> = sqlx::query_as(REVISIONS).fetch_all(&pool).await.unwrap();
+    let tombstones: Vec<Tombstone> = sqlx::query_as(TOMBSTONES).fetch_all(&pool).await.unwrap();
     let leftovers: i64 = sqlx::query_scalar(LEFTOVERS)
         .fetch_one(&pool)
         .await
         .unwrap();
-    let (sqlite_changes, sqlite_revisions, sqlite_leftovers) = on_sqlite().await;
+    let (sqlite_changes, sqlite_revisions, sqlite_tombstones, sqlite_leftovers) = on_sqlite().await;
     let after = now_micros();
 
-    // Kinds: 1 created, 2 updated, 3 merged, 4 deleted, 5 vector stored.
+    // Kinds: 1 created, 2 updated, 3 merged, 4 deleted, 5 vector stored
+    // (which names no memory: nothing a watcher is told about).
+    let change = |seq, memory_seq, version, kind, id: &str| {
+        let namespace = if id.is_empty() { "" } else { "ns" };
+        (
+            seq,
+            memory_seq,
+            version,
+            kind,
+            namespace.to_owned(),
+            id.to_owned(),
+        )
+    };
     assert_eq!(
         changes,
         [
-            (1, 1, 1, 1),
-            (2, 2, 1, 1),
-            (3, 1, 2, 2),
-            (4, 1, 3, 3),
-            (5, 2, 1, 2),
-            (6, 1, 3, 5),
-            (7, 1, 3, 5),
-            (8, 2, 2, 2),
-            (9, 2, 2, 4),
-            (10, 1, 3, 4),
+            change(1, 1, 1, 1, "m1"),
+            change(2, 2, 1, 1, "m2"),
+            change(3, 1, 2, 2, "m1"),
+            change(4, 1, 3, 3, "m1"),
+            change(5, 2, 1, 2, "m2"),
+            change(6, 1, 3, 5, ""),
+            change(7, 1, 3, 5, ""),
+            change(8, 2, 2, 2, "m2"),
+            change(9, 2, 2, 4, "m2"),
+            change(10, 1, 3, 4, "m1"),
         ]
+    );
+    // What each removed memory leaves for watchers: who saw it, its level,
+    // type and tags as they were when it went.
+    let tags = |tombstones: &[Tombstone]| -> Vec<Vec<String>> {
+        tombstones
+            .iter()
+            .map(|t| serde_json::from_str(&t.5).unwrap())
+            .collect()
+    };
+    let without_tags = |tombstones: &[Tombstone]| -> Vec<(String, String, String, i64, i64)> {
+        tombstones
+            .iter()
+            .map(|t| (t.0.clone(), t.1.clone(), t.2.clone(), t.3, t.4))
+            .collect()
+    };
+    assert_eq!(
+        without_tags(&tombstones),
+        [
+            ("ns".into(), "m1".into(), String::new(), 1, 1),
+            ("ns".into(), "m2".into(), String::new(), 1, 1),
+        ]
+    );
+    assert_eq!(tags(&tombstones), [vec!["sky", "grey"], vec!["sky"]]);
+    assert_eq!(
+        (without_tags(&tombstones), tags(&tombstones)),
+        (without_tags(&sqlite_tombstones), tags(&sqlite_tombstones)),
+        "the tombstones differ from SQLite's"
     );
     // Actions: 1 created, 2 updated, 3 merged, 4 deleted, 5 expired; a
     // removal is timed by the database's clock (0 here).
@@ -247,7 +296,7 @@ async fn changes_join_the_feed_when_their_transaction_commits() {
     assert_eq!(in_transaction, 0, "appended only at commit, under the lock");
     tx.commit().await.unwrap();
     let committed: Vec<Change> = sqlx::query_as(CHANGES).fetch_all(&pool).await.unwrap();
-    assert_eq!(committed, [(1, 1, 1, 1)]);
+    assert_eq!(committed, [(1, 1, 1, 1, "ns".to_owned(), "m1".to_owned())]);
 
     // A rolled-back change never joins; its number may be skipped.
     let mut tx = pool.begin().await.unwrap();

@@ -1,53 +1,23 @@
-//! SQL for following one namespace's change feed (WatchMemories): its
-//! changes in order, each with the memory as it is now or its tombstone,
-//! and the action, time, actor and changed fields its history recorded.
+//! Following one namespace's change feed (WatchMemories) on SQLite: the
+//! statement and rows both backends share ([`crate::store::feed_rows`]) in
+//! SQLite's dialect, and how far the feed reaches.
 
 use std::sync::LazyLock;
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row as _, SqliteConnection};
+use sqlx::SqliteConnection;
 
 use super::db_error;
 use super::memories::{COLUMNS, feed_head_sql, memory_from_row};
-use crate::domain::{
-    Actor, ChangeAction, FeedBounds, FeedEvent, MemoryLevel, MemoryType, Scope, Subject, Tombstone,
-};
-use crate::error::{Error, Result};
+use crate::domain::{FeedBounds, FeedEvent};
+use crate::error::Result;
+use crate::store::feed_rows::{self, Dialect};
 
-/// `memory_changes.kind` of a deletion (migration 0004).
-const DELETED: i32 = 4;
-
-/// The statement of [`events`]. The memory is joined by sequence number
-/// *and* id, since the number of a deleted memory may be reused; a change
-/// whose memory is not found that way has a tombstone (written by the same
-/// transaction that removed it, migration 0010), and this is one statement,
-/// so one snapshot. The history's record of the change is the newest
-/// revision of that memory and version that removed it or not, as the
-/// change did. Every column but the memory's has a name of its own, so that
-/// [`memory_from_row`] reads the memory's.
 static EVENTS: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT c.seq AS change_seq, c.memory_id AS change_memory_id, \
-       c.version AS change_version, c.kind AS change_kind, \
-       r.action AS revision_action, r.time AS revision_time, r.key_id AS revision_key_id, \
-       r.agent_id AS revision_agent_id, r.changed AS revision_changed, \
-       t.agent_id AS tomb_agent_id, t.user_id AS tomb_user_id, \
-       t.project_id AS tomb_project_id, t.session_id AS tomb_session_id, \
-       t.level AS tomb_level, t.memory_type AS tomb_memory_type, t.tags AS tomb_tags, \
-       m.id IS NOT NULL AS stored, {COLUMNS} \
-     FROM memory_changes c \
-     LEFT JOIN memories m ON m.seq = c.memory_seq AND m.id = c.memory_id \
-     LEFT JOIN memory_access a ON a.memory_seq = m.seq \
-     LEFT JOIN memory_tombstones t ON m.id IS NULL \
-       AND t.namespace = c.namespace AND t.memory_id = c.memory_id \
-     LEFT JOIN memory_revisions r ON r.seq = ( \
-       SELECT v.seq FROM memory_revisions v \
-       WHERE v.namespace = c.namespace AND v.memory_id = c.memory_id AND v.version = c.version \
-         AND (v.action >= 4) = (c.kind = 4) \
-       ORDER BY v.seq DESC LIMIT 1) \
-     WHERE c.namespace = ? AND c.namespace <> '' AND c.seq > ? AND c.kind <= 4 \
-     ORDER BY c.seq LIMIT ?"
-    )
+    feed_rows::events_sql(&Dialect {
+        memory_columns: COLUMNS,
+        tomb_tags: "t.tags",
+        params: ["?", "?", "?"],
+    })
 });
 
 /// How far the feed reaches. Nothing trims it today, so `oldest` is the
@@ -83,84 +53,9 @@ pub(super) async fn events(
         .fetch_all(&mut *conn)
         .await
         .map_err(db_error)?;
-    rows.iter().map(|row| event(row, namespace)).collect()
-}
-
-fn event(row: &SqliteRow, namespace: &str) -> Result<FeedEvent> {
-    let get_i64 = |column: &str| row.try_get::<i64, _>(column).map_err(db_error);
-    let corrupt = |what: &str| Error::Internal(format!("corrupt change feed row: bad {what}"));
-    let kind: i32 = row.try_get("change_kind").map_err(db_error)?;
-    let recorded: Option<i32> = row.try_get("revision_action").map_err(db_error)?;
-    let action = match recorded {
-        Some(code) => ChangeAction::from_code(code).ok_or_else(|| corrupt("revision action"))?,
-        // No history of it (it has none from before migration 0009): what
-        // the feed says, which cannot tell an expiry from a delete.
-        None => match kind {
-            1 => ChangeAction::Created,
-            2 => ChangeAction::Updated,
-            3 => ChangeAction::Merged,
-            DELETED => ChangeAction::Deleted,
-            _ => return Err(corrupt("kind")),
-        },
-    };
-    let subject = if row.try_get::<bool, _>("stored").map_err(db_error)? {
-        Subject::Stored(Box::new(memory_from_row(row)?))
-    } else {
-        Subject::Removed(tombstone(row, namespace)?)
-    };
-    let changed: Option<String> = row.try_get("revision_changed").map_err(db_error)?;
-    Ok(FeedEvent {
-        seq: get_i64("change_seq")?,
-        memory_id: row.try_get("change_memory_id").map_err(db_error)?,
-        action,
-        version: get_i64("change_version")?,
-        time: row.try_get("revision_time").map_err(db_error)?,
-        actor: Actor {
-            key_id: row
-                .try_get::<Option<String>, _>("revision_key_id")
-                .map_err(db_error)?
-                .unwrap_or_default(),
-            agent_id: row
-                .try_get::<Option<String>, _>("revision_agent_id")
-                .map_err(db_error)?
-                .unwrap_or_default(),
-        },
-        changed_fields: changed
-            .unwrap_or_default()
-            .split(',')
-            .filter(|field| !field.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        subject,
-    })
-}
-
-/// The tombstone of a removed memory, from the `tomb_*` columns.
-fn tombstone(row: &SqliteRow, namespace: &str) -> Result<Tombstone> {
-    let corrupt = |what: &str| Error::Internal(format!("corrupt tombstone: bad {what}"));
-    let text = |column: &str| {
-        row.try_get::<Option<String>, _>(column)
-            .map_err(db_error)?
-            .ok_or_else(|| corrupt("row: a removed memory has no tombstone"))
-    };
-    let code = |column: &str| {
-        row.try_get::<Option<i32>, _>(column)
-            .map_err(db_error)?
-            .ok_or_else(|| corrupt(column))
-    };
-    Ok(Tombstone {
-        scope: Scope {
-            namespace: namespace.to_owned(),
-            agent_id: text("tomb_agent_id")?,
-            user_id: text("tomb_user_id")?,
-            project_id: text("tomb_project_id")?,
-            session_id: text("tomb_session_id")?,
-        },
-        level: MemoryLevel::from_code(code("tomb_level")?).ok_or_else(|| corrupt("level"))?,
-        memory_type: MemoryType::from_code(code("tomb_memory_type")?)
-            .ok_or_else(|| corrupt("memory_type"))?,
-        tags: serde_json::from_str(&text("tomb_tags")?).map_err(|_| corrupt("tags"))?,
-    })
+    rows.iter()
+        .map(|row| feed_rows::event(row, namespace, memory_from_row, db_error))
+        .collect()
 }
 
 #[cfg(test)]
@@ -169,8 +64,8 @@ mod tests {
 
     use super::super::{SqliteOptions, SqliteStore};
     use crate::domain::{
-        ListQuery, MemoryFilter, MemoryOrder, MemoryPatch, MemorySource, Micros, NewMemory,
-        now_micros,
+        Actor, ChangeAction, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
+        MemorySource, MemoryType, Micros, NewMemory, Scope, Subject, Tombstone, now_micros,
     };
     use crate::engine::{memories as engine, unit};
     use crate::store::Store;

@@ -1,0 +1,245 @@
+//! Rows as domain values. Every column is read by name, so the column lists
+//! below are what a query selects (or returns) to be decoded here; JSON
+//! columns come as text (`::text`), which the domain types parse.
+
+use sqlx::Row as _;
+use sqlx::postgres::PgRow;
+
+use super::db_error;
+use crate::domain::episode::{Episode, EpisodeStatus, MistakeCard, RuleOrigin, Step, TaskRule};
+use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
+use crate::domain::{Actor, Memory, MemoryLevel, MemorySource, MemoryType, Revision, Scope};
+use crate::error::{Error, Result};
+
+/// A memory's columns (alias `m`) with its access bookkeeping (alias `a`,
+/// a LEFT JOIN of `memory_access`), as [`memory`] reads them.
+pub(super) const MEMORY_COLUMNS: &str = "m.seq, m.id, m.namespace, m.agent_id, m.user_id, \
+     m.project_id, m.session_id, m.origin_session_id, m.level, m.memory_type, m.content, \
+     m.content_hash, m.summary, m.tags::text AS tags, m.metadata::text AS metadata, m.importance, \
+     m.confidence, m.source, m.seen_count, m.create_time, m.update_time, m.occurred_at, \
+     m.expire_time, m.version, coalesce(a.access_count, 0) AS access_count, \
+     a.last_access_time AS last_access_time";
+
+/// Memories with their access bookkeeping, for [`MEMORY_COLUMNS`].
+pub(super) const FROM_MEMORIES: &str =
+    "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
+
+/// An episode's columns, unqualified (they serve a SELECT and a RETURNING).
+pub(super) const EPISODE_COLUMNS: &str = "seq, id, namespace, agent_id, user_id, project_id, \
+     session_id, task_id, description, task_type, context, status, step_count, last_step, \
+     outcome::text AS outcome, create_time, update_time, complete_time, version";
+
+fn get<'r, T>(row: &'r PgRow, column: &str) -> Result<T>
+where
+    T: sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+{
+    row.try_get(column).map_err(db_error)
+}
+
+/// A bigint column that holds what the domain keeps as an `i32`.
+fn small(row: &PgRow, column: &str, what: &str) -> Result<i32> {
+    let value: i64 = get(row, column)?;
+    i32::try_from(value).map_err(|_| Error::Internal(format!("corrupt {what} row: bad {column}")))
+}
+
+pub(super) fn memory(row: &PgRow) -> Result<Memory> {
+    let corrupt = |what: &str| Error::Internal(format!("corrupt memory row: bad {what}"));
+    let tags: String = get(row, "tags")?;
+    let metadata: String = get(row, "metadata")?;
+    Ok(Memory {
+        seq: get(row, "seq")?,
+        id: get(row, "id")?,
+        scope: Scope {
+            namespace: get(row, "namespace")?,
+            agent_id: get(row, "agent_id")?,
+            user_id: get(row, "user_id")?,
+            project_id: get(row, "project_id")?,
+            session_id: get(row, "session_id")?,
+        },
+        level: MemoryLevel::from_code(get(row, "level")?).ok_or_else(|| corrupt("level"))?,
+        memory_type: MemoryType::from_code(get(row, "memory_type")?)
+            .ok_or_else(|| corrupt("memory_type"))?,
+        content: get(row, "content")?,
+        summary: get(row, "summary")?,
+        tags: serde_json::from_str(&tags).map_err(|_| corrupt("tags"))?,
+        metadata: serde_json::from_str(&metadata).map_err(|_| corrupt("metadata"))?,
+        importance: get(row, "importance")?,
+        confidence: get(row, "confidence")?,
+        source: MemorySource::from_code(get(row, "source")?).ok_or_else(|| corrupt("source"))?,
+        seen_count: get(row, "seen_count")?,
+        access_count: get(row, "access_count")?,
+        create_time: get(row, "create_time")?,
+        update_time: get(row, "update_time")?,
+        last_access_time: get(row, "last_access_time")?,
+        expire_time: get(row, "expire_time")?,
+        occurred_at: get(row, "occurred_at")?,
+        origin_session_id: get(row, "origin_session_id")?,
+        version: get(row, "version")?,
+    })
+}
+
+/// Between the names in `memory_revisions.changed` (as its trigger writes
+/// them).
+const CHANGED_SEPARATOR: char = ',';
+
+pub(super) fn revision(row: &PgRow) -> Result<Revision> {
+    let changed: String = get(row, "changed")?;
+    Ok(Revision {
+        seq: get(row, "seq")?,
+        memory_id: get(row, "memory_id")?,
+        version: get(row, "version")?,
+        action: get(row, "action")?,
+        time: get(row, "time")?,
+        actor: Actor {
+            key_id: get(row, "key_id")?,
+            agent_id: get(row, "agent_id")?,
+        },
+        changed_fields: changed
+            .split(CHANGED_SEPARATOR)
+            .filter(|field| !field.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+pub(super) fn episode(row: &PgRow) -> Result<Episode> {
+    let corrupt = |what: &str| Error::Internal(format!("corrupt episode row: bad {what}"));
+    let context: String = get(row, "context")?;
+    let outcome: Option<String> = get(row, "outcome")?;
+    Ok(Episode {
+        seq: get(row, "seq")?,
+        id: get(row, "id")?,
+        scope: Scope {
+            namespace: get(row, "namespace")?,
+            agent_id: get(row, "agent_id")?,
+            user_id: get(row, "user_id")?,
+            project_id: get(row, "project_id")?,
+            session_id: get(row, "session_id")?,
+        },
+        task_id: get(row, "task_id")?,
+        description: get(row, "description")?,
+        task_type: get(row, "task_type")?,
+        context: serde_json::from_str(&context).map_err(|_| corrupt("context"))?,
+        status: EpisodeStatus::from_code(get(row, "status")?).ok_or_else(|| corrupt("status"))?,
+        steps: Vec::new(),
+        step_count: small(row, "step_count", "episode")?,
+        last_step: small(row, "last_step", "episode")?,
+        outcome: outcome
+            .map(|o| serde_json::from_str(&o))
+            .transpose()
+            .map_err(|_| corrupt("outcome"))?,
+        create_time: get(row, "create_time")?,
+        update_time: get(row, "update_time")?,
+        complete_time: get(row, "complete_time")?,
+        version: get(row, "version")?,
+    })
+}
+
+pub(super) fn step(row: &PgRow) -> Result<Step> {
+    Ok(Step {
+        number: small(row, "step_number", "step")?,
+        tool: get(row, "tool")?,
+        action: get(row, "action")?,
+        parameters: get(row, "parameters")?,
+        result: get(row, "result")?,
+        output: get(row, "output")?,
+        latency_ms: get(row, "latency_ms")?,
+        time: get(row, "time")?,
+    })
+}
+
+pub(super) fn rule(row: &PgRow) -> Result<TaskRule> {
+    Ok(TaskRule {
+        seq: get(row, "seq")?,
+        id: get(row, "id")?,
+        namespace: get(row, "namespace")?,
+        task_id: get(row, "task_id")?,
+        text: get(row, "text")?,
+        origin: RuleOrigin::from_code(get(row, "origin")?)
+            .ok_or_else(|| Error::Internal("corrupt task rule: bad origin".into()))?,
+        create_time: get(row, "create_time")?,
+    })
+}
+
+pub(super) fn card(row: &PgRow) -> Result<MistakeCard> {
+    Ok(MistakeCard {
+        id: get(row, "id")?,
+        namespace: get(row, "namespace")?,
+        mistake_type: get(row, "mistake_type")?,
+        task_id: get(row, "task_id")?,
+        worker_id: get(row, "worker_id")?,
+        correct_decision: get(row, "correct_decision")?,
+        evidence: get(row, "evidence")?,
+        lesson: get(row, "lesson")?,
+        seen_count: get(row, "seen_count")?,
+        first_seen_episode_id: get(row, "first_seen_episode_id")?,
+        last_seen_episode_id: get(row, "last_seen_episode_id")?,
+        last_seen: get(row, "last_seen")?,
+        create_time: get(row, "create_time")?,
+        update_time: get(row, "update_time")?,
+        version: get(row, "version")?,
+    })
+}
+
+pub(super) fn outcome(row: &PgRow) -> Result<TaskOutcome> {
+    Ok(TaskOutcome {
+        seq: get(row, "seq")?,
+        id: get(row, "id")?,
+        namespace: get(row, "namespace")?,
+        agent_id: get(row, "agent_id")?,
+        project_id: get(row, "project_id")?,
+        task: get(row, "task")?,
+        task_type: get(row, "task_type")?,
+        task_type_inferred: get(row, "task_type_inferred")?,
+        success: get(row, "success")?,
+        strategy: get(row, "strategy")?,
+        duration_ms: get(row, "duration_ms")?,
+        error: get(row, "error")?,
+        feedback: get(row, "feedback")?,
+        create_time: get(row, "create_time")?,
+    })
+}
+
+pub(super) fn heuristic(row: &PgRow) -> Result<Heuristic> {
+    Ok(Heuristic {
+        seq: get(row, "seq")?,
+        id: get(row, "id")?,
+        namespace: get(row, "namespace")?,
+        agent_id: get(row, "agent_id")?,
+        project_id: get(row, "project_id")?,
+        task_type: get(row, "task_type")?,
+        strategy: get(row, "strategy")?,
+        confidence: get(row, "confidence")?,
+        occurrence_count: get(row, "occurrence_count")?,
+        success_count: get(row, "success_count")?,
+        last_validated_time: get(row, "last_validated_time")?,
+        create_time: get(row, "create_time")?,
+        update_time: get(row, "update_time")?,
+        version: get(row, "version")?,
+    })
+}
+
+pub(super) fn anti_pattern(row: &PgRow) -> Result<AntiPattern> {
+    Ok(AntiPattern {
+        seq: get(row, "seq")?,
+        id: get(row, "id")?,
+        namespace: get(row, "namespace")?,
+        agent_id: get(row, "agent_id")?,
+        project_id: get(row, "project_id")?,
+        task_type: get(row, "task_type")?,
+        strategy: get(row, "strategy")?,
+        error: get(row, "error")?,
+        occurrence_count: get(row, "occurrence_count")?,
+        better_alternative: get(row, "better_alternative")?,
+        better_alternative_heuristic_id: get(row, "better_alternative_heuristic_id")?,
+        last_seen_time: get(row, "last_seen_time")?,
+        create_time: get(row, "create_time")?,
+        update_time: get(row, "update_time")?,
+        version: get(row, "version")?,
+    })
+}
+
+/// Decodes every row with `decode`.
+pub(super) fn all<T>(rows: &[PgRow], decode: fn(&PgRow) -> Result<T>) -> Result<Vec<T>> {
+    rows.iter().map(decode).collect()
+}

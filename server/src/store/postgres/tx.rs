@@ -1,0 +1,397 @@
+//! The storage primitives of a unit of work on PostgreSQL: a connection
+//! inside a READ COMMITTED transaction, shared with other replicas' writers.
+//!
+//! Why READ COMMITTED suffices: each statement sees what was committed
+//! before it began, and the engine's decisions that read before they write
+//! are serialised explicitly, so no decision rests on a read another
+//! transaction can invalidate before the commit:
+//! * decisions about a key (an outcome's strategy groups, a namespace's
+//!   rules, cards and consolidation, an episode's steps) take
+//!   [`Tx::lock`], a transaction-scoped advisory lock: the second unit
+//!   waits for the first to commit, and its statements, which start after
+//!   that, read what the first wrote;
+//! * rows read to be rewritten (a memory reinforced, updated or deleted)
+//!   are read `FOR UPDATE`, which waits for a writer of the row and then
+//!   reads the row as it committed it;
+//! * counters are single upserts (`tick`, `count_completion`), exact under
+//!   their row locks;
+//! * what two replicas may insert at once (the same memory identity, the
+//!   same request id) has a unique key: the second insert fails, and the
+//!   unit of work runs again (see [`super::retry`]) and finds the first's.
+//!
+//! SERIALIZABLE would give the same guarantees without the locks, at the
+//! price of retrying every unit of work whose reads overlap another's
+//! writes — under write load most of them — so the explicit locks cost
+//! less.
+
+use async_trait::async_trait;
+use sha2::{Digest as _, Sha256};
+use sqlx::PgConnection;
+
+use super::{db_error, episodes, learning, memories, outcomes, requests};
+use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
+use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
+use crate::domain::{Actor, Memory, Micros, RequestKey, Scope};
+use crate::error::{Error, Result};
+use crate::store::tx::{
+    CardKey, Identity, LearningProgress, Lesson, MemoryInsert, NewAntiPattern, NewHeuristic,
+    NewMistakeCard, RequestRecord, Stale, Tx,
+};
+
+/// A unit of work's transaction.
+pub(super) struct PgTx<'c> {
+    conn: &'c mut PgConnection,
+    /// Whether the unit may write (a read-only unit takes no locks).
+    writing: bool,
+    /// Whether the unit changed a memory, so that its commit wrote the
+    /// change feed.
+    changed: bool,
+}
+
+impl<'c> PgTx<'c> {
+    /// A unit of work that may write.
+    pub(super) fn writing(conn: &'c mut PgConnection) -> PgTx<'c> {
+        PgTx {
+            conn,
+            writing: true,
+            changed: false,
+        }
+    }
+
+    /// A unit of work that only reads, on a read-only snapshot.
+    pub(super) fn reading(conn: &'c mut PgConnection) -> PgTx<'c> {
+        PgTx {
+            conn,
+            writing: false,
+            changed: false,
+        }
+    }
+
+    /// Whether the unit changed a memory.
+    pub(super) fn changed_memories(&self) -> bool {
+        self.changed
+    }
+
+    /// Fails a write primitive called in a read-only unit, before the
+    /// database does (with a less telling error).
+    fn may_write(&self) -> Result<()> {
+        if self.writing {
+            Ok(())
+        } else {
+            Err(Error::Internal(
+                "a read-only unit of work tried to write".into(),
+            ))
+        }
+    }
+}
+
+/// The advisory lock key of `key`: the first 8 bytes of its SHA-256. The
+/// single-key form of advisory locks is a key space apart from the two-key
+/// one the schema uses (migrations, the feed), so the two never collide;
+/// two different keys of Engram share a lock with odds of 2^-64.
+pub(super) fn lock_key(key: &str) -> i64 {
+    let digest = Sha256::digest(key.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
+#[async_trait]
+impl Tx for PgTx<'_> {
+    async fn lock(&mut self, key: &str) -> Result<()> {
+        if !self.writing {
+            // A snapshot decides nothing; there is nothing to serialise.
+            return Ok(());
+        }
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(lock_key(key))
+            .execute(&mut *self.conn)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn request_record(&mut self, namespace: &str, id: &str) -> Result<Option<RequestRecord>> {
+        requests::record(self.conn, namespace, id).await
+    }
+
+    async fn record_request(
+        &mut self,
+        namespace: &str,
+        request: &RequestKey,
+        answer: &str,
+        now: Micros,
+    ) -> Result<()> {
+        self.may_write()?;
+        requests::remember(self.conn, namespace, request, answer, now).await
+    }
+
+    async fn agent_scope(&mut self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
+        outcomes::agent_scope(self.conn, namespace, agent_id).await
+    }
+
+    async fn save_agent_scope(&mut self, scope: &AgentScope) -> Result<()> {
+        self.may_write()?;
+        outcomes::save_agent_scope(self.conn, scope).await
+    }
+
+    async fn insert_outcome(&mut self, new: &NewOutcome, now: Micros) -> Result<TaskOutcome> {
+        self.may_write()?;
+        outcomes::insert_outcome(self.conn, new, now).await
+    }
+
+    async fn recent_outcomes(
+        &mut self,
+        owner: &Owner,
+        task_type: &str,
+        limit: i64,
+    ) -> Result<Vec<TaskOutcome>> {
+        outcomes::recent_outcomes(self.conn, owner, task_type, limit).await
+    }
+
+    async fn heuristics_of(
+        &mut self,
+        owner: &Owner,
+        task_type: &str,
+    ) -> Result<Vec<(Heuristic, String)>> {
+        outcomes::heuristics_of(self.conn, owner, task_type).await
+    }
+
+    async fn insert_heuristic(&mut self, new: &NewHeuristic, now: Micros) -> Result<Heuristic> {
+        self.may_write()?;
+        outcomes::insert_heuristic(self.conn, new, now).await
+    }
+
+    async fn update_heuristic(&mut self, heuristic: &Heuristic) -> Result<Heuristic> {
+        self.may_write()?;
+        outcomes::update_heuristic(self.conn, heuristic).await
+    }
+
+    async fn anti_patterns_of(
+        &mut self,
+        owner: &Owner,
+        task_type: &str,
+    ) -> Result<Vec<AntiPattern>> {
+        outcomes::anti_patterns_of(self.conn, owner, task_type).await
+    }
+
+    async fn insert_anti_pattern(
+        &mut self,
+        new: &NewAntiPattern,
+        now: Micros,
+    ) -> Result<AntiPattern> {
+        self.may_write()?;
+        outcomes::insert_anti_pattern(self.conn, new, now).await
+    }
+
+    async fn update_anti_pattern(&mut self, anti_pattern: &AntiPattern) -> Result<AntiPattern> {
+        self.may_write()?;
+        outcomes::update_anti_pattern(self.conn, anti_pattern).await
+    }
+
+    async fn episode(&mut self, scope: &Scope, id: &str) -> Result<Option<Episode>> {
+        episodes::get(self.conn, scope, id).await
+    }
+
+    async fn finish_episode(&mut self, episode: &Episode) -> Result<Episode> {
+        self.may_write()?;
+        learning::finish_episode(self.conn, episode).await
+    }
+
+    async fn insert_rule(
+        &mut self,
+        namespace: &str,
+        task_id: &str,
+        text: &str,
+        origin: RuleOrigin,
+        now: Micros,
+    ) -> Result<Option<TaskRule>> {
+        self.may_write()?;
+        learning::insert_rule(self.conn, namespace, task_id, text, origin, now).await
+    }
+
+    async fn trim_rules(&mut self, namespace: &str, task_id: &str, keep: usize) -> Result<()> {
+        self.may_write()?;
+        learning::trim_rules(self.conn, namespace, task_id, keep).await
+    }
+
+    async fn tick(&mut self, namespace: &str) -> Result<i64> {
+        self.may_write()?;
+        learning::tick(self.conn, namespace).await
+    }
+
+    async fn count_lesson(
+        &mut self,
+        namespace: &str,
+        kind: Lesson,
+        text: &str,
+        last_seen: i64,
+        now: Micros,
+    ) -> Result<()> {
+        self.may_write()?;
+        learning::count_lesson(self.conn, namespace, kind, text, last_seen, now).await
+    }
+
+    async fn mistake_card(
+        &mut self,
+        namespace: &str,
+        key: &CardKey,
+    ) -> Result<Option<MistakeCard>> {
+        learning::mistake_card(self.conn, namespace, key).await
+    }
+
+    async fn insert_mistake_card(
+        &mut self,
+        new: &NewMistakeCard,
+        now: Micros,
+    ) -> Result<MistakeCard> {
+        self.may_write()?;
+        learning::insert_mistake_card(self.conn, new, now).await
+    }
+
+    async fn update_mistake_card(&mut self, card: &MistakeCard) -> Result<MistakeCard> {
+        self.may_write()?;
+        learning::update_mistake_card(self.conn, card).await
+    }
+
+    async fn trim_mistake_cards(&mut self, namespace: &str, keep: usize) -> Result<()> {
+        self.may_write()?;
+        learning::trim_mistake_cards(self.conn, namespace, keep).await
+    }
+
+    async fn mistake_card_exists(&mut self, id: &str) -> Result<bool> {
+        learning::mistake_card_exists(self.conn, id).await
+    }
+
+    async fn count_completion(&mut self, namespace: &str) -> Result<LearningProgress> {
+        self.may_write()?;
+        learning::count_completion(self.conn, namespace).await
+    }
+
+    async fn learning_progress(&mut self, namespace: &str) -> Result<LearningProgress> {
+        learning::learning_progress(self.conn, namespace).await
+    }
+
+    async fn mark_consolidated(&mut self, namespace: &str) -> Result<()> {
+        self.may_write()?;
+        learning::mark_consolidated(self.conn, namespace).await
+    }
+
+    async fn completed_episodes(
+        &mut self,
+        namespace: &str,
+        min_score: f64,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        learning::completed_episodes(self.conn, namespace, Some(min_score), limit).await
+    }
+
+    async fn insert_episode(&mut self, new: &NewEpisode, now: Micros) -> Result<Episode> {
+        self.may_write()?;
+        episodes::insert(self.conn, new, now).await
+    }
+
+    async fn stored_steps(&mut self, episode_seq: i64, numbers: &[i32]) -> Result<Vec<Step>> {
+        episodes::stored_steps(self.conn, episode_seq, numbers).await
+    }
+
+    async fn insert_steps(&mut self, episode_seq: i64, steps: &[Step]) -> Result<()> {
+        self.may_write()?;
+        episodes::insert_steps(self.conn, episode_seq, steps).await
+    }
+
+    async fn save_step_progress(&mut self, episode: &Episode) -> Result<()> {
+        self.may_write()?;
+        episodes::save_step_progress(self.conn, episode).await
+    }
+
+    async fn identical_memories(
+        &mut self,
+        identities: &[Identity],
+    ) -> Result<Vec<(Memory, String)>> {
+        memories::identical(self.conn, identities, self.writing).await
+    }
+
+    async fn insert_memories(
+        &mut self,
+        inserts: &[MemoryInsert],
+        now: Micros,
+    ) -> Result<Vec<Memory>> {
+        self.may_write()?;
+        self.changed |= !inserts.is_empty();
+        memories::insert(self.conn, inserts, now).await
+    }
+
+    async fn reinforce_memory(&mut self, memory: &Memory, actor: &Actor) -> Result<()> {
+        self.may_write()?;
+        self.changed = true;
+        memories::reinforce(self.conn, memory, actor).await
+    }
+
+    async fn update_memory(
+        &mut self,
+        memory: &Memory,
+        content_hash: &str,
+        actor: &Actor,
+    ) -> Result<()> {
+        self.may_write()?;
+        self.changed = true;
+        memories::rewrite(self.conn, memory, content_hash, actor).await
+    }
+
+    async fn remove_memories(&mut self, seqs: &[i64]) -> Result<()> {
+        self.may_write()?;
+        self.changed |= !seqs.is_empty();
+        memories::remove(self.conn, seqs).await
+    }
+
+    async fn stamp_actor(&mut self, seq: i64, actor: &Actor) -> Result<()> {
+        self.may_write()?;
+        memories::stamp_actor(self.conn, seq, actor).await
+    }
+
+    async fn visible_memory(
+        &mut self,
+        scope: &Scope,
+        id: &str,
+        now: Micros,
+    ) -> Result<Option<Memory>> {
+        // The engine reads it to update or delete it.
+        memories::get(self.conn, scope, id, now, self.writing).await
+    }
+
+    async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>> {
+        memories::get_unexpired(self.conn, id, now).await
+    }
+
+    async fn count_stale(&mut self, stale: &Stale) -> Result<i64> {
+        outcomes::stale(self.conn, stale, None).await
+    }
+
+    async fn delete_stale(&mut self, stale: &Stale, limit: usize) -> Result<i64> {
+        self.may_write()?;
+        let deleted = outcomes::stale(self.conn, stale, Some(limit)).await?;
+        if matches!(stale, Stale::ExpiredMemories { .. }) {
+            self.changed |= deleted > 0;
+        }
+        Ok(deleted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_keys_are_stable_and_tell_keys_apart() {
+        assert_eq!(lock_key("learning/ns"), lock_key("learning/ns"));
+        assert_ne!(lock_key("learning/ns"), lock_key("learning/nt"));
+        // Fixed by the hash, across builds and replicas of any version.
+        let digest = Sha256::digest(b"episode/e1");
+        assert_eq!(
+            lock_key("episode/e1").to_be_bytes(),
+            digest[..8],
+            "the first 8 bytes of SHA-256"
+        );
+    }
+}
