@@ -584,6 +584,12 @@ fn index_dir(data: &Path) -> PathBuf {
 /// `engram` first on the PATH; asserts it succeeds and returns what it wrote
 /// on standard error.
 pub async fn run_operator_script(name: &str, dir: &Path) -> String {
+    run_operator_script_with_env(name, dir, &[]).await
+}
+
+/// [`run_operator_script`] with environment variables set for the script
+/// (e.g. the database it is to use).
+pub async fn run_operator_script_with_env(name: &str, dir: &Path, envs: &[(&str, &str)]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("operator")
         .join(name);
@@ -596,6 +602,8 @@ pub async fn run_operator_script(name: &str, dir: &Path) -> String {
         .arg(&script)
         .current_dir(dir)
         .env("PATH", path)
+        .envs(envs.iter().copied())
+        .kill_on_drop(true)
         .output()
         .await
         .expect("run bash");
