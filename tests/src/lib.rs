@@ -211,6 +211,28 @@ impl Server {
         .await
     }
 
+    /// Starts `binary` (this build's when `None`) with extra flags on a
+    /// fresh database made on the PostgreSQL server `admin_url` names (a
+    /// role that may create databases), dropped after the server and its
+    /// replicas: for benchmarks, which are given the server to use.
+    pub async fn start_on_postgres_server(
+        binary: Option<&Path>,
+        args: &[&str],
+        admin_url: &str,
+    ) -> Server {
+        let database = TestDatabase::create_on(admin_url.to_owned()).await;
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            binary.map_or_else(server_binary, Path::to_owned),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            ANY_PORT,
+            None,
+            Some(Storage::Postgres(Arc::new(database))),
+        )
+        .await
+    }
+
     /// Starts a server on a fresh database with extra flags and environment variables.
     pub async fn start_with_env(args: &[&str], envs: &[(&str, &str)]) -> Server {
         let args = args.iter().map(|a| (*a).to_owned()).collect();
@@ -499,6 +521,12 @@ impl Server {
         .await
     }
 
+    /// Whether the server keeps its data in PostgreSQL (else a SQLite file
+    /// in its data folder).
+    pub fn on_postgres(&self) -> bool {
+        matches!(self.storage, Storage::Postgres(_))
+    }
+
     /// `127.0.0.1:PORT`, the address the server listens on.
     pub fn address(&self) -> &str {
         self.url.strip_prefix("http://").unwrap_or(&self.url)
@@ -556,6 +584,12 @@ fn index_dir(data: &Path) -> PathBuf {
 /// `engram` first on the PATH; asserts it succeeds and returns what it wrote
 /// on standard error.
 pub async fn run_operator_script(name: &str, dir: &Path) -> String {
+    run_operator_script_with_env(name, dir, &[]).await
+}
+
+/// [`run_operator_script`] with environment variables set for the script
+/// (e.g. the database it is to use).
+pub async fn run_operator_script_with_env(name: &str, dir: &Path, envs: &[(&str, &str)]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("operator")
         .join(name);
@@ -568,6 +602,8 @@ pub async fn run_operator_script(name: &str, dir: &Path) -> String {
         .arg(&script)
         .current_dir(dir)
         .env("PATH", path)
+        .envs(envs.iter().copied())
+        .kill_on_drop(true)
         .output()
         .await
         .expect("run bash");

@@ -25,18 +25,24 @@ pub struct TestDatabase {
 impl TestDatabase {
     /// Creates an empty database on the server of [`URL_VAR`].
     pub async fn create() -> TestDatabase {
-        let admin = admin_url();
+        TestDatabase::create_on(admin_url()).await
+    }
+
+    /// Creates an empty database on the server `admin` names: the URL of a
+    /// role that may create databases (its database is only used to
+    /// connect).
+    pub async fn create_on(admin: String) -> TestDatabase {
         let name = unique_name();
         let mut conn = PgConnection::connect(&admin)
             .await
-            .unwrap_or_else(|e| panic!("cannot connect to the server of {URL_VAR}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot connect to the PostgreSQL server: {e}"));
         // The name is made of letters, digits and underscores: it needs no quoting.
         sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut conn)
             .await
             .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
         let _ = conn.close().await;
-        let mut url = Url::parse(&admin).unwrap_or_else(|e| panic!("{URL_VAR} is no URL: {e}"));
+        let mut url = Url::parse(&admin).unwrap_or_else(|e| panic!("{admin:?} is no URL: {e}"));
         url.set_path(&format!("/{name}"));
         TestDatabase {
             name,

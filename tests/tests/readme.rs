@@ -92,6 +92,8 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         "tests/operator/restore.sh#restore",
         "tests/operator/export.sh#export",
         "tests/operator/import.sh#import",
+        "tests/operator/replicas.sh#replicas",
+        "tests/operator/replicas.sh#replicas-use",
     ] {
         assert!(
             sources.contains(&expected),

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use engram_client::proto::{self, MemoryType, RevisionAction, WriteResult};
 use engram_client::{Engram, WatchMemories};
-use engram_tests::{Backend, Server, create, input, list_all, scope, search};
+use engram_tests::postgres::TestDatabase;
+use engram_tests::{
+    Backend, Server, create, input, list_all, run_operator_script_with_env, scope, search,
+};
 use futures_util::StreamExt as _;
 
 /// How long a write may take to be found through another replica: the
@@ -350,13 +353,58 @@ async fn a_watch_on_one_replica_sees_the_writes_made_through_the_others_in_order
     written.push((RevisionAction::Deleted, removed));
 
     let mut seen = Vec::new();
+    let mut cursor = String::new();
     while seen.len() < written.len() {
-        let event = tokio::time::timeout(Duration::from_secs(20), watch.next())
-            .await
-            .expect("an event in time")
-            .expect("the watch goes on")
-            .expect("an event, not an error");
+        let event = next_event(&mut watch).await;
         seen.push((event.action(), event.memory_id));
+        if seen.len() == WRITES / 2 {
+            cursor = event.cursor;
+        }
     }
     assert_eq!(seen, written, "every write, once, in the order it was made");
+
+    // A cursor of one replica resumes on another: the feed is the database's.
+    let mut resumed = engrams[0]
+        .memory()
+        .watch_memories(WatchMemories::new(ns.clone()).cursor(cursor))
+        .await
+        .expect("resume the watch on the first replica");
+    let mut after = Vec::new();
+    while after.len() < written.len() - WRITES / 2 {
+        let event = next_event(&mut resumed).await;
+        after.push((event.action(), event.memory_id));
+    }
+    assert_eq!(after, written[WRITES / 2..], "no gap, no duplicate");
+}
+
+/// The next event of `watch`.
+async fn next_event(watch: &mut engram_client::MemoryWatch) -> proto::MemoryEvent {
+    tokio::time::timeout(Duration::from_secs(20), watch.next())
+        .await
+        .expect("an event in time")
+        .expect("the watch goes on")
+        .expect("an event, not an error")
+}
+
+#[tokio::test]
+async fn the_readme_runs_two_replicas_and_finds_a_write_through_the_other() {
+    // readme: tests/operator/replicas.sh, on a fresh database. The script
+    // fails unless the memory written through one replica is found through
+    // the other.
+    let database = TestDatabase::create().await;
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        run_operator_script_with_env(
+            "replicas.sh",
+            dir.path(),
+            &[("ENGRAM_DATABASE", database.url())],
+        ),
+    )
+    .await
+    .expect("the script ends within two minutes");
+    // Both replicas made an index of their own in the folder.
+    for index in ["index-a", "index-b"] {
+        assert!(dir.path().join(index).is_dir(), "{index} made");
+    }
 }

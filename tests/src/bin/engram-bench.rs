@@ -5,7 +5,9 @@
 //! * `load`: throughput and latency beside the empty-call baseline
 //!   (grpc.health Check): creates at 1 and 64 in flight, search and
 //!   BuildContext latency as a namespace grows (10k, 100k, optionally 1M),
-//!   beside a small and an empty namespace, restart time and memory;
+//!   beside a small and an empty namespace, restart time and memory; on
+//!   SQLite, or on PostgreSQL with one server or several replicas (then
+//!   also the cross-replica visibility lag);
 //! * `metrics`: the cost of `--metrics-listen`, Check and CreateMemory on a
 //!   server with metrics beside one without, and the cost of a scrape.
 //! * `transfer`: backup (under writes), export, import and the first start on
@@ -121,6 +123,23 @@ enum Command {
         /// older build, for before/after numbers from one bench).
         #[arg(long)]
         server_binary: Option<PathBuf>,
+        /// Keep the data in PostgreSQL instead of a SQLite file: the URL of
+        /// a PostgreSQL server and a role that may create databases
+        /// (`postgres://user@host:port/postgres`); the bench makes a fresh
+        /// database there and drops it at the end. `scripts/postgres.sh`
+        /// starts a throwaway server and puts its URL in
+        /// $ENGRAM_TEST_POSTGRES_URL.
+        #[arg(long, value_name = "POSTGRES_URL")]
+        database: Option<String>,
+        /// Servers on the one PostgreSQL database, as replicas behind a
+        /// round-robin load balancer: calls and fills go to each in turn,
+        /// and the bench measures how soon a write through one is found by
+        /// search through another. More than 1 needs `--database`.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+        replicas: u16,
+        /// Writes timed for the cross-replica visibility lag.
+        #[arg(long, default_value_t = 200)]
+        lag_writes: usize,
     },
     /// The cost of metrics: grpc.health Check and CreateMemory on a server
     /// with `--metrics-listen` beside one without, in alternating rounds
@@ -188,7 +207,22 @@ async fn main() -> anyhow::Result<()> {
             contexts,
             embedder,
             server_binary,
+            database,
+            replicas,
+            lag_writes,
         } => {
+            if replicas > 1 && database.is_none() {
+                bail!(
+                    "--replicas {replicas} needs --database postgres://…: replicas share a PostgreSQL database"
+                );
+            }
+            if let Some(url) = &database
+                && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+            {
+                bail!(
+                    "--database {url:?}: expected a postgres:// URL (without it the bench uses a SQLite file)"
+                );
+            }
             let mut sizes = sizes;
             if million {
                 sizes.push(1_000_000);
@@ -207,6 +241,9 @@ async fn main() -> anyhow::Result<()> {
                 contexts,
                 embedder,
                 server_binary,
+                database,
+                replicas: usize::from(replicas),
+                lag_writes,
             })
             .await
         }
@@ -1022,6 +1059,10 @@ struct Load {
     contexts: usize,
     embedder: Option<String>,
     server_binary: Option<PathBuf>,
+    /// The PostgreSQL server to make the database on (else SQLite).
+    database: Option<String>,
+    replicas: usize,
+    lag_writes: usize,
 }
 
 /// Latencies of one measured call, in milliseconds.
@@ -1089,16 +1130,21 @@ fn rss_mib(pid: u32) -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// Stores `count` synthetic memories in `namespace`, 500 per batch.
+/// Stores `count` synthetic memories in `namespace`, 500 per batch, each
+/// batch through the next of `clients` (replicas of one database, or one
+/// server). Each memory's content starts with its number.
 async fn fill(
-    client: &MemoryClient,
+    clients: &[MemoryClient],
     namespace: &proto::Scope,
     rng: &mut Text,
     from: usize,
     count: usize,
 ) -> anyhow::Result<()> {
     let mut stored = 0;
+    let mut batches = 0;
     while stored < count {
+        let client = &clients[batches % clients.len()];
+        batches += 1;
         let n = (count - stored).min(500);
         let batch = (0..n)
             .map(|i| {
@@ -1130,41 +1176,57 @@ fn search_request(namespace: &proto::Scope, query: &str) -> proto::SearchMemorie
     }
 }
 
-/// What the throughput rounds call: a server's health service, its memory
-/// service through the bare generated stub, and the namespace written to.
+/// What the throughput rounds call: each replica's health service and
+/// memory service through the bare generated stub, and the namespace
+/// written to. Call `i` goes to replica `i` modulo their number, as a
+/// round-robin load balancer sends it.
 #[derive(Clone)]
 struct Target {
-    health: tonic_health::pb::health_client::HealthClient<tonic::transport::Channel>,
-    stub: proto::memory_service_client::MemoryServiceClient<tonic::transport::Channel>,
+    health: Vec<tonic_health::pb::health_client::HealthClient<tonic::transport::Channel>>,
+    stub: Vec<proto::memory_service_client::MemoryServiceClient<tonic::transport::Channel>>,
     writes: proto::Scope,
 }
 
 impl Target {
-    /// The target of the server `engram` is connected to. Throughput is
+    /// The target of the server `engram` is connected to.
+    fn of(engram: &Engram) -> Target {
+        Target::over(std::slice::from_ref(engram))
+    }
+
+    /// The target of the replicas `engrams` are connected to. Throughput is
     /// measured through the bare generated stubs, for Check and
     /// CreateMemory alike, so that both carry the same client-side cost
     /// (the client crate adds a deadline and retries).
-    fn of(engram: &Engram) -> Target {
+    fn over(engrams: &[Engram]) -> Target {
         Target {
-            health: tonic_health::pb::health_client::HealthClient::new(engram.channel()),
-            stub: proto::memory_service_client::MemoryServiceClient::new(engram.channel()),
+            health: engrams
+                .iter()
+                .map(|e| tonic_health::pb::health_client::HealthClient::new(e.channel()))
+                .collect(),
+            stub: engrams
+                .iter()
+                .map(|e| proto::memory_service_client::MemoryServiceClient::new(e.channel()))
+                .collect(),
             writes: scope("writes"),
         }
     }
 
-    /// One grpc.health Check.
-    async fn check(&self) -> anyhow::Result<()> {
-        self.health
+    /// Call `i`'s grpc.health Check.
+    async fn check(&self, i: usize) -> anyhow::Result<()> {
+        self.health[i % self.health.len()]
             .clone()
             .check(tonic_health::pb::HealthCheckRequest::default())
             .await?;
         Ok(())
     }
 
-    /// One CreateMemory of `content`.
-    async fn create(&self, content: String) -> anyhow::Result<()> {
+    /// Call `i`'s CreateMemory of `content`.
+    async fn create(&self, i: usize, content: String) -> anyhow::Result<()> {
         let request = create_request(&self.writes, content);
-        self.stub.clone().create_memory(request).await?;
+        self.stub[i % self.stub.len()]
+            .clone()
+            .create_memory(request)
+            .await?;
         Ok(())
     }
 }
@@ -1188,9 +1250,9 @@ async fn throughput_round(
 ) -> anyhow::Result<Round> {
     let (check_latencies, wall) = run_concurrently(checks, concurrency, {
         let target = target.clone();
-        move |_| {
+        move |i| {
             let target = target.clone();
-            async move { target.check().await }
+            async move { target.check(i).await }
         }
     })
     .await?;
@@ -1200,7 +1262,7 @@ async fn throughput_round(
         let target = target.clone();
         move |i| {
             let (target, content) = (target.clone(), texts[offset + i].clone());
-            async move { target.create(content).await }
+            async move { target.create(i, content).await }
         }
     })
     .await?;
@@ -1287,11 +1349,11 @@ async fn compare(
         for which in [i % 2, 1 - i % 2] {
             let target = &targets[which];
             let begun = Instant::now();
-            target.check().await?;
+            target.check(i).await?;
             measured[which].one_check.push(begun.elapsed());
             let content = texts[base + i].clone();
             let begun = Instant::now();
-            target.create(content).await?;
+            target.create(i, content).await?;
             measured[which].one_create.push(begun.elapsed());
         }
     }
@@ -1415,18 +1477,40 @@ async fn load(config: Load) -> anyhow::Result<()> {
         .as_deref()
         .map(|e| vec!["--embedder", e])
         .unwrap_or_default();
-    let mut server = start(config.server_binary.as_deref(), &args).await;
-    let engram = server.client().await;
-    let client = engram.memory();
-    let target = Target::of(&engram);
+    let mut servers = match &config.database {
+        None => vec![start(config.server_binary.as_deref(), &args).await],
+        Some(url) => {
+            let first =
+                Server::start_on_postgres_server(config.server_binary.as_deref(), &args, url).await;
+            let mut servers = vec![first];
+            for _ in 1..config.replicas {
+                servers.push(servers[0].start_replica().await);
+            }
+            servers
+        }
+    };
+    let mut engrams = Vec::new();
+    for server in &servers {
+        engrams.push(server.client().await);
+    }
+    let engram = engrams[0].clone();
+    // Call `i` of a phase goes to replica `i` modulo their number.
+    let clients: Vec<MemoryClient> = engrams.iter().map(Engram::memory).collect();
+    let client_of = |i: usize| clients[i % clients.len()].clone();
+    let target = Target::over(&engrams);
     println!(
-        "engram-bench load: server {}, {} CPUs, embedder {}",
+        "engram-bench load: server {}, {} CPUs, embedder {}, database {}",
         config.server_binary.as_ref().map_or_else(
             || "of this workspace (release)".to_owned(),
             |b| b.display().to_string()
         ),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        config.embedder.as_deref().unwrap_or("none")
+        config.embedder.as_deref().unwrap_or("none"),
+        match (&config.database, config.replicas) {
+            (None, _) => "SQLite (a file)".to_owned(),
+            (Some(_), 1) => "PostgreSQL, 1 server".to_owned(),
+            (Some(_), n) => format!("PostgreSQL, {n} replicas (calls round-robin)"),
+        }
     );
 
     // The empty-call baseline, and creates beside it: alternating rounds,
@@ -1475,11 +1559,11 @@ async fn load(config: Load) -> anyhow::Result<()> {
         Latency::of(&mut create_latencies),
         create_rate / check_rate * 100.0
     );
-    let one_check = time_each(2_000, |_| target.check()).await?;
+    let one_check = time_each(2_000, |i| target.check(i)).await?;
     println!("grpc.health Check, 1 client:   p50/p99 {one_check} ms");
     let started = Instant::now();
     let one_writer = time_each(config.sequential_writes, |i| {
-        let (client, request) = (client.clone(), create_request(&writes, texts[i].clone()));
+        let (client, request) = (client_of(i), create_request(&writes, texts[i].clone()));
         async move {
             client.create_memory(request).await?;
             Ok(())
@@ -1493,7 +1577,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
 
     let (big, small, empty) = (scope("big"), scope("small"), scope("empty"));
     let mut rng = Text::new(0xcafe);
-    fill(&client, &small, &mut rng, 0, config.small).await?;
+    fill(&clients, &small, &mut rng, 0, config.small).await?;
     if config.embedder.is_some() {
         // The backfill embeds in the order of writing: what the create
         // phases wrote first, so that the rates below are the fills' own.
@@ -1519,7 +1603,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
     let mut stored = 0;
     for &size in &config.sizes {
         let started = Instant::now();
-        fill(&client, &big, &mut rng, stored, size - stored).await?;
+        fill(&clients, &big, &mut rng, stored, size - stored).await?;
         let load_rate = (size - stored) as f64 / started.elapsed().as_secs_f64();
         if config.embedder.is_some() {
             wait_embedded(&engram, &big).await?;
@@ -1531,19 +1615,19 @@ async fn load(config: Load) -> anyhow::Result<()> {
             );
         }
         stored = size;
-        // The first search waits for the index to catch up with the load;
+        // The first search waits for the index to catch up with the load
+        // (on each replica: the others' writes arrive through the feed);
         // then it is given time to commit and merge, so that latency is
         // measured at rest (searching during a bulk load is slower).
-        client
-            .clone()
-            .search_memories(search_request(&big, "warm up"))
-            .await?;
+        for client in &clients {
+            caught_up(client, &big, stored).await?;
+        }
         tokio::time::sleep(SETTLE).await;
         let search_in = |namespace: proto::Scope| {
-            let (client, queries) = (client.clone(), &queries);
+            let queries = &queries;
             time_each(config.searches, move |i| {
                 let request = search_request(&namespace, &queries[i]);
-                let client = client.clone();
+                let client = client_of(i);
                 async move {
                     client.search_memories(request).await?;
                     Ok(())
@@ -1555,7 +1639,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
         let in_empty = search_in(empty.clone()).await?;
         let context = time_each(config.contexts, |i| {
             let (client, request) = (
-                client.clone(),
+                client_of(i),
                 proto::BuildContextRequest {
                     scope: Some(big.clone()),
                     query: queries[i].clone(),
@@ -1572,11 +1656,26 @@ async fn load(config: Load) -> anyhow::Result<()> {
         println!("{size:>9}  {load_rate:>8.0}  {in_big}  {in_small}  {in_empty}  {context}");
     }
 
-    let (rss, peak) = rss_mib(server.pid());
+    if servers.len() > 1 {
+        let lag = visibility_lag(&clients, config.lag_writes).await?;
+        println!(
+            "cross-replica visibility ({} writes, each searched for through the next replica until found): p50/p99 {lag} ms after the write was acknowledged",
+            config.lag_writes
+        );
+    }
+
+    let (rss, peak) = rss_mib(servers[0].pid());
+    let on_disk = if servers[0].on_postgres() {
+        "search index on disk (the database is PostgreSQL's)"
+    } else {
+        "database and index on disk"
+    };
     println!(
-        "at {stored} memories: server RSS {rss:.0} MiB (peak {peak:.0} MiB); database and index on disk {:.0} MiB",
-        disk_mib(&server)
+        "at {stored} memories: server RSS {rss:.0} MiB (peak {peak:.0} MiB); {on_disk} {:.0} MiB",
+        disk_mib(&servers[0])
     );
+    // The restart is the first server's; the others stay up.
+    let mut server = servers.remove(0);
     let stopping = Instant::now();
     server.stop().await;
     let stopped = stopping.elapsed();
@@ -1606,6 +1705,76 @@ async fn load(config: Load) -> anyhow::Result<()> {
         first_search.as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// Waits until a search in `namespace` through `client` finds the last
+/// memory of `stored` [`fill`] wrote there: its replica's index has caught
+/// up with the fill.
+async fn caught_up(
+    client: &MemoryClient,
+    namespace: &proto::Scope,
+    stored: usize,
+) -> anyhow::Result<()> {
+    let last = format!("{}", stored - 1);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let hits = client
+            .clone()
+            .search_memories(search_request(namespace, &last))
+            .await?
+            .hits;
+        let found = hits.iter().any(|hit| {
+            hit.memory
+                .as_ref()
+                .is_some_and(|m| m.content.split(' ').next() == Some(last.as_str()))
+        });
+        if found {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("memory {last} of the fill not found in 10 minutes");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// How long after its acknowledgement a write through one replica is found
+/// by search through the next: `writes` creates, each of a word of its own,
+/// each searched for at once and again every 0.2 ms until found.
+async fn visibility_lag(clients: &[MemoryClient], writes: usize) -> anyhow::Result<Latency> {
+    let namespace = scope("lag");
+    let mut lags = Vec::with_capacity(writes);
+    for i in 0..writes {
+        let word = format!("lagtoken{i}x");
+        let (writer, reader) = (
+            &clients[i % clients.len()],
+            &clients[(i + 1) % clients.len()],
+        );
+        writer
+            .clone()
+            .create_memory(create_request(
+                &namespace,
+                format!("{word} was written here"),
+            ))
+            .await?;
+        let acknowledged = Instant::now();
+        loop {
+            let hits = reader
+                .clone()
+                .search_memories(search_request(&namespace, &word))
+                .await?
+                .hits;
+            if !hits.is_empty() {
+                break;
+            }
+            if acknowledged.elapsed() > Duration::from_secs(60) {
+                bail!("write {i} not found through the next replica in a minute");
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        lags.push(acknowledged.elapsed());
+    }
+    Ok(Latency::of(&mut lags))
 }
 
 /// The size of the server's folder (database, WAL, index), in MiB.
@@ -1658,7 +1827,7 @@ async fn transfer(memories: usize, namespaces: usize, concurrency: usize) -> any
     for n in 0..namespaces {
         let count = memories / namespaces + usize::from(n < memories % namespaces);
         fill(
-            &engram.memory(),
+            &[engram.memory()],
             &scope(&format!("tenant-{n}")),
             &mut rng,
             0,
