@@ -5,6 +5,7 @@
 //! make of those is the importer's decision.
 
 pub mod rows;
+pub mod tables;
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;

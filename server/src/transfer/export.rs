@@ -15,7 +15,6 @@ use super::{End, FORMAT, Frame, Header, NamespaceLine, Namespaces, Progress, TIM
 use crate::config::Config;
 use crate::domain::now_micros;
 use crate::files::{WholeFile, human_size};
-use crate::store::sqlite::transfer::SqliteTransfer;
 use crate::store::transfer::Transfer;
 
 /// `--to` that means standard output.
@@ -50,20 +49,19 @@ pub struct Exported {
 
 /// Exports `--database` as `args` say, reporting on standard error.
 pub async fn run(config: &Config, args: &ExportArgs) -> anyhow::Result<()> {
-    let path = config.sqlite_path("export")?;
-    let transfer = SqliteTransfer::open_to_read(&path, config.sqlite_busy_timeout).await?;
+    let transfer = super::open_to_read(&config.database()?, config.sqlite_busy_timeout).await?;
     let namespaces = Namespaces::new(args.namespaces.clone());
     let started = Instant::now();
     let (exported, size, place) = if args.to == STDOUT {
         let mut out = Counted::new(std::io::BufWriter::new(std::io::stdout()));
-        let exported = write(&transfer, &namespaces, &mut ToWriter::new(&mut out)).await?;
+        let exported = write(transfer.as_ref(), &namespaces, &mut ToWriter::new(&mut out)).await?;
         out.flush().context("writing to standard output")?;
         (exported, out.bytes, "standard output".to_owned())
     } else {
         let target = PathBuf::from(&args.to);
         let file = WholeFile::prepare(&target, args.force)?;
         let mut out = std::io::BufWriter::new(file.create()?);
-        let exported = write(&transfer, &namespaces, &mut ToWriter::new(&mut out))
+        let exported = write(transfer.as_ref(), &namespaces, &mut ToWriter::new(&mut out))
             .await
             .with_context(|| format!("exporting to {}", target.display()))?;
         out.flush()

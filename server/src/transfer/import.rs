@@ -38,9 +38,8 @@ use super::records::{Kind, MemoryRecord, MemoryRevisionRecord, Record};
 use super::{
     End, FIRST_WITH_HISTORY, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION,
 };
-use crate::config::Config;
+use crate::config::{Config, Database};
 use crate::index::{self, IndexOptions};
-use crate::store::sqlite::transfer::SqliteTransfer;
 use crate::store::transfer::{Importing, Inserted, Transfer};
 
 /// `--from` that means standard input.
@@ -50,8 +49,8 @@ const STDIN: &str = "-";
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
     /// The export to read (made by `engram-server export`), or "-" for
-    /// standard input. The server must be stopped; the database is created
-    /// when missing.
+    /// standard input. A SQLite database is created when missing, and its
+    /// server must be stopped; PostgreSQL replicas may keep running.
     #[arg(long, value_name = "FILE|-")]
     pub from: String,
 
@@ -76,13 +75,21 @@ pub struct Imported {
 
 /// Imports `args.from` into `--database`, reporting on standard error.
 pub async fn run(config: &Config, args: &ImportArgs) -> anyhow::Result<()> {
-    let path = config.sqlite_path("import")?;
-    let index_dir = config.index_dir()?;
-    let _index = index::hold(&IndexOptions {
-        dir: index_dir.clone(),
-    })
-    .context("import needs the server stopped")?;
-    let transfer = SqliteTransfer::open_to_write(&path, config.sqlite_busy_timeout).await?;
+    let database = config.database()?;
+    // A SQLite server's index follows its own writes only: it must be
+    // stopped, and the next one to start indexes the import. PostgreSQL
+    // replicas follow the database's change feed, which the import writes
+    // to, so they may keep running.
+    let _index = match database {
+        Database::Sqlite(_) => Some(
+            index::hold(&IndexOptions {
+                dir: config.index_dir()?,
+            })
+            .context("import needs the server stopped")?,
+        ),
+        Database::Postgres(_) => None,
+    };
+    let transfer = super::open_to_write(&database, config.sqlite_busy_timeout).await?;
     let namespaces = Namespaces::new(args.namespaces.clone());
     let started = Instant::now();
     let input: Box<dyn BufRead + Send> = if args.from == STDIN {
@@ -92,14 +99,17 @@ pub async fn run(config: &Config, args: &ImportArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot open {}", args.from))?;
         Box::new(std::io::BufReader::new(file))
     };
-    let imported = read(&transfer, &namespaces, input).await?;
+    let imported = read(transfer.as_ref(), &namespaces, input).await?;
     let new: u64 = imported.iter().map(|i| i.new).sum();
     let identical: u64 = imported.iter().map(|i| i.identical).sum();
+    let indexed = match database {
+        Database::Sqlite(_) => "the next server to start indexes them",
+        Database::Postgres(_) => "running replicas index them from the change feed",
+    };
     eprintln!(
-        "imported {new} records of {} namespaces into {} in {:.1}s ({identical} already there, identical, skipped); \
-         the next server to start indexes them",
+        "imported {new} records of {} namespaces into {database} in {:.1}s ({identical} already there, identical, skipped); \
+         {indexed}",
         imported.len(),
-        path.display(),
         started.elapsed().as_secs_f64()
     );
     Ok(())

@@ -11,126 +11,21 @@ use super::memories::{COLUMNS, FROM_MEMORIES};
 use super::{db_error, episodes, learning, memories};
 use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
 use crate::error::{Error, Result};
+use crate::store::transfer::tables::{self, Table};
 use crate::transfer::records::{
     AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
     MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
 };
 
-/// Where a kind's records are.
-struct Table {
-    /// Every column its records need.
-    columns: &'static str,
-    /// The tables they come from.
-    from: String,
-    /// The namespace column.
-    namespace: &'static str,
-    /// The order they were written in.
-    order: &'static str,
-    /// The columns that identify one record (see [`key`]).
-    key: &'static [&'static str],
-}
-
-/// A table of records with an `id`, in insertion order.
-fn by_id(table: &str) -> Table {
-    Table {
-        columns: "t.*",
-        from: format!("{table} t"),
-        namespace: "t.namespace",
-        order: "t.seq",
-        key: &["t.id"],
-    }
-}
-
+/// Where `kind`'s records are in SQLite: a memory's columns are those
+/// [`memories::memory_from_row`] reads.
 fn table(kind: Kind) -> Table {
-    match kind {
-        Kind::Memory => Table {
-            columns: COLUMNS,
-            from: FROM_MEMORIES.into(),
-            namespace: "m.namespace",
-            order: "m.seq",
-            key: &["m.id"],
-        },
-        Kind::MemoryRevision => Table {
-            columns: "t.*",
-            from: "memory_revisions t".into(),
-            namespace: "t.namespace",
-            order: "t.seq",
-            key: &["t.namespace", "t.memory_id", "t.version", "t.action"],
-        },
-        Kind::Episode => Table {
-            columns: "e.*",
-            from: "episodes e".into(),
-            namespace: "e.namespace",
-            order: "e.seq",
-            key: &["e.id"],
-        },
-        Kind::Step => Table {
-            columns: "s.*, e.id AS episode_id, e.namespace AS namespace",
-            from: "episode_steps s JOIN episodes e ON e.seq = s.episode_seq".into(),
-            namespace: "e.namespace",
-            order: "s.episode_seq, s.step_number",
-            key: &["e.id", "s.step_number"],
-        },
-        Kind::TaskRule => by_id("task_rules"),
-        Kind::EpisodeLesson => by_id("episode_lessons"),
-        Kind::MistakeCard => by_id("mistake_cards"),
-        Kind::LearningState => Table {
-            columns: "t.*",
-            from: "learning_state t".into(),
-            namespace: "t.namespace",
-            order: "t.namespace",
-            key: &["t.namespace"],
-        },
-        Kind::Outcome => by_id("outcomes"),
-        Kind::Heuristic => by_id("heuristics"),
-        Kind::AntiPattern => by_id("anti_patterns"),
-        Kind::AgentScope => Table {
-            columns: "t.*",
-            from: "agent_scopes t".into(),
-            namespace: "t.namespace",
-            order: "t.agent_id",
-            key: &["t.namespace", "t.agent_id"],
-        },
-    }
-}
-
-/// A value of a record's key.
-enum KeyValue<'a> {
-    Text(&'a str),
-    Number(i64),
-}
-
-/// The values of [`Table::key`] for `record`.
-fn key(record: &Record) -> Vec<KeyValue<'_>> {
-    use KeyValue::{Number, Text};
-    if let Some(id) = record.id() {
-        return vec![Text(id)];
-    }
-    match record {
-        Record::MemoryRevision(r) => vec![
-            Text(&r.namespace),
-            Text(&r.memory_id),
-            Number(r.version),
-            Number(r.action as i64),
-        ],
-        Record::Step(r) => vec![Text(&r.episode_id), Number(r.step_number.into())],
-        Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
-        other => vec![Text(other.namespace())],
-    }
+    Table::of(kind, COLUMNS, FROM_MEMORIES)
 }
 
 /// Every namespace holding a record of any kind, in order.
 pub(super) async fn namespaces(conn: &mut SqliteConnection) -> Result<Vec<String>> {
-    let sql = Kind::ALL
-        .iter()
-        .map(|&kind| {
-            let table = table(kind);
-            format!("SELECT {} FROM {}", table.namespace, table.from)
-        })
-        .collect::<Vec<_>>()
-        .join(" UNION ")
-        + " ORDER BY 1";
-    QueryBuilder::<Sqlite>::new(sql)
+    QueryBuilder::<Sqlite>::new(tables::namespaces_sql(table))
         .build_query_scalar()
         .fetch_all(&mut *conn)
         .await
@@ -182,16 +77,7 @@ pub(super) async fn find(conn: &mut SqliteConnection, record: &Record) -> Result
         "SELECT {} FROM {} WHERE ",
         table.columns, table.from
     ));
-    for (i, (column, value)) in table.key.iter().zip(key(record)).enumerate() {
-        if i > 0 {
-            qb.push(" AND ");
-        }
-        qb.push(format!("{column} = "));
-        match value {
-            KeyValue::Text(text) => qb.push_bind(text.to_owned()),
-            KeyValue::Number(number) => qb.push_bind(number),
-        };
-    }
+    tables::push_key(&mut qb, &table, record);
     qb.push(format!(" ORDER BY {} LIMIT 1", table.order));
     let row = qb
         .build()

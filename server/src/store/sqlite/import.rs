@@ -6,9 +6,10 @@
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::{db_error, export};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::transfer::Inserted;
-use crate::store::transfer::rows::{self, Row, Value};
+use crate::store::transfer::rows::{self, Row};
+use crate::store::transfer::tables;
 use crate::transfer::records::{MemoryRecord, Record, RevisionAction};
 
 /// Inserts `record` unless a record with its key, or one it may not stand
@@ -17,41 +18,10 @@ pub(super) async fn insert(conn: &mut SqliteConnection, record: &Record) -> Resu
     let row = rows::row(record);
     let stored = match record {
         Record::Memory(r) => memory(conn, &row, r).await?,
-        Record::MemoryRevision(r) => {
-            // No index keeps a revision's key unique (`seq` is the table's
-            // own key): it is looked for.
-            let mut qb = insert_into(&row, "SELECT ");
-            qb.push(
-                " WHERE NOT EXISTS (SELECT 1 FROM memory_revisions \
-                 WHERE namespace = ",
-            )
-            .push_bind(r.namespace.clone())
-            .push(" AND memory_id = ")
-            .push_bind(r.memory_id.clone())
-            .push(" AND version = ")
-            .push_bind(r.version)
-            .push(" AND action = ")
-            .push_bind(r.action as i32)
-            .push(")");
-            execute(conn, qb).await?
-        }
-        Record::Step(r) => {
-            // Keyed by its episode's row, found by the episode's id.
-            let mut qb = QueryBuilder::<Sqlite>::new(format!(
-                "INSERT INTO episode_steps (episode_seq, {}) SELECT seq, ",
-                row.column_list("")
-            ));
-            push_values(&mut qb, &row);
-            qb.push(" FROM episodes WHERE id = ")
-                .push_bind(r.episode_id.clone())
-                .push(" AND namespace = ")
-                .push_bind(r.namespace.clone())
-                .push(" ON CONFLICT DO NOTHING");
-            execute(conn, qb).await?
-        }
         _ => {
-            let mut qb = insert_into(&row, "VALUES (");
-            qb.push(") ON CONFLICT DO NOTHING");
+            let (prefix, values) = tables::insert_head(record);
+            let mut qb = insert_into(&row, prefix, values);
+            tables::push_insert_end(&mut qb, record);
             execute(conn, qb).await?
         }
     };
@@ -64,10 +34,11 @@ pub(super) async fn insert(conn: &mut SqliteConnection, record: &Record) -> Resu
     })
 }
 
-/// `INSERT INTO table (columns) {values}` and the row's values, bound.
-fn insert_into(row: &Row, values: &str) -> QueryBuilder<Sqlite> {
+/// `INSERT INTO table ({prefix}columns) {values}` and the row's values,
+/// bound.
+fn insert_into(row: &Row, prefix: &str, values: &str) -> QueryBuilder<Sqlite> {
     let mut qb = QueryBuilder::<Sqlite>::new(format!(
-        "INSERT INTO {} ({}) {values}",
+        "INSERT INTO {} ({prefix}{}) {values}",
         row.table,
         row.column_list("")
     ));
@@ -75,18 +46,13 @@ fn insert_into(row: &Row, values: &str) -> QueryBuilder<Sqlite> {
     qb
 }
 
-/// The row's values, bound, separated by commas. JSON is stored as text.
+/// The row's values, separated by commas. JSON is stored as text.
 fn push_values(qb: &mut QueryBuilder<Sqlite>, row: &Row) {
-    let mut values = qb.separated(", ");
-    for (_, value) in &row.columns {
-        match value {
-            Value::Text(text) => values.push_bind(text.clone()),
-            Value::Integer(number) => values.push_bind(*number),
-            Value::Real(number) => values.push_bind(*number),
-            Value::Boolean(flag) => values.push_bind(*flag),
-            Value::Json(json) => values.push_bind(json.to_string()),
-            Value::Null => values.push_bind(None::<i64>),
-        };
+    for (i, (_, value)) in row.columns.iter().enumerate() {
+        if i > 0 {
+            qb.push(", ");
+        }
+        rows::push_value(qb, value);
     }
 }
 
@@ -97,7 +63,7 @@ async fn execute(conn: &mut SqliteConnection, mut qb: QueryBuilder<Sqlite>) -> R
 }
 
 async fn memory(conn: &mut SqliteConnection, row: &Row, r: &MemoryRecord) -> Result<bool> {
-    let mut qb = insert_into(row, "VALUES (");
+    let mut qb = insert_into(row, "", "VALUES (");
     qb.push(") ON CONFLICT DO NOTHING RETURNING seq");
     let seq: Option<i64> = qb
         .build_query_scalar()
@@ -135,13 +101,6 @@ async fn forget_trigger_creation(conn: &mut SqliteConnection, r: &MemoryRecord) 
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    if done.rows_affected() != 1 {
-        // Without this the memory would keep a creation nobody made: better
-        // no import than a history that lies.
-        return Err(Error::Internal(format!(
-            "importing memory {}: its insert did not record its creation as expected",
-            r.id
-        )));
-    }
+    rows::creation_taken_back(done.rows_affected(), &r.id)?;
     Ok(())
 }

@@ -11,10 +11,9 @@ use crate::domain::identity::content_hash;
 use crate::domain::{MemoryLevel, MemorySource, MemoryType};
 use crate::error::{Error, Result};
 use crate::transfer::records::{
-    AgentScopeRecord, AntiPatternRecord, EpisodeRecord, HeuristicRecord, Kind,
-    LearningStateRecord, LessonKind, LessonRecord, MemoryRecord, MemoryRevisionRecord,
-    MistakeCardRecord, OutcomeRecord, Record, RevisionAction, StepRecord, StepResult,
-    TaskRuleRecord,
+    AgentScopeRecord, AntiPatternRecord, EpisodeRecord, HeuristicRecord, Kind, LearningStateRecord,
+    LessonKind, LessonRecord, MemoryRecord, MemoryRevisionRecord, MistakeCardRecord, OutcomeRecord,
+    Record, RevisionAction, StepRecord, StepResult, TaskRuleRecord,
 };
 
 /// `episode_lessons.kind` of a mistake.
@@ -188,10 +187,7 @@ pub fn row(record: &Record) -> Row {
                     "score",
                     r.outcome.as_ref().map_or(Value::Null, |o| Real(o.score)),
                 ),
-                (
-                    "outcome",
-                    r.outcome.as_ref().map_or(Value::Null, to_json),
-                ),
+                ("outcome", r.outcome.as_ref().map_or(Value::Null, to_json)),
                 ("create_time", Integer(r.create_time)),
                 ("update_time", Integer(r.update_time)),
                 ("complete_time", Value::optional(r.complete_time)),
@@ -229,11 +225,13 @@ pub fn row(record: &Record) -> Row {
                 ("namespace", text(&r.namespace)),
                 (
                     "kind",
-                    Integer(match r.lesson_kind {
-                        LessonKind::Mistake => LESSON_MISTAKE,
-                        LessonKind::Success => LESSON_SUCCESS,
-                    }
-                    .into()),
+                    Integer(
+                        match r.lesson_kind {
+                            LessonKind::Mistake => LESSON_MISTAKE,
+                            LessonKind::Success => LESSON_SUCCESS,
+                        }
+                        .into(),
+                    ),
                 ),
                 ("text", text(&r.text)),
                 ("seen_count", Integer(r.seen_count)),
@@ -613,6 +611,42 @@ pub fn record(kind: Kind, object: &Map<String, Json>) -> Result<Record> {
             version: c.integer("version")?,
         }),
     })
+}
+
+/// Pushes `value` into `qb`: bound, JSON as its text, a null written as
+/// `NULL` (not bound: a statement is prepared once for its text, with the
+/// types of its first parameters, and a column bound as an integer in one
+/// row and as a null of another type in the next would reach a statement
+/// prepared for the other).
+pub fn push_value<DB>(qb: &mut sqlx::QueryBuilder<DB>, value: &Value)
+where
+    DB: sqlx::Database,
+    String: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    i64: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    f64: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    bool: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    match value {
+        Value::Text(text) => qb.push_bind(text.clone()),
+        Value::Integer(number) => qb.push_bind(*number),
+        Value::Real(number) => qb.push_bind(*number),
+        Value::Boolean(flag) => qb.push_bind(*flag),
+        Value::Json(json) => qb.push_bind(json.to_string()),
+        Value::Null => qb.push("NULL"),
+    };
+}
+
+/// Checks that taking back the creation an imported memory's insert
+/// recorded (its history is its own revision records) removed exactly one
+/// revision: without it the memory would keep a creation nobody made —
+/// better no import than a history that lies.
+pub fn creation_taken_back(removed: u64, memory_id: &str) -> Result<()> {
+    if removed == 1 {
+        return Ok(());
+    }
+    Err(Error::Internal(format!(
+        "importing memory {memory_id}: its insert did not record its creation as expected"
+    )))
 }
 
 #[cfg(test)]
