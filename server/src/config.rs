@@ -233,9 +233,18 @@ pub enum Command {
     Export(crate::transfer::export::ExportArgs),
     /// Reads an export into the database (created when missing), one
     /// transaction per namespace; records already there and identical are
-    /// skipped, a differing one stops the import. The server must be
-    /// stopped; the next one to start indexes what was imported.
+    /// skipped, a differing one stops the import. A SQLite server must be
+    /// stopped (the next one to start indexes what was imported);
+    /// PostgreSQL replicas may keep running and index it from the feed.
     Import(crate::transfer::import::ImportArgs),
+    /// Copies every record of one database into another, e.g. from SQLite
+    /// up to PostgreSQL (or back): an export of --from read straight into an
+    /// import of --to, one transaction per namespace, without a file. The
+    /// target must be empty or hold only what an earlier run of the same
+    /// migration copied (so an interrupted migration is run again); servers
+    /// on --from may keep running (what they write after the start is not
+    /// copied), a SQLite --to must have no server.
+    MigrateData(crate::transfer::migrate::MigrateArgs),
 }
 
 /// SQLite's `synchronous` setting.
@@ -386,12 +395,18 @@ pub const EMBEDDER_API_KEY_ENV: &str = "ENGRAM_EMBEDDER_API_KEY";
 pub const LLM_API_KEY_ENV: &str = "ENGRAM_LLM_API_KEY";
 
 fn parse_database(url: &str) -> anyhow::Result<Database> {
+    parse_database_flag("--database", url)
+}
+
+/// The database a flag (`--database`, `migrate-data --from`, …) names:
+/// `sqlite://PATH` or `postgres://…`; errors name the flag.
+pub fn parse_database_flag(flag: &str, url: &str) -> anyhow::Result<Database> {
     if let Some(rest) = url.strip_prefix("sqlite:") {
         let path = rest.strip_prefix("//").unwrap_or(rest);
         let path = path.split('?').next().unwrap_or(path);
         if path.is_empty() || path == ":memory:" {
             bail!(
-                "--database {url:?}: give a file path, e.g. sqlite://engram.db (in-memory databases are not supported)"
+                "{flag} {url:?}: give a file path, e.g. sqlite://engram.db (in-memory databases are not supported)"
             );
         }
         return Ok(Database::Sqlite(PathBuf::from(path)));
@@ -399,19 +414,19 @@ fn parse_database(url: &str) -> anyhow::Result<Database> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return PostgresUrl::parse(url)
             .map(Database::Postgres)
-            .map_err(|e| anyhow::anyhow!("--database: {e}"));
+            .map_err(|e| anyhow::anyhow!("{flag}: {e}"));
     }
     // Only the scheme: the rest may hold a password.
     match url.split_once(':') {
         Some((scheme, _)) => {
-            bail!("--database: expected sqlite://PATH or postgres://…, not a {scheme:?} URL")
+            bail!("{flag}: expected sqlite://PATH or postgres://…, not a {scheme:?} URL")
         }
-        None => bail!("--database {url:?}: expected sqlite://PATH or postgres://…"),
+        None => bail!("{flag} {url:?}: expected sqlite://PATH or postgres://…"),
     }
 }
 
 /// `engram.db` → `engram.db.index`, in the same folder.
-fn beside(database: &std::path::Path) -> PathBuf {
+pub fn beside(database: &std::path::Path) -> PathBuf {
     let mut name = database.file_name().unwrap_or_default().to_os_string();
     name.push(".index");
     database.with_file_name(name)

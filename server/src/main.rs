@@ -172,6 +172,7 @@ async fn operate(config: &Config, command: &Command) -> anyhow::Result<()> {
         Command::Backup(args) => backup::run(config, args).await,
         Command::Export(args) => transfer::export::run(config, args).await,
         Command::Import(args) => transfer::import::run(config, args).await,
+        Command::MigrateData(args) => transfer::migrate::run(config, args).await,
     }
 }
 

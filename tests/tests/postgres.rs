@@ -87,11 +87,9 @@ async fn commands_that_work_on_a_sqlite_file_say_so_for_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();
-    for command in [
-        vec!["backup", "--to", out],
-        vec!["export", "--to", out],
-        vec!["import", "--from", out],
-    ] {
+    // Export, import and migrate-data work on either backend
+    // (tests/tests/transfer.rs); a backup copies a SQLite file.
+    for command in [vec!["backup", "--to", out]] {
         let mut args = vec!["--database", database.url()];
         args.extend(&command);
         let output = tokio::process::Command::new(engram_tests::server_binary())

@@ -92,6 +92,7 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         "tests/operator/restore.sh#restore",
         "tests/operator/export.sh#export",
         "tests/operator/import.sh#import",
+        "tests/operator/migrate.sh#migrate",
         "tests/operator/replicas.sh#replicas",
         "tests/operator/replicas.sh#replicas-use",
     ] {

@@ -4,7 +4,11 @@
 //! (ids, times and counters included), telling which already exist; what to
 //! make of those is the importer's decision.
 
+pub mod rows;
+pub mod tables;
+
 use async_trait::async_trait;
+use futures_util::stream::BoxStream;
 
 use crate::error::Result;
 use crate::transfer::records::{Kind, Record};
@@ -29,16 +33,11 @@ pub trait Snapshot: Send {
     /// How many records of `kind` `namespace` holds.
     async fn count(&mut self, namespace: &str, kind: Kind) -> Result<u64>;
 
-    /// Passes every record of `kind` in `namespace` to `visit`, in the order
-    /// they were first written (which every listing's tie-breaks follow, so
-    /// an import that keeps it lists them alike); stops at `visit`'s first
-    /// error and returns it.
-    async fn each(
-        &mut self,
-        namespace: &str,
-        kind: Kind,
-        visit: &mut (dyn FnMut(Record) -> Result<()> + Send),
-    ) -> Result<()>;
+    /// Every record of `kind` in `namespace`, in the order they were first
+    /// written (which every listing's tie-breaks follow, so an import that
+    /// keeps it lists them alike), read from the database as the stream is
+    /// polled: a reader that waits holds back the reading.
+    fn records<'a>(&'a mut self, namespace: &str, kind: Kind) -> BoxStream<'a, Result<Record>>;
 }
 
 /// What inserting a record did.
@@ -64,6 +63,10 @@ pub trait Importing: Send {
     /// own ([`Kind::MemoryRevision`]), inserted in the order they come, after
     /// the revisions already there.
     async fn insert(&mut self, record: &Record) -> Result<Inserted>;
+
+    /// How many records of `kind` `namespace` holds, those this
+    /// transaction inserted included.
+    async fn count(&mut self, namespace: &str, kind: Kind) -> Result<u64>;
 
     /// Commits everything inserted.
     async fn commit(self: Box<Self>) -> Result<()>;

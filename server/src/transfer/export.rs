@@ -7,14 +7,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context as _;
+use async_trait::async_trait;
+use futures_util::TryStreamExt as _;
 
 use super::records::{Kind, Record};
 use super::{End, FORMAT, Frame, Header, NamespaceLine, Namespaces, Progress, TIMES, VERSION};
 use crate::config::Config;
 use crate::domain::now_micros;
-use crate::error::Error;
 use crate::files::{WholeFile, human_size};
-use crate::store::sqlite::transfer::SqliteTransfer;
 use crate::store::transfer::Transfer;
 
 /// `--to` that means standard output.
@@ -49,20 +49,19 @@ pub struct Exported {
 
 /// Exports `--database` as `args` say, reporting on standard error.
 pub async fn run(config: &Config, args: &ExportArgs) -> anyhow::Result<()> {
-    let path = config.sqlite_path("export")?;
-    let transfer = SqliteTransfer::open_to_read(&path, config.sqlite_busy_timeout).await?;
+    let transfer = super::open_to_read(&config.database()?, config.sqlite_busy_timeout).await?;
     let namespaces = Namespaces::new(args.namespaces.clone());
     let started = Instant::now();
     let (exported, size, place) = if args.to == STDOUT {
         let mut out = Counted::new(std::io::BufWriter::new(std::io::stdout()));
-        let exported = write(&transfer, &namespaces, &mut out).await?;
+        let exported = write(transfer.as_ref(), &namespaces, &mut ToWriter::new(&mut out)).await?;
         out.flush().context("writing to standard output")?;
         (exported, out.bytes, "standard output".to_owned())
     } else {
         let target = PathBuf::from(&args.to);
         let file = WholeFile::prepare(&target, args.force)?;
         let mut out = std::io::BufWriter::new(file.create()?);
-        let exported = write(&transfer, &namespaces, &mut out)
+        let exported = write(transfer.as_ref(), &namespaces, &mut ToWriter::new(&mut out))
             .await
             .with_context(|| format!("exporting to {}", target.display()))?;
         out.flush()
@@ -80,12 +79,53 @@ pub async fn run(config: &Config, args: &ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes the records of `namespaces` from one snapshot of `transfer` to
-/// `out`, with progress on standard error.
+/// Where an export's lines go, in order: the header, each namespace's line
+/// and records, the end line.
+#[async_trait]
+pub trait Sink: Send {
+    /// Takes a line that is not a record.
+    async fn frame(&mut self, frame: &Frame) -> anyhow::Result<()>;
+
+    /// Takes a record's line.
+    async fn record(&mut self, record: &Record) -> anyhow::Result<()>;
+}
+
+/// Writes the lines to a file or a pipe.
+pub struct ToWriter<'a> {
+    out: &'a mut (dyn Write + Send),
+}
+
+impl<'a> ToWriter<'a> {
+    pub fn new(out: &'a mut (dyn Write + Send)) -> Self {
+        ToWriter { out }
+    }
+
+    fn line(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut *self.out, value)?;
+        self.out.write_all(b"\n")?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Sink for ToWriter<'_> {
+    async fn frame(&mut self, frame: &Frame) -> anyhow::Result<()> {
+        self.line(frame)
+    }
+
+    async fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+        self.line(record)
+    }
+}
+
+/// Passes the records of `namespaces` from one snapshot of `transfer` to
+/// `sink`, with progress on standard error. Each record is read from the
+/// database as the sink takes the one before: a slow sink slows the
+/// reading, it never piles records up.
 pub async fn write(
     transfer: &dyn Transfer,
     namespaces: &Namespaces,
-    out: &mut (dyn Write + Send),
+    sink: &mut dyn Sink,
 ) -> anyhow::Result<Exported> {
     let mut snapshot = transfer.snapshot().await?;
     let chosen: Vec<String> = snapshot
@@ -94,14 +134,14 @@ pub async fn write(
         .into_iter()
         .filter(|ns| namespaces.includes(ns))
         .collect();
-    let mut lines = Lines { out, failed: None };
-    lines.frame(&Frame::Header(Header {
+    sink.frame(&Frame::Header(Header {
         format: FORMAT.into(),
         version: VERSION,
         times: TIMES.into(),
         exported_at: now_micros(),
         engram_version: env!("CARGO_PKG_VERSION").into(),
-    }))?;
+    }))
+    .await?;
     let mut exported = Exported::default();
     let mut progress = Progress::new();
     for namespace in &chosen {
@@ -113,59 +153,30 @@ pub async fn write(
             }
         }
         let total: u64 = counts.values().sum();
-        lines.frame(&Frame::Namespace(NamespaceLine {
+        sink.frame(&Frame::Namespace(NamespaceLine {
             namespace: namespace.clone(),
             records: counts,
-        }))?;
+        }))
+        .await?;
         let mut written = 0u64;
         for kind in Kind::ALL {
-            let mut visit = |record: Record| {
-                lines.record(&record)?;
+            let mut records = snapshot.records(namespace, kind);
+            while let Some(record) = records.try_next().await? {
+                sink.record(&record).await?;
                 written += 1;
                 progress.tick(|| format!("exporting {namespace}: {written}/{total} records"));
-                Ok(())
-            };
-            let visited = snapshot.each(namespace, kind, &mut visit).await;
-            if let Some(err) = lines.failed.take() {
-                return Err(err);
             }
-            visited?;
         }
         eprintln!("exported {namespace}: {written} records");
         exported.namespaces += 1;
         exported.records += written;
     }
-    lines.frame(&Frame::End(End {
+    sink.frame(&Frame::End(End {
         namespaces: exported.namespaces,
         records: exported.records,
-    }))?;
+    }))
+    .await?;
     Ok(exported)
-}
-
-/// Writes lines, keeping the first write error (the store only hears that
-/// writing failed, and stops).
-struct Lines<'a> {
-    out: &'a mut (dyn Write + Send),
-    failed: Option<anyhow::Error>,
-}
-
-impl Lines<'_> {
-    fn frame(&mut self, frame: &Frame) -> anyhow::Result<()> {
-        self.line(frame).map_err(anyhow::Error::from)
-    }
-
-    fn record(&mut self, record: &Record) -> Result<(), Error> {
-        self.line(record).map_err(|err| {
-            let stop = Error::Internal(format!("writing the export failed: {err}"));
-            self.failed = Some(err.into());
-            stop
-        })
-    }
-
-    fn line(&mut self, value: &impl serde::Serialize) -> std::io::Result<()> {
-        serde_json::to_writer(&mut *self.out, value)?;
-        self.out.write_all(b"\n")
-    }
 }
 
 /// A writer that counts what goes through it.

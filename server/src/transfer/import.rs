@@ -38,9 +38,8 @@ use super::records::{Kind, MemoryRecord, MemoryRevisionRecord, Record};
 use super::{
     End, FIRST_WITH_HISTORY, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION,
 };
-use crate::config::Config;
+use crate::config::{Config, Database};
 use crate::index::{self, IndexOptions};
-use crate::store::sqlite::transfer::SqliteTransfer;
 use crate::store::transfer::{Importing, Inserted, Transfer};
 
 /// `--from` that means standard input.
@@ -50,8 +49,8 @@ const STDIN: &str = "-";
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
     /// The export to read (made by `engram-server export`), or "-" for
-    /// standard input. The server must be stopped; the database is created
-    /// when missing.
+    /// standard input. A SQLite database is created when missing, and its
+    /// server must be stopped; PostgreSQL replicas may keep running.
     #[arg(long, value_name = "FILE|-")]
     pub from: String,
 
@@ -66,6 +65,8 @@ pub struct ImportArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Imported {
     pub namespace: String,
+    /// The records read, by kind (kinds with none left out).
+    pub records: BTreeMap<Kind, u64>,
     /// Records stored.
     pub new: u64,
     /// Records already there, identical, skipped.
@@ -74,13 +75,21 @@ pub struct Imported {
 
 /// Imports `args.from` into `--database`, reporting on standard error.
 pub async fn run(config: &Config, args: &ImportArgs) -> anyhow::Result<()> {
-    let path = config.sqlite_path("import")?;
-    let index_dir = config.index_dir()?;
-    let _index = index::hold(&IndexOptions {
-        dir: index_dir.clone(),
-    })
-    .context("import needs the server stopped")?;
-    let transfer = SqliteTransfer::open_to_write(&path, config.sqlite_busy_timeout).await?;
+    let database = config.database()?;
+    // A SQLite server's index follows its own writes only: it must be
+    // stopped, and the next one to start indexes the import. PostgreSQL
+    // replicas follow the database's change feed, which the import writes
+    // to, so they may keep running.
+    let _index = match database {
+        Database::Sqlite(_) => Some(
+            index::hold(&IndexOptions {
+                dir: config.index_dir()?,
+            })
+            .context("import needs the server stopped")?,
+        ),
+        Database::Postgres(_) => None,
+    };
+    let transfer = super::open_to_write(&database, config.sqlite_busy_timeout).await?;
     let namespaces = Namespaces::new(args.namespaces.clone());
     let started = Instant::now();
     let input: Box<dyn BufRead + Send> = if args.from == STDIN {
@@ -90,14 +99,17 @@ pub async fn run(config: &Config, args: &ImportArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot open {}", args.from))?;
         Box::new(std::io::BufReader::new(file))
     };
-    let imported = read(&transfer, &namespaces, input).await?;
+    let imported = read(transfer.as_ref(), &namespaces, input).await?;
     let new: u64 = imported.iter().map(|i| i.new).sum();
     let identical: u64 = imported.iter().map(|i| i.identical).sum();
+    let indexed = match database {
+        Database::Sqlite(_) => "the next server to start indexes them",
+        Database::Postgres(_) => "running replicas index them from the change feed",
+    };
     eprintln!(
-        "imported {new} records of {} namespaces into {} in {:.1}s ({identical} already there, identical, skipped); \
-         the next server to start indexes them",
+        "imported {new} records of {} namespaces into {database} in {:.1}s ({identical} already there, identical, skipped); \
+         {indexed}",
         imported.len(),
-        path.display(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -111,39 +123,76 @@ pub async fn read(
     namespaces: &Namespaces,
     input: impl BufRead,
 ) -> anyhow::Result<Vec<Imported>> {
-    let mut reader = Reader {
-        transfer,
-        namespaces,
-        group: None,
-        done: Vec::new(),
-        records: 0,
-        groups: 0,
-        version: 0,
-        started: false,
-        ended: false,
-        progress: Progress::new(),
-    };
-    let mut last = 0;
+    let mut import = Import::new(transfer, namespaces.clone());
     for (index, line) in input.lines().enumerate() {
-        let number = index + 1;
-        last = number;
-        let line = line.with_context(|| format!("reading line {number}"))?;
-        let read = reader.line(number, &line).await;
-        if let Err(err) = read {
-            return Err(reader.failed(err));
+        let line = line.with_context(|| format!("reading line {}", index + 1))?;
+        import.line(&line).await?;
+    }
+    import.finish()
+}
+
+/// An import fed an export line by line, as [`read`] feeds it a file's
+/// and `migrate-data` the lines an export of another database makes.
+pub struct Import<'t> {
+    reader: Reader<'t>,
+    /// The number of the last line fed.
+    last: usize,
+}
+
+impl<'t> Import<'t> {
+    /// An import of `namespaces` into `transfer`.
+    pub fn new(transfer: &'t dyn Transfer, namespaces: Namespaces) -> Self {
+        Import {
+            reader: Reader {
+                transfer,
+                namespaces,
+                exact: false,
+                group: None,
+                done: Vec::new(),
+                records: 0,
+                groups: 0,
+                version: 0,
+                started: false,
+                ended: false,
+                progress: Progress::new(),
+            },
+            last: 0,
         }
     }
-    if !reader.ended {
-        let err = if last == 0 {
-            anyhow!("the file is empty: not an Engram export")
-        } else {
-            anyhow!(
-                "the file ends at line {last} without its end line: it is incomplete (cut short?)"
-            )
-        };
-        return Err(reader.failed(err));
+
+    /// Refuses, before its commit, a namespace of which the database then
+    /// holds records that the lines did not bring: the database must end up
+    /// holding exactly the namespace's records, no more.
+    pub fn exactly(mut self) -> Self {
+        self.reader.exact = true;
+        self
     }
-    Ok(reader.done)
+
+    /// Reads the next line (without its newline). An error names the line,
+    /// says what was imported before it, and ends the import: the namespace
+    /// it is in is rolled back.
+    pub async fn line(&mut self, line: &str) -> anyhow::Result<()> {
+        self.last += 1;
+        let read = self.reader.line(self.last, line).await;
+        read.map_err(|err| self.reader.failed(err))
+    }
+
+    /// Checks that the lines were a whole export; returns what each
+    /// namespace's import did.
+    pub fn finish(mut self) -> anyhow::Result<Vec<Imported>> {
+        if !self.reader.ended {
+            let last = self.last;
+            let err = if last == 0 {
+                anyhow!("the file is empty: not an Engram export")
+            } else {
+                anyhow!(
+                    "the file ends at line {last} without its end line: it is incomplete (cut short?)"
+                )
+            };
+            return Err(self.reader.failed(err));
+        }
+        Ok(self.reader.done)
+    }
 }
 
 /// A namespace being imported.
@@ -159,9 +208,12 @@ struct Group<'t> {
     imported: Imported,
 }
 
-struct Reader<'a, 't> {
+struct Reader<'t> {
     transfer: &'t dyn Transfer,
-    namespaces: &'a Namespaces,
+    namespaces: Namespaces,
+    /// Whether a namespace must end up holding only the records read (see
+    /// [`Import::exactly`]).
+    exact: bool,
     group: Option<Group<'t>>,
     done: Vec<Imported>,
     /// Records and groups read so far, for the end line's check.
@@ -175,7 +227,7 @@ struct Reader<'a, 't> {
     progress: Progress,
 }
 
-impl<'t> Reader<'_, 't> {
+impl<'t> Reader<'t> {
     async fn line(&mut self, number: usize, line: &str) -> anyhow::Result<()> {
         if line.trim().is_empty() {
             return Ok(());
@@ -232,6 +284,7 @@ impl<'t> Reader<'_, 't> {
         self.group = Some(Group {
             imported: Imported {
                 namespace: opened.namespace.clone(),
+                records: BTreeMap::new(),
                 new: 0,
                 identical: 0,
             },
@@ -323,13 +376,18 @@ impl<'t> Reader<'_, 't> {
                 );
             }
         }
-        if let Some(tx) = group.tx {
+        if let Some(mut tx) = group.tx {
+            if self.exact {
+                only_these(tx.as_mut(), &group.namespace, &group.expected).await?;
+            }
             tx.commit().await?;
             eprintln!(
                 "imported {}: {} records ({} already there)",
                 group.namespace, group.imported.new, group.imported.identical
             );
-            self.done.push(group.imported);
+            let mut imported = group.imported;
+            imported.records = group.seen;
+            self.done.push(imported);
         }
         Ok(())
     }
@@ -369,6 +427,29 @@ impl<'t> Reader<'_, 't> {
         }
         anyhow!(told)
     }
+}
+
+/// Checks that `namespace` holds no more records of any kind than the
+/// `expected` ones, which were all read and either stored or found there:
+/// then it holds those and nothing else.
+async fn only_these(
+    tx: &mut dyn Importing,
+    namespace: &str,
+    expected: &BTreeMap<Kind, u64>,
+) -> anyhow::Result<()> {
+    for kind in Kind::ALL {
+        let expected = expected.get(&kind).copied().unwrap_or(0);
+        let held = tx.count(namespace, kind).await?;
+        if held != expected {
+            bail!(
+                "namespace {namespace} of the target would hold {held} {} records, the source has \
+                 {expected}: the target holds records the source does not; migrate only into an \
+                 empty database, or one holding the same records (a migration run again)",
+                kind.name()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Records the creation of `memory`, new from a file without history, as

@@ -33,6 +33,7 @@
 
 pub mod export;
 pub mod import;
+pub mod migrate;
 pub mod records;
 
 use std::collections::BTreeMap;
@@ -41,7 +42,37 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use self::records::Kind;
+use crate::config::Database;
 use crate::domain::Micros;
+use crate::store::postgres::transfer::PostgresTransfer;
+use crate::store::sqlite::transfer::SqliteTransfer;
+use crate::store::transfer::Transfer;
+
+/// `database`'s records, to export from: it must exist and have this
+/// server's schema, and is only read.
+pub async fn open_to_read(
+    database: &Database,
+    busy_timeout: Duration,
+) -> anyhow::Result<Box<dyn Transfer>> {
+    Ok(match database {
+        Database::Sqlite(path) => Box::new(SqliteTransfer::open_to_read(path, busy_timeout).await?),
+        Database::Postgres(url) => Box::new(PostgresTransfer::open_to_read(url).await?),
+    })
+}
+
+/// `database`'s records, to import into: created when missing (SQLite), its
+/// schema brought up to date.
+pub async fn open_to_write(
+    database: &Database,
+    busy_timeout: Duration,
+) -> anyhow::Result<Box<dyn Transfer>> {
+    Ok(match database {
+        Database::Sqlite(path) => {
+            Box::new(SqliteTransfer::open_to_write(path, busy_timeout).await?)
+        }
+        Database::Postgres(url) => Box::new(PostgresTransfer::open_to_write(url).await?),
+    })
+}
 
 /// The header's `format`.
 pub const FORMAT: &str = "engram-export";

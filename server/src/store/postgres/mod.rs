@@ -25,6 +25,7 @@ mod outcomes;
 mod requests;
 mod retry;
 mod rows;
+pub mod transfer;
 mod tx;
 mod url;
 mod usage;
@@ -65,7 +66,7 @@ use crate::error::{Error, Result};
 
 /// What an operator command that only works on a SQLite file says when
 /// given a PostgreSQL database.
-pub const SQLITE_ONLY: &str = "works on a SQLite database file only; back up and copy a PostgreSQL database with its own tools (pg_dump, pg_restore)";
+pub const SQLITE_ONLY: &str = "works on a SQLite database file only; back up a PostgreSQL database with its own tools (pg_dump, pg_restore), or copy its records with export or migrate-data";
 
 /// The most connections a server opens to the database, unless
 /// `--database-pool-size` says otherwise.

@@ -1,135 +1,31 @@
 //! Reading whole records for export: where each kind lives, the order it
 //! was written in, what identifies one, and its rows as records.
 
-use futures_util::TryStreamExt as _;
+use futures_util::StreamExt as _;
+use futures_util::stream::BoxStream;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{FromRow as _, QueryBuilder, Row as _, Sqlite, SqliteConnection};
+use sqlx::{AssertSqlSafe, FromRow as _, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::learning::{MISTAKE, SUCCESS};
 use super::memories::{COLUMNS, FROM_MEMORIES};
 use super::{db_error, episodes, learning, memories};
 use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
 use crate::error::{Error, Result};
+use crate::store::transfer::tables::{self, Table};
 use crate::transfer::records::{
     AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
     MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
 };
 
-/// Where a kind's records are.
-struct Table {
-    /// Every column its records need.
-    columns: &'static str,
-    /// The tables they come from.
-    from: String,
-    /// The namespace column.
-    namespace: &'static str,
-    /// The order they were written in.
-    order: &'static str,
-    /// The columns that identify one record (see [`key`]).
-    key: &'static [&'static str],
-}
-
-/// A table of records with an `id`, in insertion order.
-fn by_id(table: &str) -> Table {
-    Table {
-        columns: "t.*",
-        from: format!("{table} t"),
-        namespace: "t.namespace",
-        order: "t.seq",
-        key: &["t.id"],
-    }
-}
-
+/// Where `kind`'s records are in SQLite: a memory's columns are those
+/// [`memories::memory_from_row`] reads.
 fn table(kind: Kind) -> Table {
-    match kind {
-        Kind::Memory => Table {
-            columns: COLUMNS,
-            from: FROM_MEMORIES.into(),
-            namespace: "m.namespace",
-            order: "m.seq",
-            key: &["m.id"],
-        },
-        Kind::MemoryRevision => Table {
-            columns: "t.*",
-            from: "memory_revisions t".into(),
-            namespace: "t.namespace",
-            order: "t.seq",
-            key: &["t.namespace", "t.memory_id", "t.version", "t.action"],
-        },
-        Kind::Episode => Table {
-            columns: "e.*",
-            from: "episodes e".into(),
-            namespace: "e.namespace",
-            order: "e.seq",
-            key: &["e.id"],
-        },
-        Kind::Step => Table {
-            columns: "s.*, e.id AS episode_id, e.namespace AS namespace",
-            from: "episode_steps s JOIN episodes e ON e.seq = s.episode_seq".into(),
-            namespace: "e.namespace",
-            order: "s.episode_seq, s.step_number",
-            key: &["e.id", "s.step_number"],
-        },
-        Kind::TaskRule => by_id("task_rules"),
-        Kind::EpisodeLesson => by_id("episode_lessons"),
-        Kind::MistakeCard => by_id("mistake_cards"),
-        Kind::LearningState => Table {
-            columns: "t.*",
-            from: "learning_state t".into(),
-            namespace: "t.namespace",
-            order: "t.namespace",
-            key: &["t.namespace"],
-        },
-        Kind::Outcome => by_id("outcomes"),
-        Kind::Heuristic => by_id("heuristics"),
-        Kind::AntiPattern => by_id("anti_patterns"),
-        Kind::AgentScope => Table {
-            columns: "t.*",
-            from: "agent_scopes t".into(),
-            namespace: "t.namespace",
-            order: "t.agent_id",
-            key: &["t.namespace", "t.agent_id"],
-        },
-    }
-}
-
-/// A value of a record's key.
-enum KeyValue<'a> {
-    Text(&'a str),
-    Number(i64),
-}
-
-/// The values of [`Table::key`] for `record`.
-fn key(record: &Record) -> Vec<KeyValue<'_>> {
-    use KeyValue::{Number, Text};
-    if let Some(id) = record.id() {
-        return vec![Text(id)];
-    }
-    match record {
-        Record::MemoryRevision(r) => vec![
-            Text(&r.namespace),
-            Text(&r.memory_id),
-            Number(r.version),
-            Number(r.action as i64),
-        ],
-        Record::Step(r) => vec![Text(&r.episode_id), Number(r.step_number.into())],
-        Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
-        other => vec![Text(other.namespace())],
-    }
+    Table::of(kind, COLUMNS, FROM_MEMORIES)
 }
 
 /// Every namespace holding a record of any kind, in order.
 pub(super) async fn namespaces(conn: &mut SqliteConnection) -> Result<Vec<String>> {
-    let sql = Kind::ALL
-        .iter()
-        .map(|&kind| {
-            let table = table(kind);
-            format!("SELECT {} FROM {}", table.namespace, table.from)
-        })
-        .collect::<Vec<_>>()
-        .join(" UNION ")
-        + " ORDER BY 1";
-    QueryBuilder::<Sqlite>::new(sql)
+    QueryBuilder::<Sqlite>::new(tables::namespaces_sql(table))
         .build_query_scalar()
         .fetch_all(&mut *conn)
         .await
@@ -152,26 +48,23 @@ pub(super) async fn count(conn: &mut SqliteConnection, namespace: &str, kind: Ki
     Ok(u64::try_from(count).unwrap_or(0))
 }
 
-/// Passes every record of `kind` in `namespace` to `visit`, in the order
-/// they were written, reading them as it goes.
-pub(super) async fn each(
-    conn: &mut SqliteConnection,
+/// Every record of `kind` in `namespace`, in the order they were written,
+/// read as the stream is polled.
+pub(super) fn records<'a>(
+    conn: &'a mut SqliteConnection,
     namespace: &str,
     kind: Kind,
-    visit: &mut (dyn FnMut(Record) -> Result<()> + Send),
-) -> Result<()> {
+) -> BoxStream<'a, Result<Record>> {
     let table = table(kind);
-    let mut qb = QueryBuilder::<Sqlite>::new(format!(
-        "SELECT {} FROM {} WHERE {} = ",
-        table.columns, table.from, table.namespace
-    ));
-    qb.push_bind(namespace)
-        .push(format!(" ORDER BY {}", table.order));
-    let mut rows = qb.build().fetch(&mut *conn);
-    while let Some(row) = rows.try_next().await.map_err(db_error)? {
-        visit(record(kind, &row)?)?;
-    }
-    Ok(())
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {} = ? ORDER BY {}",
+        table.columns, table.from, table.namespace, table.order
+    );
+    sqlx::query(AssertSqlSafe(sql))
+        .bind(namespace.to_owned())
+        .fetch(conn)
+        .map(move |row| row.map_err(db_error).and_then(|row| record(kind, &row)))
+        .boxed()
 }
 
 /// The record stored under `record`'s key (whatever its namespace, for a
@@ -184,16 +77,7 @@ pub(super) async fn find(conn: &mut SqliteConnection, record: &Record) -> Result
         "SELECT {} FROM {} WHERE ",
         table.columns, table.from
     ));
-    for (i, (column, value)) in table.key.iter().zip(key(record)).enumerate() {
-        if i > 0 {
-            qb.push(" AND ");
-        }
-        qb.push(format!("{column} = "));
-        match value {
-            KeyValue::Text(text) => qb.push_bind(text.to_owned()),
-            KeyValue::Number(number) => qb.push_bind(number),
-        };
-    }
+    tables::push_key(&mut qb, &table, record);
     qb.push(format!(" ORDER BY {} LIMIT 1", table.order));
     let row = qb
         .build()

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::store::KnowledgeQuery;
 use crate::store::tx::{CardKey, LearningProgress, Lesson, NewMistakeCard};
 /// `episode_lessons.kind` of a mistake and of a success.
-pub(super) const MISTAKE: i32 = 1;
-pub(super) const SUCCESS: i32 = 2;
+pub(super) const MISTAKE: i32 = crate::store::transfer::rows::LESSON_MISTAKE;
+pub(super) const SUCCESS: i32 = crate::store::transfer::rows::LESSON_SUCCESS;
 
 pub(super) fn rule_from_row(row: &SqliteRow) -> Result<TaskRule> {
     Ok(TaskRule {

@@ -482,7 +482,7 @@ pub(super) fn revision_from_row(row: &SqliteRow) -> Result<Revision> {
 
 /// Between the names in `memory_revisions.changed` (as its trigger writes
 /// them).
-pub(super) const CHANGED_SEPARATOR: char = ',';
+pub(super) const CHANGED_SEPARATOR: char = crate::store::transfer::rows::CHANGED_SEPARATOR;
 
 /// Removes the memories `seqs`: the one way a memory leaves the database on
 /// request (DeleteMemory) or by retention. Their deletion trigger records

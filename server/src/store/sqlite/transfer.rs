@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use async_trait::async_trait;
+use futures_util::stream::BoxStream;
 use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
 
 use super::{SqliteOptions, connect_options, db_error, export, import, migrate, schema_version};
@@ -113,13 +114,8 @@ impl Snapshot for SqliteSnapshot {
         export::count(&mut self.0, namespace, kind).await
     }
 
-    async fn each(
-        &mut self,
-        namespace: &str,
-        kind: Kind,
-        visit: &mut (dyn FnMut(Record) -> Result<()> + Send),
-    ) -> Result<()> {
-        export::each(&mut self.0, namespace, kind, visit).await
+    fn records<'a>(&'a mut self, namespace: &str, kind: Kind) -> BoxStream<'a, Result<Record>> {
+        export::records(&mut self.0, namespace, kind)
     }
 }
 
@@ -130,6 +126,10 @@ struct SqliteImport(SqliteConnection);
 impl Importing for SqliteImport {
     async fn insert(&mut self, record: &Record) -> Result<Inserted> {
         import::insert(&mut self.0, record).await
+    }
+
+    async fn count(&mut self, namespace: &str, kind: Kind) -> Result<u64> {
+        export::count(&mut self.0, namespace, kind).await
     }
 
     async fn commit(mut self: Box<Self>) -> Result<()> {

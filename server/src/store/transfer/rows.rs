@@ -1,0 +1,772 @@
+//! How each kind of record is stored: its table, and the value of each of
+//! its columns. Both backends' schemas have the same tables and columns
+//! (server/migrations/postgres/0001_schema.sql copies SQLite's), so this is
+//! written once, for every backend's import, and read back once, for a
+//! backend that reads its rows as JSON objects ([`record`]).
+
+use serde_json::{Map, Value as Json};
+
+use crate::domain::episode::{EpisodeStatus, RuleOrigin};
+use crate::domain::identity::content_hash;
+use crate::domain::{MemoryLevel, MemorySource, MemoryType};
+use crate::error::{Error, Result};
+use crate::transfer::records::{
+    AgentScopeRecord, AntiPatternRecord, EpisodeRecord, HeuristicRecord, Kind, LearningStateRecord,
+    LessonKind, LessonRecord, MemoryRecord, MemoryRevisionRecord, MistakeCardRecord, OutcomeRecord,
+    Record, RevisionAction, StepRecord, StepResult, TaskRuleRecord,
+};
+
+/// `episode_lessons.kind` of a mistake.
+pub const LESSON_MISTAKE: i32 = 1;
+/// `episode_lessons.kind` of a success.
+pub const LESSON_SUCCESS: i32 = 2;
+/// Between the names in `memory_revisions.changed` (as its triggers write
+/// them).
+pub const CHANGED_SEPARATOR: char = ',';
+
+/// A column's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Text(String),
+    Integer(i64),
+    Real(f64),
+    Boolean(bool),
+    /// JSON: a column of a JSON type, or text holding JSON, as the
+    /// backend's schema has it.
+    Json(Json),
+    Null,
+}
+
+impl Value {
+    fn optional(value: Option<i64>) -> Value {
+        value.map_or(Value::Null, Value::Integer)
+    }
+}
+
+/// The row a record is stored as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub table: &'static str,
+    /// Every column the record sets, but the keys its backend makes:
+    /// a `seq`, and a step's `episode_seq` (its episode's, found by the
+    /// episode's id and namespace). A memory's access bookkeeping is a row
+    /// of `memory_access`, not among them.
+    pub columns: Vec<(&'static str, Value)>,
+}
+
+impl Row {
+    /// The column names, in order, separated by ", ", each after `prefix`
+    /// (a table alias with its dot, or nothing).
+    pub fn column_list(&self, prefix: &str) -> String {
+        self.columns
+            .iter()
+            .map(|(column, _)| format!("{prefix}{column}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The first column whose text holds U+0000, which PostgreSQL's text
+    /// and JSON types cannot store.
+    pub fn column_with_nul(&self) -> Option<&'static str> {
+        self.columns
+            .iter()
+            .find(|(_, value)| match value {
+                Value::Text(text) => text.contains('\0'),
+                Value::Json(json) => json_holds_nul(json),
+                _ => false,
+            })
+            .map(|(column, _)| *column)
+    }
+
+    /// The row as one JSON object of its columns.
+    pub fn to_json(&self) -> Result<Json> {
+        let mut object = Map::new();
+        for (column, value) in &self.columns {
+            let value = match value {
+                Value::Text(text) => Json::from(text.as_str()),
+                Value::Integer(number) => Json::from(*number),
+                Value::Real(number) => serde_json::Number::from_f64(*number)
+                    .map(Json::Number)
+                    .ok_or_else(|| Error::invalid(*column, "is not a finite number"))?,
+                Value::Boolean(flag) => Json::from(*flag),
+                Value::Json(json) => json.clone(),
+                Value::Null => Json::Null,
+            };
+            object.insert((*column).to_owned(), value);
+        }
+        Ok(Json::Object(object))
+    }
+}
+
+fn json_holds_nul(json: &Json) -> bool {
+    match json {
+        Json::String(text) => text.contains('\0'),
+        Json::Array(items) => items.iter().any(json_holds_nul),
+        Json::Object(fields) => fields
+            .iter()
+            .any(|(key, value)| key.contains('\0') || json_holds_nul(value)),
+        Json::Null | Json::Bool(_) | Json::Number(_) => false,
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    // The records' lists, maps and outcomes are plain data: serialising
+    // them cannot fail.
+    Value::Json(serde_json::to_value(value).unwrap_or(Json::Null))
+}
+
+fn text(value: &str) -> Value {
+    Value::Text(value.to_owned())
+}
+
+/// The row `record` is stored as.
+pub fn row(record: &Record) -> Row {
+    use Value::{Boolean, Integer, Real};
+    let (table, columns) = match record {
+        Record::Memory(r) => (
+            "memories",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("agent_id", text(&r.agent_id)),
+                ("user_id", text(&r.user_id)),
+                ("project_id", text(&r.project_id)),
+                ("session_id", text(&r.session_id)),
+                ("level", Integer(r.level.code().into())),
+                ("memory_type", Integer(r.memory_type.code().into())),
+                ("content", text(&r.content)),
+                ("content_hash", Value::Text(content_hash(&r.content))),
+                ("summary", text(&r.summary)),
+                ("tags", to_json(&r.tags)),
+                ("metadata", to_json(&r.metadata)),
+                ("importance", Real(r.importance)),
+                ("confidence", Real(r.confidence)),
+                ("source", Integer(r.source.code().into())),
+                ("seen_count", Integer(r.seen_count)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+                ("expire_time", Value::optional(r.expire_time)),
+                ("occurred_at", Integer(r.occurred_at)),
+                ("origin_session_id", text(&r.origin_session_id)),
+                ("version", Integer(r.version)),
+            ],
+        ),
+        Record::MemoryRevision(r) => (
+            "memory_revisions",
+            vec![
+                ("namespace", text(&r.namespace)),
+                ("memory_id", text(&r.memory_id)),
+                ("version", Integer(r.version)),
+                ("action", Integer(r.action as i64)),
+                ("time", Integer(r.time)),
+                ("key_id", text(&r.key_id)),
+                ("agent_id", text(&r.agent_id)),
+                (
+                    "changed",
+                    Value::Text(r.changed_fields.join(&CHANGED_SEPARATOR.to_string())),
+                ),
+            ],
+        ),
+        Record::Episode(r) => (
+            "episodes",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("agent_id", text(&r.agent_id)),
+                ("user_id", text(&r.user_id)),
+                ("project_id", text(&r.project_id)),
+                ("session_id", text(&r.session_id)),
+                ("task_id", text(&r.task_id)),
+                ("description", text(&r.description)),
+                ("task_type", text(&r.task_type)),
+                ("context", to_json(&r.context)),
+                ("status", Integer(r.status.code().into())),
+                ("step_count", Integer(r.step_count.into())),
+                ("last_step", Integer(r.last_step.into())),
+                (
+                    "score",
+                    r.outcome.as_ref().map_or(Value::Null, |o| Real(o.score)),
+                ),
+                ("outcome", r.outcome.as_ref().map_or(Value::Null, to_json)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+                ("complete_time", Value::optional(r.complete_time)),
+                ("version", Integer(r.version)),
+            ],
+        ),
+        Record::Step(r) => (
+            "episode_steps",
+            vec![
+                ("step_number", Integer(r.step_number.into())),
+                ("tool", text(&r.tool)),
+                ("action", text(&r.action)),
+                ("parameters", text(&r.parameters)),
+                ("result", Integer(r.result as i64)),
+                ("output", text(&r.output)),
+                ("latency_ms", Integer(r.latency_ms)),
+                ("time", Integer(r.time)),
+            ],
+        ),
+        Record::TaskRule(r) => (
+            "task_rules",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("task_id", text(&r.task_id)),
+                ("text", text(&r.text)),
+                ("origin", Integer(r.origin.code().into())),
+                ("create_time", Integer(r.create_time)),
+            ],
+        ),
+        Record::EpisodeLesson(r) => (
+            "episode_lessons",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                (
+                    "kind",
+                    Integer(
+                        match r.lesson_kind {
+                            LessonKind::Mistake => LESSON_MISTAKE,
+                            LessonKind::Success => LESSON_SUCCESS,
+                        }
+                        .into(),
+                    ),
+                ),
+                ("text", text(&r.text)),
+                ("seen_count", Integer(r.seen_count)),
+                ("last_seen", Integer(r.last_seen)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+            ],
+        ),
+        Record::MistakeCard(r) => (
+            "mistake_cards",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("mistake_type", text(&r.mistake_type)),
+                ("task_id", text(&r.task_id)),
+                ("worker_id", text(&r.worker_id)),
+                ("correct_decision", text(&r.correct_decision)),
+                ("evidence", text(&r.evidence)),
+                ("lesson", text(&r.lesson)),
+                ("seen_count", Integer(r.seen_count)),
+                ("first_seen_episode_id", text(&r.first_seen_episode_id)),
+                ("last_seen_episode_id", text(&r.last_seen_episode_id)),
+                ("last_seen", Integer(r.last_seen)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+                ("version", Integer(r.version)),
+            ],
+        ),
+        Record::LearningState(r) => (
+            "learning_state",
+            vec![
+                ("namespace", text(&r.namespace)),
+                ("completed_episodes", Integer(r.completed_episodes)),
+                ("tick", Integer(r.tick)),
+                ("last_consolidation", Value::optional(r.last_consolidation)),
+            ],
+        ),
+        Record::Outcome(r) => (
+            "outcomes",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("agent_id", text(&r.agent_id)),
+                ("project_id", text(&r.project_id)),
+                ("task", text(&r.task)),
+                ("task_type", text(&r.task_type)),
+                ("task_type_inferred", Boolean(r.task_type_inferred)),
+                ("success", Boolean(r.success)),
+                ("strategy", text(&r.strategy)),
+                ("duration_ms", Value::optional(r.duration_ms)),
+                ("error", text(&r.error)),
+                ("feedback", text(&r.feedback)),
+                ("create_time", Integer(r.create_time)),
+            ],
+        ),
+        Record::Heuristic(r) => (
+            "heuristics",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("agent_id", text(&r.agent_id)),
+                ("project_id", text(&r.project_id)),
+                ("task_type", text(&r.task_type)),
+                ("strategy", text(&r.strategy)),
+                ("match_key", text(&r.match_key)),
+                ("confidence", Real(r.confidence)),
+                ("occurrence_count", Integer(r.occurrence_count)),
+                ("success_count", Integer(r.success_count)),
+                ("last_validated_time", Integer(r.last_validated_time)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+                ("version", Integer(r.version)),
+            ],
+        ),
+        Record::AntiPattern(r) => (
+            "anti_patterns",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("agent_id", text(&r.agent_id)),
+                ("project_id", text(&r.project_id)),
+                ("task_type", text(&r.task_type)),
+                ("strategy", text(&r.strategy)),
+                ("error", text(&r.error)),
+                ("occurrence_count", Integer(r.occurrence_count)),
+                ("better_alternative", text(&r.better_alternative)),
+                (
+                    "better_alternative_heuristic_id",
+                    text(&r.better_alternative_heuristic_id),
+                ),
+                ("last_seen_time", Integer(r.last_seen_time)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+                ("version", Integer(r.version)),
+            ],
+        ),
+        Record::AgentScope(r) => (
+            "agent_scopes",
+            vec![
+                ("namespace", text(&r.namespace)),
+                ("agent_id", text(&r.agent_id)),
+                ("can_learn", to_json(&r.can_learn)),
+                ("cannot_learn", to_json(&r.cannot_learn)),
+                ("min_occurrences", Integer(r.min_occurrences)),
+                ("create_time", Integer(r.create_time)),
+                ("update_time", Integer(r.update_time)),
+                ("version", Integer(r.version)),
+            ],
+        ),
+    };
+    Row { table, columns }
+}
+
+/// Why a record whose key is free could not be stored: a uniqueness rule
+/// of the schema other than its key.
+pub fn refusal(record: &Record) -> &'static str {
+    match record {
+        Record::Memory(_) => {
+            "an identical memory (same scope, level, type and content) is already there under another id"
+        }
+        Record::Step(_) => "its episode is not there (an episode comes before its steps)",
+        Record::TaskRule(_) => "a rule of the same task and text is already there under another id",
+        Record::EpisodeLesson(_) => "the same lesson is already there under another id",
+        Record::MistakeCard(_) => {
+            "a card of the same type, task, worker and decision is already there under another id"
+        }
+        _ => "another record with its key is already there",
+    }
+}
+
+/// A row read as one JSON object of its columns.
+struct Columns<'a> {
+    kind: Kind,
+    object: &'a Map<String, Json>,
+}
+
+impl Columns<'_> {
+    fn corrupt(&self, column: &str) -> Error {
+        Error::Internal(format!("corrupt {} row: bad {column}", self.kind.name()))
+    }
+
+    fn get(&self, column: &str) -> Result<&Json> {
+        self.object.get(column).ok_or_else(|| self.corrupt(column))
+    }
+
+    fn text(&self, column: &str) -> Result<String> {
+        self.get(column)?
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.corrupt(column))
+    }
+
+    fn integer(&self, column: &str) -> Result<i64> {
+        self.get(column)?
+            .as_i64()
+            .ok_or_else(|| self.corrupt(column))
+    }
+
+    fn small(&self, column: &str) -> Result<i32> {
+        i32::try_from(self.integer(column)?).map_err(|_| self.corrupt(column))
+    }
+
+    fn optional(&self, column: &str) -> Result<Option<i64>> {
+        match self.get(column)? {
+            Json::Null => Ok(None),
+            value => value.as_i64().map(Some).ok_or_else(|| self.corrupt(column)),
+        }
+    }
+
+    fn real(&self, column: &str) -> Result<f64> {
+        self.get(column)?
+            .as_f64()
+            .ok_or_else(|| self.corrupt(column))
+    }
+
+    fn boolean(&self, column: &str) -> Result<bool> {
+        self.get(column)?
+            .as_bool()
+            .ok_or_else(|| self.corrupt(column))
+    }
+
+    /// JSON stored in a JSON column, or as text.
+    fn json<T: serde::de::DeserializeOwned>(&self, column: &str) -> Result<T> {
+        let value = match self.get(column)? {
+            Json::String(text) => serde_json::from_str(text),
+            value => serde_json::from_value(value.clone()),
+        };
+        value.map_err(|_| self.corrupt(column))
+    }
+
+    fn code<T>(&self, column: &str, from_code: impl Fn(i32) -> Option<T>) -> Result<T> {
+        from_code(self.small(column)?).ok_or_else(|| self.corrupt(column))
+    }
+}
+
+/// The record of `kind` whose row is `object`, a JSON object of its
+/// columns: every column of [`row`]'s, but that JSON may be a JSON value or
+/// text holding one; a memory's also with `access_count` and
+/// `last_access_time` (null when never accessed), a step's with
+/// `episode_id` and `namespace`. Other columns are ignored.
+pub fn record(kind: Kind, object: &Map<String, Json>) -> Result<Record> {
+    let c = Columns { kind, object };
+    Ok(match kind {
+        Kind::Memory => Record::Memory(MemoryRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            agent_id: c.text("agent_id")?,
+            user_id: c.text("user_id")?,
+            project_id: c.text("project_id")?,
+            session_id: c.text("session_id")?,
+            level: c.code("level", MemoryLevel::from_code)?,
+            memory_type: c.code("memory_type", MemoryType::from_code)?,
+            content: c.text("content")?,
+            summary: c.text("summary")?,
+            tags: c.json("tags")?,
+            metadata: c.json("metadata")?,
+            importance: c.real("importance")?,
+            confidence: c.real("confidence")?,
+            source: c.code("source", MemorySource::from_code)?,
+            seen_count: c.integer("seen_count")?,
+            access_count: c.integer("access_count")?,
+            last_access_time: c.optional("last_access_time")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+            expire_time: c.optional("expire_time")?,
+            occurred_at: c.integer("occurred_at")?,
+            origin_session_id: c.text("origin_session_id")?,
+            version: c.integer("version")?,
+        }),
+        Kind::MemoryRevision => Record::MemoryRevision(MemoryRevisionRecord {
+            namespace: c.text("namespace")?,
+            memory_id: c.text("memory_id")?,
+            version: c.integer("version")?,
+            action: c.code("action", RevisionAction::from_code)?,
+            time: c.integer("time")?,
+            key_id: c.text("key_id")?,
+            agent_id: c.text("agent_id")?,
+            changed_fields: c
+                .text("changed")?
+                .split(CHANGED_SEPARATOR)
+                .filter(|field| !field.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        }),
+        Kind::Episode => Record::Episode(EpisodeRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            agent_id: c.text("agent_id")?,
+            user_id: c.text("user_id")?,
+            project_id: c.text("project_id")?,
+            session_id: c.text("session_id")?,
+            task_id: c.text("task_id")?,
+            description: c.text("description")?,
+            task_type: c.text("task_type")?,
+            context: c.json("context")?,
+            status: c.code("status", EpisodeStatus::from_code)?,
+            step_count: c.small("step_count")?,
+            last_step: c.small("last_step")?,
+            outcome: c.json("outcome")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+            complete_time: c.optional("complete_time")?,
+            version: c.integer("version")?,
+        }),
+        Kind::Step => Record::Step(StepRecord {
+            namespace: c.text("namespace")?,
+            episode_id: c.text("episode_id")?,
+            step_number: c.small("step_number")?,
+            tool: c.text("tool")?,
+            action: c.text("action")?,
+            parameters: c.text("parameters")?,
+            result: c.code("result", StepResult::from_code)?,
+            output: c.text("output")?,
+            latency_ms: c.integer("latency_ms")?,
+            time: c.integer("time")?,
+        }),
+        Kind::TaskRule => Record::TaskRule(TaskRuleRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            task_id: c.text("task_id")?,
+            text: c.text("text")?,
+            origin: c.code("origin", RuleOrigin::from_code)?,
+            create_time: c.integer("create_time")?,
+        }),
+        Kind::EpisodeLesson => Record::EpisodeLesson(LessonRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            lesson_kind: c.code("kind", |code| match code {
+                LESSON_MISTAKE => Some(LessonKind::Mistake),
+                LESSON_SUCCESS => Some(LessonKind::Success),
+                _ => None,
+            })?,
+            text: c.text("text")?,
+            seen_count: c.integer("seen_count")?,
+            last_seen: c.integer("last_seen")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+        }),
+        Kind::MistakeCard => Record::MistakeCard(MistakeCardRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            mistake_type: c.text("mistake_type")?,
+            task_id: c.text("task_id")?,
+            worker_id: c.text("worker_id")?,
+            correct_decision: c.text("correct_decision")?,
+            evidence: c.text("evidence")?,
+            lesson: c.text("lesson")?,
+            seen_count: c.integer("seen_count")?,
+            first_seen_episode_id: c.text("first_seen_episode_id")?,
+            last_seen_episode_id: c.text("last_seen_episode_id")?,
+            last_seen: c.integer("last_seen")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+            version: c.integer("version")?,
+        }),
+        Kind::LearningState => Record::LearningState(LearningStateRecord {
+            namespace: c.text("namespace")?,
+            completed_episodes: c.integer("completed_episodes")?,
+            tick: c.integer("tick")?,
+            last_consolidation: c.optional("last_consolidation")?,
+        }),
+        Kind::Outcome => Record::Outcome(OutcomeRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            agent_id: c.text("agent_id")?,
+            project_id: c.text("project_id")?,
+            task: c.text("task")?,
+            task_type: c.text("task_type")?,
+            task_type_inferred: c.boolean("task_type_inferred")?,
+            success: c.boolean("success")?,
+            strategy: c.text("strategy")?,
+            duration_ms: c.optional("duration_ms")?,
+            error: c.text("error")?,
+            feedback: c.text("feedback")?,
+            create_time: c.integer("create_time")?,
+        }),
+        Kind::Heuristic => Record::Heuristic(HeuristicRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            agent_id: c.text("agent_id")?,
+            project_id: c.text("project_id")?,
+            task_type: c.text("task_type")?,
+            strategy: c.text("strategy")?,
+            match_key: c.text("match_key")?,
+            confidence: c.real("confidence")?,
+            occurrence_count: c.integer("occurrence_count")?,
+            success_count: c.integer("success_count")?,
+            last_validated_time: c.integer("last_validated_time")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+            version: c.integer("version")?,
+        }),
+        Kind::AntiPattern => Record::AntiPattern(AntiPatternRecord {
+            id: c.text("id")?,
+            namespace: c.text("namespace")?,
+            agent_id: c.text("agent_id")?,
+            project_id: c.text("project_id")?,
+            task_type: c.text("task_type")?,
+            strategy: c.text("strategy")?,
+            error: c.text("error")?,
+            occurrence_count: c.integer("occurrence_count")?,
+            better_alternative: c.text("better_alternative")?,
+            better_alternative_heuristic_id: c.text("better_alternative_heuristic_id")?,
+            last_seen_time: c.integer("last_seen_time")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+            version: c.integer("version")?,
+        }),
+        Kind::AgentScope => Record::AgentScope(AgentScopeRecord {
+            namespace: c.text("namespace")?,
+            agent_id: c.text("agent_id")?,
+            can_learn: c.json("can_learn")?,
+            cannot_learn: c.json("cannot_learn")?,
+            min_occurrences: c.integer("min_occurrences")?,
+            create_time: c.integer("create_time")?,
+            update_time: c.integer("update_time")?,
+            version: c.integer("version")?,
+        }),
+    })
+}
+
+/// Pushes `value` into `qb`: bound, JSON as its text, a null written as
+/// `NULL` (not bound: a statement is prepared once for its text, with the
+/// types of its first parameters, and a column bound as an integer in one
+/// row and as a null of another type in the next would reach a statement
+/// prepared for the other).
+pub fn push_value<DB>(qb: &mut sqlx::QueryBuilder<DB>, value: &Value)
+where
+    DB: sqlx::Database,
+    String: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    i64: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    f64: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    bool: for<'t> sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    match value {
+        Value::Text(text) => qb.push_bind(text.clone()),
+        Value::Integer(number) => qb.push_bind(*number),
+        Value::Real(number) => qb.push_bind(*number),
+        Value::Boolean(flag) => qb.push_bind(*flag),
+        Value::Json(json) => qb.push_bind(json.to_string()),
+        Value::Null => qb.push("NULL"),
+    };
+}
+
+/// Checks that taking back the creation an imported memory's insert
+/// recorded (its history is its own revision records) removed exactly one
+/// revision: without it the memory would keep a creation nobody made —
+/// better no import than a history that lies.
+pub fn creation_taken_back(removed: u64, memory_id: &str) -> Result<()> {
+    if removed == 1 {
+        return Ok(());
+    }
+    Err(Error::Internal(format!(
+        "importing memory {memory_id}: its insert did not record its creation as expected"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record of every kind, with values that are easy to get wrong:
+    /// floats without a short decimal form, text beyond ASCII, nulls and
+    /// their absence, an outcome with its cards.
+    const RECORDS: &str = r#"
+{"kind":"memory","id":"m1","namespace":"n","agent_id":"a","user_id":"u","project_id":"p","session_id":"s","level":"conversation","memory_type":"lesson","content":"caf\u00e9 \"quoted\"\n","summary":"s","tags":["b","a","b"],"metadata":{"z":"1","a":"\u2603"},"importance":0.30000000000000004,"confidence":0.1,"source":"policy_llm","seen_count":3,"access_count":7,"last_access_time":99,"create_time":1,"update_time":2,"expire_time":4102444800000000,"occurred_at":-5,"origin_session_id":"s0","version":4}
+{"kind":"memory_revision","namespace":"n","memory_id":"m1","version":2,"action":"merged","time":7,"key_id":"k","agent_id":"a","changed_fields":["seen_count","occurred_at"]}
+{"kind":"memory_revision","namespace":"n","memory_id":"m1","version":1,"action":"created","time":6,"key_id":"","agent_id":"","changed_fields":[]}
+{"kind":"episode","id":"e1","namespace":"n","agent_id":"","user_id":"","project_id":"p","session_id":"","task_id":"deploy","description":"d","task_type":"t","context":{"language":"rust","framework":"","domain":"","complexity":"high","tags":["x"]},"status":"completed","step_count":2,"last_step":3,"outcome":{"score":0.7000000000000001,"success":false,"summary":"went badly","mistakes":["m"],"successes":[],"mistake_cards":[{"mistake_type":"process","worker_id":"w","correct_decision":"c","evidence":"e","lesson":"l"}]},"create_time":1,"update_time":2,"complete_time":3,"version":5}
+{"kind":"episode","id":"e2","namespace":"n","agent_id":"","user_id":"","project_id":"","session_id":"","task_id":"t","description":"d","task_type":"","context":{"language":"","framework":"","domain":"","complexity":"","tags":[]},"status":"running","step_count":0,"last_step":0,"outcome":null,"create_time":1,"update_time":1,"complete_time":null,"version":1}
+{"kind":"step","namespace":"n","episode_id":"e1","step_number":3,"tool":"shell","action":"run","parameters":"{\"a\":1}","result":"error","output":"o","latency_ms":12,"time":5}
+{"kind":"task_rule","id":"r1","namespace":"n","task_id":"","text":"[WORKS] x","origin":"high_score","create_time":1}
+{"kind":"episode_lesson","id":"l1","namespace":"n","lesson_kind":"success","text":"t","seen_count":2,"last_seen":9,"create_time":1,"update_time":2}
+{"kind":"mistake_card","id":"c1","namespace":"n","mistake_type":"m","task_id":"t","worker_id":"w","correct_decision":"c","evidence":"e","lesson":"l","seen_count":2,"first_seen_episode_id":"e1","last_seen_episode_id":"e2","last_seen":4,"create_time":1,"update_time":2,"version":2}
+{"kind":"learning_state","namespace":"n","completed_episodes":20,"tick":41,"last_consolidation":null}
+{"kind":"outcome","id":"o1","namespace":"n","agent_id":"a","project_id":"","task":"t","task_type":"testing","task_type_inferred":true,"success":false,"strategy":"s","duration_ms":null,"error":"e","feedback":"","create_time":1}
+{"kind":"heuristic","id":"h1","namespace":"n","agent_id":"a","project_id":"p","task_type":"t","strategy":"s2","match_key":"s1","confidence":0.8333333333333334,"occurrence_count":6,"success_count":5,"last_validated_time":3,"create_time":1,"update_time":3,"version":6}
+{"kind":"anti_pattern","id":"x1","namespace":"n","agent_id":"a","project_id":"","task_type":"t","strategy":"s","error":"timeout","occurrence_count":2,"better_alternative":"b","better_alternative_heuristic_id":"h1","last_seen_time":4,"create_time":1,"update_time":4,"version":2}
+{"kind":"agent_scope","namespace":"n","agent_id":"a","can_learn":["testing"],"cannot_learn":[],"min_occurrences":2,"create_time":1,"update_time":1,"version":1}
+"#;
+
+    fn records() -> Vec<Record> {
+        RECORDS
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).expect("a record"))
+            .collect()
+    }
+
+    /// `record`'s row as a backend that reads rows as JSON gives it back,
+    /// with JSON columns as JSON values or as text holding JSON.
+    fn read_back(record: &Record, json_as_text: bool) -> Map<String, Json> {
+        let row = row(record);
+        let Json::Object(mut object) = row.to_json().expect("JSON") else {
+            unreachable!("a row is an object")
+        };
+        if json_as_text {
+            for (column, value) in &row.columns {
+                if let Value::Json(json) = value {
+                    object.insert((*column).to_owned(), Json::from(json.to_string()));
+                }
+            }
+        }
+        match record {
+            Record::Memory(r) => {
+                object.insert("access_count".into(), r.access_count.into());
+                object.insert("last_access_time".into(), r.last_access_time.into());
+            }
+            Record::Step(r) => {
+                object.insert("episode_id".into(), r.episode_id.clone().into());
+                object.insert("namespace".into(), r.namespace.clone().into());
+            }
+            _ => {}
+        }
+        object
+    }
+
+    #[test]
+    fn every_kind_reads_back_from_its_row_as_it_was_written() {
+        let records = records();
+        let kinds: std::collections::BTreeSet<Kind> = records.iter().map(Record::kind).collect();
+        assert_eq!(kinds.len(), Kind::ALL.len(), "a record of every kind");
+        for record in &records {
+            for json_as_text in [false, true] {
+                let object = read_back(record, json_as_text);
+                assert_eq!(
+                    &super::record(record.kind(), &object).expect("a record"),
+                    record
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_memory_row_carries_its_content_hash_and_not_its_access_bookkeeping() {
+        let memory = &records()[0];
+        let row = row(memory);
+        assert_eq!(row.table, "memories");
+        let Record::Memory(r) = memory else {
+            unreachable!("a memory")
+        };
+        assert!(
+            row.columns
+                .contains(&("content_hash", Value::Text(content_hash(&r.content))))
+        );
+        assert!(row.columns.iter().all(|(c, _)| !c.contains("access")));
+    }
+
+    #[test]
+    fn a_nul_character_is_found_in_text_and_inside_json() {
+        let records = records();
+        assert_eq!(row(&records[0]).column_with_nul(), None);
+        let Record::Memory(mut memory) = records[0].clone() else {
+            unreachable!("a memory")
+        };
+        memory.metadata.insert("k".into(), "a\0b".into());
+        assert_eq!(
+            row(&Record::Memory(memory.clone())).column_with_nul(),
+            Some("metadata")
+        );
+        memory.summary = "\0".into();
+        assert_eq!(
+            row(&Record::Memory(memory)).column_with_nul(),
+            Some("summary")
+        );
+    }
+
+    #[test]
+    fn a_corrupt_row_is_named_by_its_kind_and_column() {
+        let mut object = read_back(&records()[0], false);
+        object.insert("level".into(), 9.into());
+        let error = super::record(Kind::Memory, &object).unwrap_err();
+        assert_eq!(
+            error,
+            Error::Internal("corrupt memory row: bad level".into())
+        );
+    }
+}
