@@ -45,10 +45,10 @@ PACKAGE = Path("src/engram_client")
 # "stream" is StreamSteps, whose steps may be sent again (a step with the
 # content of a stored one is acknowledged as stored). Whatever this says, a
 # call the server shed (RESOURCE_EXHAUSTED with a retry delay) is sent again:
-# it was refused unread. "raw" is a server stream, not wrapped yet: call it on
-# the generated stub (``engram_client.v1``) over ``Engram.channel``, resuming
-# from the last event's cursor yourself. A new RPC must be added here before
-# it generates.
+# it was refused unread. "raw" is a server stream, which gets no generated
+# method: WatchMemories is wrapped by hand (MemoryClient.watch, a MemoryWatch
+# that resumes from its cursor). A new RPC must be added here before it
+# generates.
 REPEAT = {
     "MemoryService": {
         "CreateMemory": "request_id",
@@ -114,6 +114,11 @@ UNASYNC = [
     (r"AsyncStub\b", "Stub"),
     (r"\b__aenter__\b", "__enter__"),
     (r"\b__aexit__\b", "__exit__"),
+    (r"\b__aiter__\b", "__iter__"),
+    (r"\b__anext__\b", "__next__"),
+    (r"\baiter\(", "iter("),
+    (r"\banext\(", "next("),
+    (r"\bStopAsyncIteration\b", "StopIteration"),
     (r"\basyncio\.sleep\b", "time.sleep"),
     (r"^import asyncio$", "import time"),
     (r"\bThe asyncio client\b", "The blocking client"),

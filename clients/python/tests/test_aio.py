@@ -74,3 +74,24 @@ async def test_a_read_is_retried_across_a_restart(own_server: Server) -> None:
         await asyncio.to_thread(own_server.start)
         hits = (await asyncio.wait_for(search, 30)).hits
         assert [hit.memory.content for hit in hits] == ["before the restart"]
+
+
+@pytest.mark.asyncio
+async def test_a_watch_is_an_async_iterator_of_the_changes(server: Server, namespace: str) -> None:
+    async with Engram(server.address) as engram:
+        scope = Scope(namespace=namespace)
+        watch = await engram.memory.watch(scope, tags=["deploy"])
+        untagged = await engram.memory.create(scope, "fact", "not about deploys")
+        tagged = await engram.memory.create(scope, "lesson", LESSON, tags=["deploy"])
+        await engram.memory.delete_memory(
+            memory_pb2.DeleteMemoryRequest(scope=scope, id=tagged.memory.id)
+        )
+        seen = []
+        for _ in range(2):
+            event = await asyncio.wait_for(anext(watch), timeout=30)
+            seen.append((event.action, event.memory_id))
+        assert seen == [
+            (memory_pb2.REVISION_ACTION_CREATED, tagged.memory.id),
+            (memory_pb2.REVISION_ACTION_DELETED, tagged.memory.id),
+        ], f"only the tagged memory, not {untagged.memory.id}"
+        await watch.close()

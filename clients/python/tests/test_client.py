@@ -19,6 +19,7 @@ from engram_client import (
     Engram,
     EngramError,
     FieldViolation,
+    MemoryWatch,
     RetryPolicy,
     Scope,
     StatusCode,
@@ -291,3 +292,52 @@ def test_tls_with_a_private_certificate_authority_and_a_server_name(tmp_path_fac
         with Engram(server.address, retry=RetryPolicy.none()) as plaintext, pytest.raises(EngramError) as refused:
             plaintext.memory.search(scope, "TLS")
         assert refused.value.code == StatusCode.UNAVAILABLE
+
+
+def test_a_watch_streams_changes_in_commit_order_and_resumes_across_a_restart(own_server: Server) -> None:
+    scope = Scope(namespace="watched")
+    engram = Engram(own_server.address, retry=PATIENT)
+    watch = engram.memory.watch(scope, types=["fact"])
+    first = engram.memory.create(scope, "fact", "the first fact").memory
+    note = engram.memory.create(scope, "note", "a note the filter leaves out").memory
+
+    def events(of: MemoryWatch, count: int) -> list[memory_pb2.MemoryEvent]:
+        """The next `count` events of `of`, within 30 seconds (else the
+        watch is closed, which ends the wait, and the test fails)."""
+        pool = ThreadPoolExecutor(1)
+        try:
+            return pool.submit(lambda: [next(of) for _ in range(count)]).result(timeout=30)
+        except TimeoutError:
+            of.close()
+            raise
+        finally:
+            pool.shutdown(wait=False)
+
+    def named(taken: list[memory_pb2.MemoryEvent]) -> list[tuple[int, str]]:
+        return [(e.action, e.memory_id) for e in taken]
+
+    (created,) = events(watch, 1)
+    assert named([created]) == [(memory_pb2.REVISION_ACTION_CREATED, first.id)]
+
+    # The server restarts: its watches end with UNAVAILABLE, and this one
+    # opens again from its cursor — nothing missed, nothing twice.
+    own_server.stop()
+    own_server.start()
+    second = engram.memory.create(scope, "fact", "the second fact").memory
+    engram.memory.delete_memory(memory_pb2.DeleteMemoryRequest(scope=scope, id=first.id))
+    assert named(events(watch, 2)) == [
+        (memory_pb2.REVISION_ACTION_CREATED, second.id),
+        (memory_pb2.REVISION_ACTION_DELETED, first.id),
+    ]
+
+    # A new watch from an event's cursor starts right after that event (no
+    # filter now: the note too).
+    resumed = engram.memory.watch(scope, cursor=created.cursor)
+    assert named(events(resumed, 3)) == [
+        (memory_pb2.REVISION_ACTION_CREATED, note.id),
+        (memory_pb2.REVISION_ACTION_CREATED, second.id),
+        (memory_pb2.REVISION_ACTION_DELETED, first.id),
+    ]
+    watch.close()
+    resumed.close()
+    engram.close()

@@ -21,7 +21,7 @@ unavailable; any call the server shed is retried after the delay it asks.
 
 from grpc import StatusCode
 
-from engram_client._sync.client import Engram, EpisodeRun, LearningClient, MemoryClient, PolicyClient
+from engram_client._sync.client import Engram, EpisodeRun, LearningClient, MemoryClient, MemoryWatch, PolicyClient
 from engram_client.errors import EngramError, FieldViolation
 from engram_client.messages import MemoryLevelName, MemoryTypeName, step
 from engram_client.retry import RetryPolicy
@@ -42,6 +42,7 @@ __all__ = [
     "MemoryLevelName",
     "MemoryType",
     "MemoryTypeName",
+    "MemoryWatch",
     "PolicyClient",
     "RetryPolicy",
     "Scope",

@@ -5,6 +5,6 @@
         hits = await engram.memory.search(Scope(namespace="demo"), "deploy")
 """
 
-from engram_client._async.client import Engram, EpisodeRun, LearningClient, MemoryClient, PolicyClient
+from engram_client._async.client import Engram, EpisodeRun, LearningClient, MemoryClient, MemoryWatch, PolicyClient
 
-__all__ = ["Engram", "EpisodeRun", "LearningClient", "MemoryClient", "PolicyClient"]
+__all__ = ["Engram", "EpisodeRun", "LearningClient", "MemoryClient", "MemoryWatch", "PolicyClient"]

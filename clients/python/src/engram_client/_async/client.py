@@ -3,7 +3,10 @@ helpers for the common calls."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+from collections.abc import AsyncIterator  # Iterator in the blocking twin
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 
@@ -20,9 +23,12 @@ from engram_client.messages import (
     memory_level,
     memory_type,
 )
-from engram_client.retry import RetryPolicy
+from engram_client.errors import EngramError
+from engram_client.retry import RetryPolicy, retry_wait
 from engram_client.settings import DEFAULT_ADDRESS, DEFAULT_TIMEOUT, Tls, settings
 from engram_client.v1 import common_pb2, memory_pb2, policy_pb2
+
+_log = logging.getLogger("engram_client")
 
 
 class Engram:
@@ -191,6 +197,120 @@ class MemoryClient(MemoryService):
             scope=scope, task_id=task_id, description=description, task_type=task_type, request_id=request_id
         )
         return EpisodeRun(self, scope, await self.start_episode(request))
+
+
+    async def watch(
+        self,
+        scope: common_pb2.Scope,
+        *,
+        types: Iterable[MemoryTypeName | common_pb2.MemoryType.ValueType] = (),
+        levels: Iterable[MemoryLevelName | common_pb2.MemoryLevel.ValueType] = (),
+        tags: Iterable[str] = (),
+        cursor: str = "",
+    ) -> MemoryWatch:
+        """Follows the changes to the memories visible from `scope`
+        (``WatchMemories``): creates, merges, updates, deletes and expiries,
+        in commit order, optionally only of some `types`, `levels` or
+        carrying every one of `tags`. From now, or from a `cursor` an earlier
+        watch handed out (`MemoryWatch.cursor`, `MemoryEvent.cursor`).
+        Returns once the server has started the watch: a change committed
+        after this returns is delivered. Iterate the returned `MemoryWatch`
+        for the events; it resumes by itself after UNAVAILABLE (a restart,
+        a shutdown, a broken connection) or a shed call, from the last
+        cursor it delivered, so no event is missed or repeated."""
+        event_filter = memory_pb2.MemoryEventFilter(
+            memory_types=[memory_type(t) for t in types],
+            levels=[memory_level(level) for level in levels],
+            tags=list(tags),
+        )
+        request = memory_pb2.WatchMemoriesRequest(scope=scope, filter=event_filter)
+        watch = MemoryWatch(self._connection, self._stub.WatchMemories, request, cursor)
+        await watch._start()
+        return watch
+
+
+class MemoryWatch:
+    """A running watch, from `MemoryClient.watch`: iterate it for the
+    `MemoryEvent` messages (each with its memory as it is now, or the
+    tombstone of a removed one). It ends only when the server ends it
+    without an error; a failure that may not be retried (as `RetryPolicy`
+    decides: a try budget reset by every message that arrives) is raised as
+    `EngramError`. Close it with `close` to stop the call."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        method: grpc.aio.UnaryStreamMultiCallable[memory_pb2.WatchMemoriesRequest, memory_pb2.WatchMemoriesResponse],
+        request: memory_pb2.WatchMemoriesRequest,
+        cursor: str,
+    ) -> None:
+        """A watch of `request` with `method` from `cursor`; `_start` opens it."""
+        self._connection = connection
+        self._method = method
+        self._request = request
+        self._call: grpc.aio.Call | None = None
+        self._messages: AsyncIterator[memory_pb2.WatchMemoriesResponse] | None = None
+        self._pending: list[memory_pb2.MemoryEvent] = []
+        self._message_cursor = cursor
+        self.cursor = cursor
+        """Where the watch stands: the cursor after the last event returned
+        (or the heartbeat after it). A new watch from it resumes without a
+        gap or a repeat."""
+
+    async def _start(self) -> None:
+        """Opens the call and takes the server's first message, which comes
+        at once with the cursor of the watch's start."""
+        self._take(await self._next_message())
+
+    def _take(self, message: memory_pb2.WatchMemoriesResponse) -> None:
+        """Queues `message`'s events; a message without any moves the cursor."""
+        self._pending.extend(message.events)
+        self._message_cursor = message.cursor
+        if not self._pending:
+            self.cursor = message.cursor
+
+    async def _next_message(self) -> memory_pb2.WatchMemoriesResponse:
+        """The next message, opening the call again from `cursor` after a
+        failure the policy lets it ride out. StopAsyncIteration when the
+        server ended the watch."""
+        attempt = 1
+        while True:
+            try:
+                if self._messages is None:
+                    request = memory_pb2.WatchMemoriesRequest()
+                    request.CopyFrom(self._request)
+                    request.cursor = self.cursor
+                    call = self._method(request, metadata=self._connection.settings.metadata)
+                    self._call, self._messages = call, aiter(call)
+                return await anext(self._messages)
+            except grpc.RpcError as error:
+                self._call = self._messages = None
+                failure = EngramError.from_rpc_error(error)
+                policy = self._connection.settings.retry
+                wait = retry_wait(failure, repeat=True, attempt=attempt, policy=policy, timeout=None)
+                if wait is None:
+                    raise failure from error
+            attempt += 1
+            _log.info("WatchMemories failed (%s); resuming in %.3f s, try %d", failure, wait, attempt)
+            await asyncio.sleep(wait)
+
+    def __aiter__(self) -> MemoryWatch:
+        """The watch itself."""
+        return self
+
+    async def __anext__(self) -> memory_pb2.MemoryEvent:
+        """The next event, waiting for it."""
+        while not self._pending:
+            self._take(await self._next_message())
+        event = self._pending.pop(0)
+        self.cursor = event.cursor if self._pending else self._message_cursor
+        return event
+
+    async def close(self) -> None:
+        """Ends the call; iterating the watch opens it again."""
+        if self._call is not None:
+            self._call.cancel()
+        self._call = self._messages = None
 
 
 class EpisodeRun:
