@@ -96,6 +96,19 @@ impl Error {
         }
     }
 
+    /// The canonical name of [`Error::code`], as gRPC tools print it
+    /// (e.g. `INVALID_ARGUMENT`).
+    ///
+    /// ```
+    /// use engram_client::Error;
+    ///
+    /// let error = Error::Config("no URL".into());
+    /// assert_eq!(error.code_name(), "INVALID_ARGUMENT");
+    /// ```
+    pub fn code_name(&self) -> &'static str {
+        code_name(self.code())
+    }
+
     /// The status of a failed call, if the call was made.
     ///
     /// ```

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, Overload, RateLimit};
+use crate::grpc::web::{BrowserAccess, BrowserOrigin};
 use crate::llm::LlmConfig;
 use crate::openai::ApiConfig;
 use crate::store::postgres::{self, PostgresUrl};
@@ -183,6 +184,20 @@ pub struct Config {
     /// Needs --tls-cert and --tls-key.
     #[arg(long, env = "ENGRAM_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
+
+    /// A web page origin allowed to call the server from a browser, over
+    /// gRPC-web, e.g. https://app.example.com (scheme, host and port, no
+    /// path); repeat the flag (or separate with commas) for several, or
+    /// give * for any page. Unset, the server answers no CORS request, so
+    /// browsers let only pages of its own origin call it. gRPC-web itself
+    /// is always served on --listen, beside gRPC.
+    #[arg(long = "cors-allow-origin", env = "ENGRAM_CORS_ALLOW_ORIGIN", value_delimiter = ',', value_parser = BrowserOrigin::parse)]
+    pub cors_allow_origins: Vec<BrowserOrigin>,
+
+    /// How long a browser may keep the server's answer to a CORS preflight
+    /// before asking again, e.g. 10m (browsers cap it, Chrome at 2h).
+    #[arg(long, env = "ENGRAM_CORS_MAX_AGE", default_value = "2h", value_parser = parse_duration)]
+    pub cors_max_age: Duration,
 
     /// Address to serve Prometheus metrics on, over plain HTTP at /metrics
     /// (e.g. 127.0.0.1:9090); off when not set. No API key guards it, and it
@@ -369,6 +384,14 @@ impl Config {
             rate_limit: self
                 .rate_limit_per_key
                 .map(|limit| limit.with_burst(self.rate_limit_burst)),
+        }
+    }
+
+    /// Which browser pages may call the server (CORS).
+    pub fn browser_access(&self) -> BrowserAccess {
+        BrowserAccess {
+            origins: self.cors_allow_origins.clone(),
+            max_age: self.cors_max_age,
         }
     }
 

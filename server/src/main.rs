@@ -259,6 +259,7 @@ fn security(config: &Config) -> anyhow::Result<server::Security> {
         api_keys,
         tls,
         client_ca,
+        browsers: config.browser_access(),
     };
     // Parse the certificates now, so a bad one stops the server before it
     // says it is listening.

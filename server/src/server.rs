@@ -24,6 +24,7 @@ use crate::grpc::metrics::RpcMetricsLayer;
 use crate::grpc::overload::{ConcurrencyLimitLayer, Overload, RateLimitLayer};
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
+use crate::grpc::web::BrowserAccess;
 use crate::llm::LlmClient;
 use crate::store::Store;
 
@@ -80,6 +81,8 @@ pub struct Security {
     /// With TLS, the certificate authority client certificates must be
     /// signed by (mutual TLS); without, clients need no certificate.
     pub client_ca: Option<Certificate>,
+    /// The web pages that may call from a browser, over gRPC-web.
+    pub browsers: BrowserAccess,
 }
 
 impl Security {
@@ -213,7 +216,13 @@ pub async fn serve(
             .tls_config(tls)
             .context("configuring TLS with --tls-cert, --tls-key and --tls-client-ca")?;
     }
+    // gRPC-web is translated into gRPC before anything else sees the call,
+    // so keys, overload, metrics and logs treat it as any other; CORS
+    // preflights are answered before that, without reaching a service.
     let server = builder
+        .accept_http1(true)
+        .layer(tower::util::option_layer(security.browsers.cors_layer()))
+        .layer(tonic_web::GrpcWebLayer::new())
         .layer(RpcTraceLayer)
         .layer(RpcMetricsLayer)
         .add_service(health_service)

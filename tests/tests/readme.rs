@@ -95,6 +95,9 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         "tests/operator/migrate.sh#migrate",
         "tests/operator/replicas.sh#replicas",
         "tests/operator/replicas.sh#replicas-use",
+        "tests/interop/mcp/client.py#connect",
+        "tests/interop/mcp/client.py#search",
+        "tests/interop/mcp/client.py#errors",
     ] {
         assert!(
             sources.contains(&expected),

@@ -21,6 +21,7 @@ mod validate;
 mod watch;
 mod watch_cursor;
 mod watched_body;
+pub mod web;
 
 use std::sync::Arc;
 

@@ -124,6 +124,14 @@ pub enum Command {
     Outcome(OutcomeArgs),
     /// What the namespace has learned: episodes, rules, mistakes, memories, outcomes.
     Stats,
+    /// Serve the Model Context Protocol on standard input and output, for
+    /// agents whose framework speaks MCP: tools remember, search_memories,
+    /// build_context, create_memory, record_outcome, start_episode,
+    /// append_steps and complete_episode, each a call of the gRPC API made
+    /// in the scope of the flags above (the model cannot change it). The
+    /// server is reached at the first call. Configure it in the client as
+    /// the command `engram` with the arguments `mcp --namespace NAME ...`.
+    Mcp,
 }
 
 #[derive(Debug, Args)]

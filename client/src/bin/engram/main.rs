@@ -1,6 +1,7 @@
 //! `engram`: an Engram memory server from the command line.
 
 mod args;
+mod mcp;
 mod output;
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
@@ -33,6 +34,8 @@ enum Failure {
     Engram(Error),
     /// Standard output could not be written (but for a closed pipe).
     Output(std::io::Error),
+    /// `engram mcp` could not start or keep talking to its client.
+    Mcp(String),
 }
 
 impl From<Error> for Failure {
@@ -54,6 +57,7 @@ async fn main() -> ExitCode {
                     format!("cannot write the output: {error}"),
                     EXIT_SERVER_ERROR,
                 ),
+                Failure::Mcp(message) => (message, EXIT_SERVER_ERROR),
                 Failure::Engram(error) => {
                     let code = match error {
                         Error::Status(_) => EXIT_SERVER_ERROR,
@@ -108,8 +112,14 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
         builder =
             builder.tls_client_certificate(read("--tls-cert", cert)?, read("--tls-key", key)?);
     }
-    let engram = builder.connect().await?;
     let scope = cli.scope.to_proto();
+    if matches!(cli.command, Command::Mcp) {
+        return mcp::EngramTools::new(builder, &scope)
+            .serve_stdio()
+            .await
+            .map_err(Failure::Mcp);
+    }
+    let engram = builder.connect().await?;
     match cli.command {
         Command::Remember(args) => {
             let mut request = Remember::new(scope, text_or_stdin(args.text)?)
@@ -300,6 +310,7 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             }
             out.outcome(&engram.learning().record_outcome(request).await?);
         }
+        Command::Mcp => unreachable!("served above, without connecting first"),
         Command::Stats => {
             let request = proto::GetStatsRequest { scope: Some(scope) };
             out.stats(&engram.learning().get_stats(request).await?);
