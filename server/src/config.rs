@@ -10,6 +10,7 @@ use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::embed::{EmbedderConfig, EmbedderKind};
+use crate::engine::secrets::OnSecret;
 use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, Overload, RateLimit};
 use crate::grpc::web::{BrowserAccess, BrowserOrigin};
 use crate::llm::LlmConfig;
@@ -184,6 +185,15 @@ pub struct Config {
     /// Needs --tls-cert and --tls-key.
     #[arg(long, env = "ENGRAM_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
+
+    /// Refuse memories that hold a credential (a password, an API key or
+    /// token, a private key, a connection string with a password, a card
+    /// number) in CreateMemory, BatchCreateMemories and UpdateMemory, and
+    /// in Remember's tags, with INVALID_ARGUMENT naming the field (never
+    /// the secret). `--reject-secrets false` stores them as given. Classify
+    /// and Remember take secrets out of transcripts whatever this says.
+    #[arg(long, env = "ENGRAM_REJECT_SECRETS", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub reject_secrets: bool,
 
     /// A web page origin allowed to call the server from a browser, over
     /// gRPC-web, e.g. https://app.example.com (scheme, host and port, no
@@ -384,6 +394,15 @@ impl Config {
             rate_limit: self
                 .rate_limit_per_key
                 .map(|limit| limit.with_burst(self.rate_limit_burst)),
+        }
+    }
+
+    /// What CreateMemory and its kin do with a credential.
+    pub fn on_secret(&self) -> OnSecret {
+        if self.reject_secrets {
+            OnSecret::Reject
+        } else {
+            OnSecret::Allow
         }
     }
 

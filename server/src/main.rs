@@ -119,6 +119,7 @@ async fn main() -> anyhow::Result<()> {
             shutdown_grace: config.shutdown_grace,
             stream_idle_timeout: config.stream_idle_timeout,
             overload: config.overload(),
+            on_secret: config.on_secret(),
         },
     )
     .await

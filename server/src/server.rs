@@ -17,6 +17,7 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
 use crate::engine::search::Retrieval;
+use crate::engine::secrets::OnSecret;
 use crate::grpc::auth::{ApiKeys, AuthLayer};
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
@@ -110,6 +111,8 @@ pub struct Limits {
     pub stream_idle_timeout: Duration,
     /// When engram.v1 calls are shed.
     pub overload: Overload,
+    /// Whether memories holding a credential are refused (`--reject-secrets`).
+    pub on_secret: OnSecret,
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -170,6 +173,7 @@ pub async fn serve(
             retrieval.clone(),
             limits.stream_idle_timeout,
             watches_stopping,
+            limits.on_secret,
         ))
         .max_decoding_message_size(max_request_bytes),
     );
@@ -179,7 +183,7 @@ pub async fn serve(
             .max_decoding_message_size(max_request_bytes),
     );
     let policy = guard.named_layer(
-        PolicyServiceServer::new(PolicyApi::new(store.clone(), llm))
+        PolicyServiceServer::new(PolicyApi::new(store.clone(), llm, limits.on_secret))
             .max_decoding_message_size(max_request_bytes),
     );
 

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 pub use crate::domain::policy::{Decision, DecisionSource};
 use crate::domain::{MemoryLevel, MemoryType, Scope};
+use crate::engine::injection;
+use crate::engine::secrets::{self, SecretKind};
 
 /// The most characters of a decision's summary.
 pub const MAX_SUMMARY_CHARS: usize = 300;
@@ -673,6 +675,68 @@ const PROJECT_WORDS: &[&str] = &[
     "migration",
     "branch",
 ];
+
+/// A transcript made safe to decide on (issue 15): its secrets taken out
+/// and the sentences that carry injected instructions dropped, so that
+/// neither reaches the classifier, a model, a decision or a memory.
+#[derive(Debug, Clone)]
+pub struct Screened {
+    /// What the rules or the model read.
+    pub text: String,
+    secrets: Vec<SecretKind>,
+    injection: Option<&'static str>,
+}
+
+/// Screens `transcript` before it is classified.
+pub fn screen(transcript: &str) -> Screened {
+    let redacted = secrets::redact(transcript);
+    let (text, injection) = injection::drop_injections(&redacted.text);
+    Screened {
+        text,
+        secrets: redacted.kinds,
+        // Named even when a secret took its sentence first.
+        injection: injection.or_else(|| injection::drop_injections(transcript).1),
+    }
+}
+
+impl Screened {
+    /// `decision`, made on the screened text, with what screening took out
+    /// said in its reason and metadata (kinds and cues, never the text).
+    /// Whatever made it, its summary holds no secret.
+    pub fn finish(&self, mut decision: Decision) -> Decision {
+        let summary = secrets::redact(&decision.summary);
+        decision.summary = summary.text;
+        let mut kinds = self.secrets.clone();
+        kinds.extend(summary.kinds);
+        kinds.sort();
+        kinds.dedup();
+        if !kinds.is_empty() {
+            let labels: Vec<&str> = kinds.iter().map(|k| k.label()).collect();
+            decision
+                .metadata
+                .insert("secrets".to_owned(), labels.join(","));
+            let what: Vec<&str> = kinds.iter().map(|k| k.describe()).collect();
+            let what = what.join(", ");
+            decision.reason = if decision.should_store {
+                format!(
+                    "{}; contains a secret ({what}), stored without it",
+                    decision.reason
+                )
+            } else {
+                format!("contains a secret ({what}); nothing else worth keeping")
+            };
+        }
+        if let Some(cue) = self.injection {
+            decision
+                .metadata
+                .insert("injection".to_owned(), cue.to_owned());
+            decision
+                .reason
+                .push_str(&format!("; injected instructions ignored ('{cue}')"));
+        }
+        decision
+    }
+}
 
 /// The classifier's decision on `transcript` for a caller in `scope`.
 pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {

@@ -13,6 +13,7 @@ use crate::domain::{
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
+use crate::engine::secrets::OnSecret;
 use crate::engine::watch::{Start, WatchFilter, WatchRequest};
 use crate::error::Result;
 
@@ -61,12 +62,12 @@ pub struct Create {
     pub memories: Vec<NewMemory>,
 }
 
-pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
+pub fn create(mut req: pb::CreateMemoryRequest, now: Micros, secrets: OnSecret) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
     let memory = match &req.memory {
-        Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now)),
+        Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now, secrets)),
         None => {
             v.add("memory", "is required");
             None
@@ -80,7 +81,11 @@ pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
     })
 }
 
-pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Result<Create> {
+pub fn batch_create(
+    mut req: pb::BatchCreateMemoriesRequest,
+    now: Micros,
+    secrets: OnSecret,
+) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
@@ -98,7 +103,16 @@ pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Res
         .iter()
         .take(MAX_BATCH)
         .enumerate()
-        .map(|(i, input)| memory_input(&mut v, &format!("memories[{i}]"), input, &scope, now))
+        .map(|(i, input)| {
+            memory_input(
+                &mut v,
+                &format!("memories[{i}]"),
+                input,
+                &scope,
+                now,
+                secrets,
+            )
+        })
         .collect();
     v.finish(())?;
     Ok(Create {
@@ -115,6 +129,7 @@ fn memory_input(
     input: &pb::MemoryInput,
     scope: &Scope,
     now: Micros,
+    secrets: OnSecret,
 ) -> NewMemory {
     let level = v
         .enum_value(
@@ -142,7 +157,7 @@ fn memory_input(
             MemorySource::from_code,
         )
         .unwrap_or(MemorySource::Explicit);
-    let fields = MemoryFields::check(v, field, input, now);
+    let fields = MemoryFields::check(v, field, input, now, secrets);
     NewMemory {
         scope: scope.for_level(level),
         // The API key is the handler's to add.
@@ -184,6 +199,7 @@ impl MemoryFields {
         field: &str,
         input: &pb::MemoryInput,
         now: Micros,
+        secrets: OnSecret,
     ) -> MemoryFields {
         let memory_type = v
             .enum_value(
@@ -223,6 +239,16 @@ impl MemoryFields {
             MAX_METADATA_KEY_CHARS,
             MAX_METADATA_VALUE_CHARS,
         );
+        if secrets == OnSecret::Reject {
+            v.no_secret(&format!("{field}.content"), &input.content);
+            v.no_secret(&format!("{field}.summary"), &input.summary);
+            for (i, tag) in input.tags.iter().enumerate() {
+                v.no_secret(&format!("{field}.tags[{i}]"), tag);
+            }
+            for (key, value) in &input.metadata {
+                v.no_secret(&format!("{field}.metadata[{key:?}]"), value);
+            }
+        }
         let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE);
         v.unit_interval(&format!("{field}.importance"), importance);
         let confidence = input.confidence.unwrap_or(DEFAULT_CONFIDENCE);
@@ -273,7 +299,7 @@ pub struct Update {
     pub etag: Option<String>,
 }
 
-pub fn update(req: pb::UpdateMemoryRequest, now: Micros) -> Result<Update> {
+pub fn update(req: pb::UpdateMemoryRequest, now: Micros, secrets: OnSecret) -> Result<Update> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     let id = v.uuid("id", &req.id);
@@ -294,7 +320,7 @@ pub fn update(req: pb::UpdateMemoryRequest, now: Micros) -> Result<Update> {
     );
     // Check every field as a create would, but report only the masked ones.
     let mut checked = Violations::default();
-    let fields = MemoryFields::check(&mut checked, "memory", &input, now);
+    let fields = MemoryFields::check(&mut checked, "memory", &input, now, secrets);
     for violation in checked.into_violations() {
         let name = violation.field.trim_start_matches("memory.");
         let name = name.split(['.', '[']).next().unwrap_or(name);

@@ -14,6 +14,7 @@ use super::{begin, caller_key, convert};
 use crate::domain::{Actor, MemorySource, NewMemory, Scope, now_micros};
 use crate::engine::memories;
 use crate::engine::policy::{self, Decision, DecisionSource};
+use crate::engine::secrets::OnSecret;
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
 use crate::store::{Remembered, Store};
@@ -25,25 +26,38 @@ pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024;
 pub struct PolicyApi {
     store: Arc<dyn Store>,
     llm: Option<Arc<LlmClient>>,
+    /// Whether a Remember whose tags hold a credential is refused.
+    on_secret: OnSecret,
 }
 
 impl PolicyApi {
     /// Classifies with the rules, and with `llm` when one is configured.
-    pub fn new(store: Arc<dyn Store>, llm: Option<Arc<LlmClient>>) -> Self {
-        PolicyApi { store, llm }
+    pub fn new(store: Arc<dyn Store>, llm: Option<Arc<LlmClient>>, on_secret: OnSecret) -> Self {
+        PolicyApi {
+            store,
+            llm,
+            on_secret,
+        }
     }
 
     /// The decision on `request`: by the LLM when asked (or AUTO) and one is
     /// configured — falling back to the safe default on any failure — else
     /// by the rules.
+    ///
+    /// Either reads the transcript screened: secrets and injected
+    /// instructions never reach the rules, the model or the decision.
     async fn decide(&self, request: &Classification) -> Decision {
-        let Some(llm) = self.llm.as_ref().filter(|_| request.use_llm) else {
-            return policy::classify(&request.transcript, &request.scope, &request.task_id);
+        let screened = policy::screen(&request.transcript);
+        let decision = self.decide_screened(request, &screened.text).await;
+        screened.finish(decision)
+    }
+
+    async fn decide_screened(&self, request: &Classification, transcript: &str) -> Decision {
+        let llm = self.llm.as_ref().filter(|_| request.use_llm);
+        let Some(llm) = llm.filter(|_| !transcript.trim().is_empty()) else {
+            return policy::classify(transcript, &request.scope, &request.task_id);
         };
-        let user = format!(
-            "Task: {}\nTranscript:\n{}",
-            request.task_id, request.transcript
-        );
+        let user = format!("Task: {}\nTranscript:\n{transcript}", request.task_id);
         let reply = llm
             .chat_json(
                 policy::LLM_INSTRUCTIONS,
@@ -193,6 +207,11 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         )?;
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
+        if self.on_secret == OnSecret::Reject {
+            for (i, tag) in req.tags.iter().enumerate() {
+                v.no_secret(&format!("tags[{i}]"), tag);
+            }
+        }
         v.finish(())?;
         request.check_model()?;
         // A retry with the same request id gets the first answer, without
