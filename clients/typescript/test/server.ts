@@ -49,7 +49,8 @@ export class Server {
   readonly folder: string;
   /** The port it listens on (0 before its first start). */
   port = 0;
-  private readonly args: string[];
+  /** The extra flags it runs with; a test may add some (files in `folder`) before it starts. */
+  readonly args: string[];
   private process: ChildProcess | undefined;
   private exited: Promise<number | null> | undefined;
   private starts = 0;
