@@ -62,7 +62,8 @@ node_modules/.bin/tsc -p .
 step "the tarball (npm pack into dist-pack/)"
 rm -rf dist-pack
 mkdir dist-pack
-tarball="$here/dist-pack/$(npm pack --silent --pack-destination dist-pack)"
+# --ignore-scripts: prepack (tsc) has just run above.
+tarball="$here/dist-pack/$(npm pack --silent --ignore-scripts --pack-destination dist-pack)"
 tar -tzf "$tarball" | sort | sed 's/^/  /'
 
 step "install the tarball into a scratch project"
