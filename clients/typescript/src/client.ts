@@ -104,7 +104,10 @@ export class Engram {
     return this.connection.transport;
   }
 
-  /** Closes the connection; calls still in flight fail. */
+  /**
+   * Closes the connection for good: calls in flight, and any made later
+   * (retries and open watches too), fail with CANCELLED.
+   */
   close(): void {
     this.connection.close();
   }

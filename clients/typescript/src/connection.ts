@@ -8,7 +8,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
 
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { type CallOptions, type Client, type Interceptor, type Transport, createClient } from "@connectrpc/connect";
+import {
+  type CallOptions,
+  type Client,
+  Code,
+  ConnectError,
+  type Interceptor,
+  type Transport,
+  createClient,
+} from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
 
 import { EngramError } from "./errors.js";
@@ -30,27 +38,39 @@ export class Connection {
   /** The gRPC transport (HTTP/2), with the API key on every call. */
   readonly transport: Transport;
   private readonly sessions: Http2SessionManager;
+  private closed = false;
 
   /** A connection with `settings`; nothing is sent until the first call. */
   constructor(settings: Settings) {
     this.settings = settings;
     this.sessions = new Http2SessionManager(settings.baseUrl, {}, settings.nodeOptions);
-    const apiKey: Interceptor = (next) => (request) => {
+    // Every call: refused once the connection is closed (the session
+    // manager would open a new session), else sent with the API key. Async,
+    // so that a refusal is a rejected promise: Connect clears the call's
+    // deadline timer only then, not after a synchronous throw.
+    const open: Interceptor = (next) => async (request) => {
+      if (this.closed) {
+        throw new ConnectError("the Engram client was closed", Code.Canceled);
+      }
       for (const [name, value] of Object.entries(settings.headers)) {
         request.header.set(name, value);
       }
-      return next(request);
+      return await next(request);
     };
     this.transport = createGrpcTransport({
       baseUrl: settings.baseUrl,
       sessionManager: this.sessions,
-      interceptors: [apiKey],
+      interceptors: [open],
     });
   }
 
-  /** Closes the connection; calls still in flight fail with CANCELLED or UNAVAILABLE. */
+  /**
+   * Closes the connection for good: calls in flight fail, and later calls
+   * (retries too) fail at once, with CANCELLED.
+   */
   close(): void {
-    this.sessions.abort();
+    this.closed = true;
+    this.sessions.abort(new ConnectError("the Engram client was closed", Code.Canceled));
   }
 
   /**

@@ -188,6 +188,16 @@ test("fromEnv connects to the server the engram command would", async () => {
   }
 });
 
+test("a closed client fails every later call at once", async () => {
+  const closing = new Engram(server.address);
+  const scope = { namespace: freshNamespace() };
+  assert.equal((await closing.memory.search(scope, "before")).hits.length, 0);
+  closing.close();
+  const refused = await failure(closing.memory.search(scope, "after"));
+  assert.equal(refused.code, Code.Canceled);
+  assert.match(refused.message, /closed/);
+});
+
 test("a bad request names every offending field as data", async () => {
   const scope = { namespace: freshNamespace() };
   const error = await failure(engram.memory.create(scope, "fact", "  ", { importance: 3, confidence: -1 }));
