@@ -9,8 +9,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CallOptions, Client, Transport } from "@connectrpc/connect";
 
 import { Connection } from "./connection.js";
-import type { ScopeSchema } from "./gen/engram/v1/common_pb.js";
-import { MemoryLevel } from "./gen/engram/v1/common_pb.js";
+import { MemoryLevel, type MemoryType, type ScopeSchema } from "./gen/engram/v1/common_pb.js";
 import { LearningService } from "./gen/engram/v1/learning_pb.js";
 import {
   type AppendStepsResponse,
@@ -23,7 +22,7 @@ import {
   type StreamStepsRequestSchema,
   type StreamStepsResponse,
 } from "./gen/engram/v1/memory_pb.js";
-import { PolicyService, type RememberResponse } from "./gen/engram/v1/policy_pb.js";
+import { type ClassifyMode, PolicyService, type RememberResponse } from "./gen/engram/v1/policy_pb.js";
 import {
   type ClassifyModeName,
   type MemoryLevelName,
@@ -34,8 +33,6 @@ import {
   memoryLevel,
   memoryType,
 } from "./messages.js";
-import type { MemoryType } from "./gen/engram/v1/common_pb.js";
-import type { ClassifyMode } from "./gen/engram/v1/policy_pb.js";
 import { DEFAULT_ADDRESS, type EngramOptions, settings } from "./settings.js";
 import { MemoryWatch } from "./watch.js";
 
@@ -105,8 +102,9 @@ export class Engram {
   }
 
   /**
-   * Closes the connection for good: calls in flight, and any made later
-   * (retries and open watches too), fail with CANCELLED.
+   * Closes the connection for good: calls made later (retries and watches
+   * resuming too) fail at once with CANCELLED, and calls still waiting for
+   * an answer are ended.
    */
   close(): void {
     this.connection.close();
@@ -175,13 +173,9 @@ export interface WatchOptions {
   cursor?: string;
 }
 
-// Declaration merging: a MemoryClient has every RPC method of Connect's
-// client of the service (assigned in the constructor), beside its helpers.
-/**
- * The memory service (`engram.v1.MemoryService`): every RPC as a method
- * taking its request message (or its fields) and returning the response
- * message, and helpers for the common calls that take plain arguments.
- */
+// Declaration merging: each client class has every RPC method of Connect's
+// client of its service (assigned in its constructor), beside its helpers.
+/** The RPC methods of {@link MemoryClient}, one per RPC of `engram.v1.MemoryService`. */
 export interface MemoryClient extends Client<typeof MemoryService> {}
 
 /**
@@ -383,10 +377,7 @@ export class EpisodeRun {
   }
 }
 
-/**
- * The learning service (`engram.v1.LearningService`): every RPC as a method
- * taking its request message (or its fields) and returning the response.
- */
+/** The RPC methods of {@link LearningClient}, one per RPC of `engram.v1.LearningService`. */
 export interface LearningClient extends Client<typeof LearningService> {}
 
 /**
@@ -413,10 +404,7 @@ export interface RememberOptions {
   requestId?: string;
 }
 
-/**
- * The policy service (`engram.v1.PolicyService`): every RPC as a method
- * taking its request message (or its fields), and a helper for Remember.
- */
+/** The RPC methods of {@link PolicyClient}, one per RPC of `engram.v1.PolicyService`. */
 export interface PolicyClient extends Client<typeof PolicyService> {}
 
 /**

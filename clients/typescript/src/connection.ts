@@ -65,8 +65,8 @@ export class Connection {
   }
 
   /**
-   * Closes the connection for good: calls in flight fail, and later calls
-   * (retries too) fail at once, with CANCELLED.
+   * Closes the connection for good: later calls (retries too) fail at
+   * once with CANCELLED, and calls still waiting for an answer are ended.
    */
   close(): void {
     this.closed = true;
@@ -93,7 +93,7 @@ export class Connection {
   private wrap(service: DescService, method: DescMethod, call: AnyCall): AnyCall {
     switch (method.methodKind) {
       case "unary":
-        return (request, options) => {
+        return async (request, options) => {
           const repeat = mayRepeat(service.name, method.name, request as { requestId?: unknown });
           return this.withRetries(method.name, repeat, () => call(request, this.tryOptions(options)) as Promise<unknown>);
         };

@@ -46,7 +46,7 @@ export interface StepOptions {
   output?: string;
   /** The tool's parameters: JSON text, or an object sent as JSON. */
   parameters?: string | Record<string, unknown>;
-  /** How long the action took, in milliseconds. */
+  /** How long the action took, in milliseconds (rounded to a whole number). */
   latencyMs?: number;
 }
 
@@ -64,7 +64,7 @@ export function step(number: number, tool: string, action: string, options: Step
     parameters: typeof parameters === "string" ? parameters : JSON.stringify(parameters),
     result: ok ? StepResult.OK : StepResult.ERROR,
     output,
-    latencyMs: BigInt(latencyMs),
+    latencyMs: BigInt(Math.round(latencyMs)),
   };
 }
 
