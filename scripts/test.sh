@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check and test of the project, as CI does. Needs the Rust
-# toolchain, Python 3 and Node.js with npm; installs everything else the
-# tests need by itself (a virtualenv and npm packages under tests/interop/,
-# the Python package's virtualenv in clients/python/.venv, and PostgreSQL's
-# server with apt-get when it is missing).
+# toolchain, Python 3 and Node.js (20 or later) with npm; installs everything
+# else the tests need by itself (a virtualenv and npm packages under
+# tests/interop/, the Python package's virtualenv in clients/python/.venv, the
+# TypeScript package's npm packages in clients/typescript/node_modules, and
+# PostgreSQL's server with apt-get when it is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,6 +52,12 @@ echo "listening on $address"
 # an sdist and a wheel, the wheel installed and tested with pytest.
 step "Python package (clients/python/check.sh: generate.py --check, mypy, build, install, pytest)"
 clients/python/check.sh
+
+# The TypeScript package, likewise: its generated code regenerated and
+# compared, tsc, npm pack, the tarball installed into a scratch project and
+# tested there with node --test against servers of the build above.
+step "TypeScript package (clients/typescript/check.sh: generated code, tsc, npm pack, install, node --test)"
+clients/typescript/check.sh
 
 # The tests of the PostgreSQL backend need a server: scripts/postgres.sh
 # starts a throwaway one for the run, sets ENGRAM_TEST_POSTGRES_URL and

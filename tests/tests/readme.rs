@@ -85,9 +85,11 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         "clients/python/tests/test_readme.py#create-search",
         "clients/python/tests/test_readme.py#context",
         "clients/python/tests/test_readme.py#errors",
-        "tests/interop/node/scenario.js#connect",
-        "tests/interop/node/scenario.js#create-search",
-        "tests/interop/node/scenario.js#bad-request",
+        "clients/typescript/test/readme.test.ts#import",
+        "clients/typescript/test/readme.test.ts#connect",
+        "clients/typescript/test/readme.test.ts#create-search",
+        "clients/typescript/test/readme.test.ts#context",
+        "clients/typescript/test/readme.test.ts#errors",
         "tests/operator/backup.sh#backup",
         "tests/operator/restore.sh#restore",
         "tests/operator/export.sh#export",
@@ -109,7 +111,7 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
 
 /// The client packages' own READMEs, shown where a package is installed
 /// from; their snippets name files by their paths in the repository too.
-const PACKAGE_READMES: &[&str] = &["clients/python/README.md"];
+const PACKAGE_READMES: &[&str] = &["clients/python/README.md", "clients/typescript/README.md"];
 
 #[test]
 fn the_packages_readmes_quote_code_a_test_runs_too() {

@@ -17,10 +17,6 @@
 // names are exactly those of the .proto files (keepCase), enums are their
 // names ("MEMORY_TYPE_LESSON"), 64-bit integers are decimal strings
 // (seen_count "2"), and unset fields come back with their default values.
-//
-// The three regions fenced by readme marker comments (connect, create-search,
-// bad-request) are quoted verbatim by the README: keep them short,
-// self-contained and idiomatic, and valid code as they stand.
 
 "use strict";
 
@@ -34,7 +30,6 @@ if (!addr) {
 }
 const ns = process.env.ENGRAM_NAMESPACE || "interop-node-" + crypto.randomBytes(4).toString("hex");
 
-// readme:begin connect
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
@@ -62,7 +57,6 @@ function call(client, method, request, timeoutMs = 10_000) {
     );
   });
 }
-// readme:end connect
 
 const PREFERENCE = "Alice prefers concise answers with code first";
 const LESSON = "Checkout deploys failed because the orders migration locked the table";
@@ -92,7 +86,6 @@ async function main() {
 
   // --- A project lesson, and a search that finds it ------------------------
 
-  // readme:begin create-search
   const shop = { namespace: ns, project_id: "shop" };
   const lesson = await call(memories, "CreateMemory", {
     scope: shop,
@@ -106,7 +99,6 @@ async function main() {
     scope: shop,
     query: "why did the deploy fail?",
   });
-  // readme:end create-search
 
   assert.equal(lesson.result, "WRITE_RESULT_CREATED", "lesson create: result is not CREATED");
   assert.equal(lesson.memory.level, "MEMORY_LEVEL_WORKSPACE",
@@ -121,7 +113,6 @@ async function main() {
 
   // --- Bad input: INVALID_ARGUMENT with google.rpc.BadRequest field violations
 
-  // readme:begin bad-request
   // The error details are a serialized google.rpc.Status. Its messages are not
   // in Engram's protos: start from the google.protobuf.Any that protobufjs
   // bundles and declare the two google.rpc messages on top of it.
@@ -157,7 +148,6 @@ async function main() {
       }
     }
   }
-  // readme:end bad-request
 
   assert.notEqual(violations, null, "bad create (content '', importance 3) succeeded instead of INVALID_ARGUMENT");
   assert.deepEqual(violations.map((v) => v.field).sort(), ["memory.content", "memory.importance"],
