@@ -100,6 +100,7 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
         "tests/interop/mcp/client.py#connect",
         "tests/interop/mcp/client.py#search",
         "tests/interop/mcp/client.py#errors",
+        "clients/typescript/test/grpc-web.test.ts#browser",
     ] {
         assert!(
             sources.contains(&expected),

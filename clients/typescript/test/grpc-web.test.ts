@@ -40,11 +40,18 @@ function fromOrigin(origin: string, seen?: (response: Response) => void): typeof
 }
 
 test("a browser's gRPC-web client creates and searches memories over HTTP/1.1", async () => {
-  const memories = createClient(MemoryService, createGrpcWebTransport({ baseUrl: `http://${server.address}` }));
-  const shop = { namespace: freshNamespace(), projectId: "shop" };
+  const namespace = freshNamespace();
+  // readme:begin browser
+  // import { createClient } from "@connectrpc/connect";
+  // import { createGrpcWebTransport } from "@connectrpc/connect-web";
+  // import { MemoryService } from "engram-client/v1";
+  const transport = createGrpcWebTransport({ baseUrl: `http://${server.address}` });
+  const memories = createClient(MemoryService, transport);
+  const shop = { namespace, projectId: "shop" };
   const created = await memories.createMemory({ scope: shop, memory: { memoryType: MemoryType.LESSON, content: LESSON } });
-  assert.equal(created.result, WriteResult.CREATED);
   const found = await memories.searchMemories({ scope: shop, query: "why did the deploy fail?" });
+  // readme:end browser
+  assert.equal(created.result, WriteResult.CREATED);
   assert.equal(found.hits[0]?.memory?.id, created.memory?.id);
 });
 
