@@ -8,6 +8,10 @@ use engram_client::{Code, Engram};
 use engram_tests::fake_llm::{FakeLlm, Reply};
 use engram_tests::{Server, list_all, scope};
 
+/// 50 transcripts holding fake credentials of every kind the detector
+/// knows, each with the exact secrets that must never be stored.
+const SECRETS_SET: &str = include_str!("../data/policy/secrets.json");
+
 /// Fake credentials of several kinds, each in a transcript.
 const SECRETS: &[(&str, &str)] = &[
     ("User: My password is hunter2, remember it.", "hunter2"),
@@ -106,6 +110,87 @@ async fn the_policy_service_never_stores_a_secret_nor_logs_one() {
     assert!(log.contains("DEBUG"), "the server logged at debug level");
     for (_, secret) in SECRETS {
         assert!(!log.contains(secret), "the log holds {secret}:\n{log}");
+    }
+}
+
+#[tokio::test]
+async fn no_secret_of_the_secrets_set_is_stored_through_any_rpc() {
+    let server = Server::start_with_args(&["--log", "debug"]).await;
+    let engram = server.client().await;
+    let ns = scope("secrets-set").with_project("ops");
+    let cases: Vec<serde_json::Value> = serde_json::from_str(SECRETS_SET).expect("JSON");
+    assert_eq!(cases.len(), 50);
+    let mut all_secrets = Vec::new();
+    let (mut kept, mut worth_keeping) = (0, 0);
+    for case in &cases {
+        let transcript = case["transcript"].as_str().expect("transcript");
+        let secrets: Vec<&str> = case["secrets"]
+            .as_array()
+            .expect("secrets")
+            .iter()
+            .map(|s| s.as_str().expect("a secret"))
+            .collect();
+        let leaks = |text: &str| secrets.iter().find(|s| text.contains(*s)).copied();
+        let decision = engram
+            .policy()
+            .classify(classify(&ns, transcript))
+            .await
+            .expect("classify")
+            .decision
+            .expect("a decision");
+        let shown = format!(
+            "{} {} {:?}",
+            decision.summary, decision.reason, decision.metadata
+        );
+        assert_eq!(
+            leaks(&shown),
+            None,
+            "Classify leaks: {transcript}\n{decision:?}"
+        );
+        let remembered = engram
+            .policy()
+            .remember(remember(&ns, transcript))
+            .await
+            .expect("remember");
+        if let Some(memory) = &remembered.memory {
+            assert_eq!(
+                leaks(&stored_text(memory)),
+                None,
+                "Remember stores: {memory:?}"
+            );
+        }
+        if case["rest_worth_keeping"].as_bool() == Some(true) {
+            worth_keeping += 1;
+            kept += usize::from(remembered.memory.is_some());
+        }
+        let refused = engram
+            .memory()
+            .create_memory(proto::CreateMemoryRequest {
+                scope: Some(ns.clone()),
+                memory: Some(proto::MemoryInput {
+                    content: transcript.to_owned(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .await
+            .expect_err(transcript);
+        assert_eq!(refused.code(), Code::InvalidArgument, "{transcript}");
+        assert_eq!(leaks(&refused.message()), None, "{refused}");
+        all_secrets.extend(secrets);
+    }
+    println!(
+        "secrets set: {} secrets in 50 transcripts, none stored; {kept} of {worth_keeping} \
+         transcripts with something else worth keeping were kept without their secrets",
+        all_secrets.len()
+    );
+    for memory in list_all(&engram, &ns, 100).await {
+        let text = stored_text(&memory);
+        assert!(!all_secrets.iter().any(|s| text.contains(s)), "{memory:?}");
+    }
+    let log = server.log();
+    for secret in &all_secrets {
+        assert!(!log.contains(secret), "the log holds {secret}");
     }
 }
 

@@ -219,20 +219,58 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         pattern(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{12,}=*)", 1, Token),
         // NAME=value, name: value, "name": "value" — where the name says
-        // it holds a secret.
+        // it holds a password or a secret: any value of 4 characters or
+        // more; a key or a token: 16 or more (not a count like max_tokens).
         pattern(
-            r#"(?i)\b[a-z0-9_.-]*(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|client[_-]?secret)[a-z0-9_.-]*["']?\s*[:=]\s*["']?([^\s"',;]{4,})"#,
+            r#"(?i)\b[a-z0-9_.-]*(?:password|passwd|passphrase|secret)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{4,})"#,
             1,
             Token,
         ),
-        // A password stated in prose: "my password is hunter2",
-        // "the wifi password: …", "pw is …", "PIN 4321".
         pattern(
-            r#"(?i)\b(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)\s*(?:is|was|=|:|-|reads|will be|is now)\s*["'“‘`]?([^\s"'”’`,;]+)"#,
+            r#"(?i)\b[a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|token|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{16,})"#,
+            1,
+            Token,
+        ),
+        // A key or token stated in prose: "the secret access key for the
+        // backup user is …" — taken out where it stands.
+        pattern(
+            r#"(?i)\b(?:secret(?: access)? key|secret|api key|access key|access token|auth token|token|private key)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]+(?:is|was|=|:)[ \t]*["'“‘`]?([^\s"'”’`,;]{12,})"#,
+            1,
+            Token,
+        ),
+        // Webhook URLs whose last part is the secret.
+        pattern(
+            r"hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/([A-Za-z0-9]{16,})",
+            1,
+            Token,
+        ),
+        pattern(
+            r"discord(?:app)?\.com/api/webhooks/[0-9]+/([A-Za-z0-9_-]{30,})",
+            1,
+            Token,
+        ),
+        // A login given as "user / password": "the login is analyst / …".
+        pattern(
+            r"(?i)\b(?:login|logins|credentials?|username|user|account)\b[^.\n]{0,40}?\b(?:is|are|:)[ \t]+[\w.@+-]+[ \t]+/[ \t]+([^\s/]{6,})",
+            1,
+            Password,
+        ),
+        // A password stated in prose: "my password is hunter2", "the wifi
+        // password in the Berlin office is …", "pw: …", "PIN 4321".
+        pattern(
+            r#"(?i)\b(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:is|was|=|:|-|reads|will be|is now)[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
             1,
             Password,
         ),
     ]
+});
+
+/// A 40-character base64 string beside nothing else of its alphabet: an
+/// AWS secret access key when it mixes upper case, lower case and digits
+/// (a hex digest has no upper case).
+static SECRET_KEY_40: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])")
+        .expect("the key pattern compiles")
 });
 
 /// Card numbers: 13 to 19 digits, in groups or not.
@@ -271,6 +309,20 @@ pub fn find(text: &str) -> Vec<Found> {
                 kind: pattern.kind,
                 range,
                 whole_sentence: pattern.kind == SecretKind::Password,
+            });
+        }
+    }
+    for captures in SECRET_KEY_40.captures_iter(text) {
+        let m = captures.get(1).expect("the key group");
+        let key = m.as_str();
+        let mixed = key.bytes().any(|b| b.is_ascii_uppercase())
+            && key.bytes().any(|b| b.is_ascii_lowercase())
+            && key.bytes().any(|b| b.is_ascii_digit());
+        if mixed {
+            found.push(Found {
+                kind: SecretKind::ProviderKey,
+                range: m.range(),
+                whole_sentence: false,
             });
         }
     }
@@ -521,6 +573,65 @@ mod tests {
         assert_eq!(redact(pem).text, "key:\n[REDACTED]\nthanks");
         // Not secrets: limits and budgets named like tokens.
         assert!(find("max_tokens=1000, token_budget: 400").is_empty());
+    }
+
+    /// Every secret of the 50-case set (tests/data/policy/secrets.json),
+    /// and of the labelled transcripts that hold one, is taken out.
+    #[test]
+    fn the_secrets_set_is_redacted_whole() {
+        let mut cases = Vec::new();
+        for set in [
+            include_str!("../../../tests/data/policy/secrets.json"),
+            include_str!("../../../tests/data/policy/dev.json"),
+            include_str!("../../../tests/data/policy/heldout.json"),
+        ] {
+            let all: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
+            cases.extend(all.into_iter().filter(|c| c.get("secrets").is_some()));
+        }
+        assert!(cases.len() >= 70, "{}", cases.len());
+        let mut leaks = Vec::new();
+        for case in &cases {
+            let transcript = case["transcript"].as_str().unwrap();
+            let redacted = redact(transcript);
+            for secret in case["secrets"].as_array().unwrap() {
+                if redacted.text.contains(secret.as_str().unwrap()) {
+                    leaks.push(format!("{secret} in {:?}", redacted.text));
+                }
+            }
+        }
+        assert!(
+            leaks.is_empty(),
+            "{} leaks:\n{}",
+            leaks.len(),
+            leaks.join("\n")
+        );
+    }
+
+    /// The labelled transcripts that hold no secret are left alone.
+    #[test]
+    fn the_labelled_sets_have_no_false_secrets() {
+        let mut wrong = Vec::new();
+        for set in [
+            include_str!("../../../tests/data/policy/dev.json"),
+            include_str!("../../../tests/data/policy/heldout.json"),
+        ] {
+            let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
+            for case in cases.iter().filter(|c| c.get("secrets").is_none()) {
+                let transcript = case["transcript"].as_str().unwrap();
+                for f in find(transcript) {
+                    wrong.push(format!(
+                        "{:?} {:?} in {transcript:?}",
+                        f.kind, &transcript[f.range]
+                    ));
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} false secrets:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
     }
 
     #[test]
