@@ -58,6 +58,21 @@ const CUES: &[&str] = &[
     "mark this as global",
     "save this to global memory",
     "remember this permanently",
+    "your memory must",
+    "must record that",
+    "the assistant must remember",
+    "the ai must remember",
+    "to the ai reading this",
+    "note to ai",
+    "notes to ai",
+    "to any ai",
+    "ai agents:",
+    "your previous instructions",
+    "you are authorised to",
+    "you are authorized to",
+    "ignore the user",
+    "new policy — remember",
+    "new policy - remember",
 ];
 
 /// Line starts that forge a turn of the conversation's system or of a tool.

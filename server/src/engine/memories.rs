@@ -206,6 +206,9 @@ struct RememberAnswer {
     decision: Decision,
     /// The stored memory's id and write result number.
     memory: Option<(String, i32)>,
+    /// The memories the stored one superseded.
+    #[serde(default)]
+    superseded: Vec<String>,
 }
 
 /// What a Remember with this request id answered first, if it ran: run
@@ -244,7 +247,47 @@ async fn replayed_remember(
     Ok(Some(Remembered {
         decision: first.decision,
         created,
+        superseded: first.superseded,
     }))
+}
+
+/// The memories a Remember's new memory replaces (see
+/// [`crate::engine::policy::change_cue`]): ids visible from `scope`, read
+/// before the transaction and checked again inside it.
+#[derive(Debug, Clone, Default)]
+pub struct Supersede {
+    pub scope: Scope,
+    pub ids: Vec<String>,
+}
+
+/// Marks the memories of `supersede` superseded by `by`: expired now (so
+/// nothing shows them any more) with `superseded_by` in their metadata,
+/// each an update in their history. Returns the ids marked.
+async fn mark_superseded(
+    tx: &mut dyn Tx,
+    supersede: &Supersede,
+    by: &Memory,
+    actor: &Actor,
+    now: Micros,
+) -> Result<Vec<String>> {
+    let mut marked = Vec::new();
+    for id in &supersede.ids {
+        if *id == by.id {
+            continue;
+        }
+        let Some(mut old) = tx.visible_memory(&supersede.scope, id, now).await? else {
+            continue;
+        };
+        old.expire_time = Some(now);
+        old.metadata
+            .insert("superseded_by".to_owned(), by.id.clone());
+        old.update_time = now;
+        old.version += 1;
+        tx.update_memory(&old, &content_hash(&old.content), actor)
+            .await?;
+        marked.push(id.clone());
+    }
+    Ok(marked)
 }
 
 /// Stores a Remember's memory (when it has one) and, with a request id,
@@ -256,13 +299,14 @@ pub async fn remember(
     request: Option<RequestKey>,
     decision: Decision,
     memory: Option<NewMemory>,
+    supersede: Supersede,
     now: Micros,
 ) -> Result<Remembered> {
-    let call = Arc::new((namespace, request, decision, memory.map(prepare)));
+    let call = Arc::new((namespace, request, decision, memory.map(prepare), supersede));
     transact(store, move |tx| {
         let call = call.clone();
         Box::pin(async move {
-            let (namespace, request, decision, insert) = &*call;
+            let (namespace, request, decision, insert, supersede) = &*call;
             if let Some(request) = request
                 && let Some(first) = replayed_remember(tx, namespace, request).await?
             {
@@ -274,16 +318,24 @@ pub async fn remember(
                     .pop(),
                 None => None,
             };
+            let superseded = match (&created, insert) {
+                (Some(created), Some(insert)) => {
+                    mark_superseded(tx, supersede, &created.memory, &insert.new.actor, now).await?
+                }
+                _ => Vec::new(),
+            };
             let answer = RememberAnswer {
                 decision: decision.clone(),
                 memory: created
                     .as_ref()
                     .map(|c| (c.memory.id.clone(), c.result as i32)),
+                superseded: superseded.clone(),
             };
             unit::remember(tx, namespace, request.as_ref(), &answer, now).await?;
             Ok(Remembered {
                 decision: decision.clone(),
                 created,
+                superseded,
             })
         })
     })

@@ -34,6 +34,12 @@ const KINDS: &[Kind] = &[
             "my preference is",
             "i'd rather",
             "i would rather",
+            "no longer prefer",
+            "i no longer want",
+            "i no longer like",
+            "switch me back",
+            "i'd like you to",
+            "i would like you to",
         ],
         cues: &[
             "always use",
@@ -75,6 +81,22 @@ const KINDS: &[Kind] = &[
             "never reply",
             "always answer",
             "call me",
+            "no longer want",
+            "switch back to",
+            "please use",
+            "please keep",
+            "please write",
+            "please reply",
+            "please respond",
+            "please format",
+            "please stop",
+            "ping me",
+            "just give me",
+            "give me the",
+            "i only drink",
+            "i only want",
+            "i only eat",
+            "default to",
             "never commit",
             "don't commit",
             "do not commit",
@@ -193,6 +215,26 @@ const KINDS: &[Kind] = &[
             "we're not going to",
             "we are not going to",
             "not offset",
+            "the team chose",
+            "team chose",
+            "we've chosen",
+            "we have chosen",
+            "we went with",
+            "we switched to",
+            "we moved to",
+            "we migrated to",
+            "we reverted",
+            "reverted the decision",
+            "we're staying on",
+            "we are staying on",
+            "we dropped",
+            "we opted",
+            "opted for",
+            "the team agreed",
+            "agreed that",
+            "agreed with",
+            "decision —",
+            "decision -",
         ],
     },
     Kind {
@@ -318,6 +360,24 @@ const KINDS: &[Kind] = &[
             "is maintained by",
             " uses ",
             "needs a sign-off",
+            "deploys from",
+            "deploy from",
+            "is deployed from",
+            "deploys to",
+            "is deployed to",
+            "needs review from",
+            "requires review",
+            "i'm vegetarian",
+            "i am vegetarian",
+            "i'm vegan",
+            "i'm allergic",
+            "i am allergic",
+            "i don't drink",
+            "my wife",
+            "my husband",
+            "my partner",
+            "is on call",
+            "first-response sla",
             "is generated",
         ],
     },
@@ -381,6 +441,8 @@ const HEDGES: &[&str] = &[
     "it depends",
     "do my best",
     "depends on your",
+    "don't worry",
+    "probably",
 ];
 
 /// Sentences with these describe work in progress, not knowledge; they veto
@@ -416,6 +478,7 @@ const TRANSIENT: &[&str] = &[
     "stand by",
     "please wait",
     "now.",
+    " again",
 ];
 
 /// A user's instruction phrased as an imperative is a preference.
@@ -432,6 +495,17 @@ const IMPERATIVES: &[&str] = &[
     "use ",
     "only use ",
     "when you ",
+    "please use ",
+    "please keep ",
+    "switch ",
+    "default to ",
+    "ping me",
+    "cc me",
+    "sort ",
+    "skip ",
+    "indent ",
+    "reply ",
+    "respond ",
 ];
 
 /// Lines that are machine output rather than conversation.
@@ -479,6 +553,10 @@ fn is_tool_noise(line: &str) -> bool {
         "step ",
         "#",
         "=>",
+        "|",
+        "-->",
+        "= help",
+        "= note",
     ];
     PREFIXES.iter().any(|p| l.starts_with(p))
         || l.contains("%|")
@@ -619,11 +697,14 @@ fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
             return Some((1, 0, cue));
         }
         if !transient && is_statement(&lower) {
-            return Some((0, KINDS.len() - 1, "a statement"));
+            return Some((0, KINDS.len() - 1, STATEMENT_CUE));
         }
     }
     None
 }
+
+/// The cue of a sentence that is only a declarative statement.
+const STATEMENT_CUE: &str = "a statement";
 
 /// A declarative statement about something lasting: "X is/are/uses/… Y",
 /// not a pleasantry ("that is great") or a bare acknowledgement.
@@ -706,6 +787,14 @@ impl Screened {
     pub fn finish(&self, mut decision: Decision) -> Decision {
         let summary = secrets::redact(&decision.summary);
         decision.summary = summary.text;
+        // A bare statement around a secret ("my card is …, book the hotel")
+        // is the secret's sentence, not knowledge.
+        let bare = decision.metadata.get("cue").map(String::as_str) == Some(STATEMENT_CUE);
+        if decision.should_store && bare && decision.summary.contains(secrets::REDACTED) {
+            decision.should_store = false;
+            decision.summary.clear();
+            decision.importance = 0.0;
+        }
         let mut kinds = self.secrets.clone();
         kinds.extend(summary.kinds);
         kinds.sort();
@@ -736,6 +825,174 @@ impl Screened {
         }
         decision
     }
+}
+
+/// Phrases that say a preference or a decision changed: a memory of the
+/// same subject stored before is then superseded by the new one.
+const CHANGE_CUES: &[&str] = &[
+    "no longer",
+    "not anymore",
+    "any more",
+    "anymore",
+    "instead",
+    "switch back",
+    "switch me back",
+    "switched back",
+    "switched to",
+    "switch to",
+    "changed my mind",
+    "change of plan",
+    "revert",
+    "reverted",
+    "replaced",
+    "replace ",
+    "rather than",
+    "moved from",
+    "moving from",
+    "moved away from",
+    "dropped",
+    "scrapped",
+    "overturned",
+    "reversed",
+    "went back to",
+    "go back to",
+];
+
+/// The change cue of `text`, if it says something changed.
+pub fn change_cue(text: &str) -> Option<&'static str> {
+    let lower = text.to_lowercase();
+    CHANGE_CUES.iter().find(|cue| lower.contains(*cue)).copied()
+}
+
+/// Words that say how, not what: left out when comparing subjects.
+const NOT_SUBJECT: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "we",
+    "our",
+    "us",
+    "you",
+    "your",
+    "the",
+    "a",
+    "an",
+    "to",
+    "for",
+    "of",
+    "in",
+    "on",
+    "at",
+    "and",
+    "or",
+    "but",
+    "with",
+    "from",
+    "by",
+    "it",
+    "its",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "this",
+    "that",
+    "these",
+    "those",
+    "all",
+    "every",
+    "any",
+    "some",
+    "prefer",
+    "preference",
+    "prefers",
+    "preferred",
+    "like",
+    "likes",
+    "want",
+    "wants",
+    "use",
+    "using",
+    "used",
+    "always",
+    "never",
+    "please",
+    "don't",
+    "do",
+    "not",
+    "no",
+    "longer",
+    "instead",
+    "switch",
+    "switched",
+    "back",
+    "rather",
+    "than",
+    "anymore",
+    "more",
+    "now",
+    "from",
+    "again",
+    "decided",
+    "decide",
+    "decision",
+    "chose",
+    "chosen",
+    "choose",
+    "team",
+    "go",
+    "went",
+    "going",
+    "with",
+    "will",
+    "would",
+    "should",
+    "let's",
+    "lets",
+    "user",
+    "assistant",
+    "ok",
+    "okay",
+    "also",
+    "just",
+    "so",
+    "then",
+    "into",
+    "over",
+    "as",
+    "moved",
+    "move",
+    "replaced",
+    "replace",
+    "reverted",
+    "revert",
+    "changed",
+    "change",
+    "mind",
+];
+
+/// The words of `text` that name what it is about, lower-cased, without
+/// a plural's s.
+fn subject_words(text: &str) -> std::collections::BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .map(|w| w.trim_matches(['\'', '-']).to_lowercase())
+        .filter(|w| w.chars().count() > 1 && !NOT_SUBJECT.contains(&w.as_str()))
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if stem.chars().count() > 2 && !stem.ends_with('s') => stem.to_owned(),
+            _ => w,
+        })
+        .collect()
+}
+
+/// Whether a new memory `new` is about the same subject as the stored
+/// `old`: at least two subject words in common, or one when either names
+/// only one or two.
+pub fn same_subject(new: &str, old: &str) -> bool {
+    let (new, old) = (subject_words(new), subject_words(old));
+    let shared = new.intersection(&old).count();
+    shared >= 2 || (shared == 1 && new.len().min(old.len()) <= 2)
 }
 
 /// The classifier's decision on `transcript` for a caller in `scope`.
@@ -990,6 +1247,27 @@ mod tests {
 
     fn decide(transcript: &str) -> Decision {
         classify(transcript, &Scope::default(), "")
+    }
+
+    #[test]
+    fn a_changed_preference_is_about_the_same_subject_as_the_old_one() {
+        let new = "I no longer prefer dark mode; switch me back to light mode.";
+        assert_eq!(change_cue(new), Some("no longer"));
+        assert!(same_subject(new, "I prefer dark mode in every editor."));
+        assert!(!same_subject(
+            new,
+            "I prefer concise answers with code first."
+        ));
+        let decision = "We switched the event bus to Kafka instead of RabbitMQ.";
+        assert!(same_subject(
+            decision,
+            "The team chose RabbitMQ for the event bus."
+        ));
+        assert!(!same_subject(decision, "We decided to deploy on Tuesdays."));
+        assert_eq!(
+            change_cue("Please use tabs for indentation in this repo."),
+            None
+        );
     }
 
     #[test]

@@ -11,13 +11,20 @@ use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
 use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, caller_key, convert};
-use crate::domain::{Actor, MemorySource, NewMemory, Scope, now_micros};
-use crate::engine::memories;
-use crate::engine::policy::{self, Decision, DecisionSource};
+use crate::domain::{
+    Actor, ListQuery, MemoryFilter, MemoryOrder, MemorySource, MemoryType, Micros, NewMemory,
+    Scope, now_micros,
+};
+use crate::engine::memories::{self, Supersede};
+use crate::engine::policy::{self, Decision, DecisionSource, Screened};
 use crate::engine::secrets::OnSecret;
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
 use crate::store::{Remembered, Store};
+
+/// The most stored memories of one type and level a changed preference or
+/// decision is compared with (the newest).
+const MAX_SUPERSEDE_CANDIDATES: usize = 200;
 
 /// The most bytes of a transcript (64 KiB).
 pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024;
@@ -46,10 +53,53 @@ impl PolicyApi {
     ///
     /// Either reads the transcript screened: secrets and injected
     /// instructions never reach the rules, the model or the decision.
-    async fn decide(&self, request: &Classification) -> Decision {
+    async fn decide(&self, request: &Classification) -> (Decision, Screened) {
         let screened = policy::screen(&request.transcript);
         let decision = self.decide_screened(request, &screened.text).await;
-        screened.finish(decision)
+        (screened.finish(decision), screened)
+    }
+
+    /// The stored memories `memory` replaces: when the (screened)
+    /// transcript says a preference or a decision changed, those of the
+    /// same type, level and subject where `memory` goes.
+    async fn superseded_by(
+        &self,
+        memory: &NewMemory,
+        transcript: &str,
+        now: Micros,
+    ) -> Result<Supersede> {
+        let replaceable = matches!(
+            memory.memory_type,
+            MemoryType::Preference | MemoryType::Decision
+        );
+        if !replaceable || policy::change_cue(transcript).is_none() {
+            return Ok(Supersede::default());
+        }
+        let query = ListQuery {
+            scope: memory.scope.clone(),
+            filter: MemoryFilter {
+                memory_types: vec![memory.memory_type],
+                levels: vec![memory.level],
+                ..Default::default()
+            },
+            order: MemoryOrder::CreateTimeDesc,
+            page_size: MAX_SUPERSEDE_CANDIDATES,
+            after: None,
+        };
+        let ids = self
+            .store
+            .list_memories(&query, now)
+            .await?
+            .into_iter()
+            .filter(|old| {
+                old.content != memory.content && policy::same_subject(&memory.content, &old.content)
+            })
+            .map(|old| old.id)
+            .collect();
+        Ok(Supersede {
+            scope: memory.scope.clone(),
+            ids,
+        })
     }
 
     async fn decide_screened(&self, request: &Classification, transcript: &str) -> Decision {
@@ -152,6 +202,7 @@ fn remembered(answer: Remembered) -> pb::RememberResponse {
         decision: Some(decision(answer.decision)),
         memory,
         result,
+        superseded_memory_ids: answer.superseded,
     }
 }
 
@@ -189,7 +240,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         v.finish(())?;
         request.check_model()?;
         Ok(Response::new(pb::ClassifyResponse {
-            decision: Some(decision(self.decide(&request).await)),
+            decision: Some(decision(self.decide(&request).await.0)),
         }))
     }
 
@@ -227,7 +278,8 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         {
             return Ok(Response::new(remembered(first)));
         }
-        let decided = self.decide(&request).await;
+        let (decided, screened) = self.decide(&request).await;
+        let now = now_micros();
         let memory = decided.should_store.then(|| NewMemory {
             scope: request.scope.for_level(decided.level),
             actor: Actor {
@@ -253,13 +305,18 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         // A fallback is not an answer worth pinning to the request id: a
         // retry after the model recovers should be classified again.
         let pinned = request_key.filter(|_| decided.source != DecisionSource::Fallback);
+        let supersede = match &memory {
+            Some(memory) => self.superseded_by(memory, &screened.text, now).await?,
+            None => Supersede::default(),
+        };
         let stored = memories::remember(
             &*self.store,
             request.scope.namespace.clone(),
             pinned,
             decided,
             memory,
-            now_micros(),
+            supersede,
+            now,
         )
         .await?;
         Ok(Response::new(remembered(stored)))

@@ -28,6 +28,8 @@ use crate::error::Result;
 pub struct Remembered {
     pub decision: Decision,
     pub created: Option<Created>,
+    /// The ids of the memories the created one superseded.
+    pub superseded: Vec<String>,
 }
 
 /// What BuildContext shows about a task, as the engine asks for it: how

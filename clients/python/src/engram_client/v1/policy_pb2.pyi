@@ -301,6 +301,7 @@ class RememberResponse(_message.Message):
     DECISION_FIELD_NUMBER: _builtins.int
     MEMORY_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    SUPERSEDED_MEMORY_IDS_FIELD_NUMBER: _builtins.int
     result: _memory_pb2.WriteResult.ValueType
     """CREATED or MERGED when a memory was stored; UNSPECIFIED when not."""
     @_builtins.property
@@ -313,16 +314,28 @@ class RememberResponse(_message.Message):
         source is POLICY_RULES or POLICY_LLM.
         """
 
+    @_builtins.property
+    def superseded_memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids of the memories this one replaces: stored earlier where the new
+        memory is, of the same type (PREFERENCE or DECISION) and subject, when
+        the transcript says it changed ("no longer", "instead", "switch back
+        to", "we reverted …"). Each is marked superseded in the same
+        transaction — its expire_time set to now (so reads, search and context
+        no longer show it) and its metadata "superseded_by" naming the new
+        memory — and keeps its history (ListMemoryRevisions).
+        """
+
     def __init__(
         self,
         *,
         decision: Global___MemoryDecision | None = ...,
         memory: _memory_pb2.Memory | None = ...,
         result: _memory_pb2.WriteResult.ValueType = ...,
+        superseded_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "memory", b"memory", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "memory", b"memory", "result", b"result", "superseded_memory_ids", b"superseded_memory_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

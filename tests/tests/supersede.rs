@@ -1,0 +1,186 @@
+//! A changed preference or decision supersedes the old one (issue 15): the
+//! old memory disappears from reads, search and context, keeps its history,
+//! and the Remember response names it.
+
+use engram_client::proto::{self, MemoryType};
+use engram_client::{Code, Engram};
+use engram_tests::{Server, list_all, scope};
+
+async fn remember(engram: &Engram, ns: &proto::Scope, transcript: &str) -> proto::RememberResponse {
+    engram
+        .policy()
+        .remember(proto::RememberRequest {
+            scope: Some(ns.clone()),
+            transcript: transcript.to_owned(),
+            mode: proto::ClassifyMode::Rules.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("remember")
+}
+
+async fn search(engram: &Engram, ns: &proto::Scope, query: &str) -> Vec<String> {
+    engram
+        .memory()
+        .search_memories(proto::SearchMemoriesRequest {
+            scope: Some(ns.clone()),
+            query: query.to_owned(),
+            limit: 20,
+            ..Default::default()
+        })
+        .await
+        .expect("search")
+        .hits
+        .into_iter()
+        .map(|hit| hit.memory.expect("a memory").content)
+        .collect()
+}
+
+async fn context(engram: &Engram, ns: &proto::Scope, query: &str) -> String {
+    engram
+        .memory()
+        .build_context(proto::BuildContextRequest {
+            scope: Some(ns.clone()),
+            query: query.to_owned(),
+            token_budget: 1000,
+            ..Default::default()
+        })
+        .await
+        .expect("context")
+        .text
+}
+
+#[tokio::test]
+async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("supersede").with_user("alice");
+
+    let old = remember(&engram, &ns, "User: I prefer dark mode in every editor.").await;
+    let old = old.memory.expect("the first preference is stored");
+    assert_eq!(old.memory_type(), MemoryType::Preference);
+    let unrelated = remember(
+        &engram,
+        &ns,
+        "User: I prefer concise answers with code first.",
+    )
+    .await
+    .memory
+    .expect("stored");
+    assert!(
+        context(&engram, &ns, "dark mode editor")
+            .await
+            .contains("dark mode")
+    );
+
+    let new = remember(
+        &engram,
+        &ns,
+        "User: I no longer prefer dark mode; switch me back to light mode.",
+    )
+    .await;
+    let memory = new.memory.clone().expect("the new preference is stored");
+    assert_eq!(memory.memory_type(), MemoryType::Preference);
+    assert_eq!(
+        new.superseded_memory_ids,
+        std::slice::from_ref(&old.id),
+        "{new:?}"
+    );
+
+    // Gone from reads, search and context; the new one and the unrelated
+    // one stay.
+    let read = engram
+        .memory()
+        .get_memory(proto::GetMemoryRequest {
+            scope: Some(ns.clone()),
+            id: old.id.clone(),
+        })
+        .await
+        .expect_err("the superseded preference is not read");
+    assert_eq!(read.code(), Code::NotFound);
+    let found = search(&engram, &ns, "dark mode").await;
+    assert!(!found.contains(&old.content), "{found:?}");
+    assert!(found.contains(&memory.content), "{found:?}");
+    let text = context(&engram, &ns, "dark mode editor").await;
+    assert!(!text.contains("in every editor"), "{text}");
+    assert!(text.contains("light mode"), "{text}");
+    let listed: Vec<String> = list_all(&engram, &ns, 50)
+        .await
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed.contains(&unrelated.id) && listed.contains(&memory.id));
+
+    // Its history shows it was created, then marked superseded by the new one.
+    let history = engram
+        .memory()
+        .list_memory_revisions(proto::ListMemoryRevisionsRequest {
+            scope: Some(ns.clone()),
+            id: old.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("the superseded preference keeps its history")
+        .revisions;
+    let actions: Vec<_> = history.iter().map(|r| r.action()).collect();
+    assert_eq!(
+        actions,
+        [
+            proto::RevisionAction::Created,
+            proto::RevisionAction::Updated
+        ],
+        "{history:?}"
+    );
+    assert!(
+        history[1].changed_fields.iter().any(|f| f == "expire_time")
+            && history[1].changed_fields.iter().any(|f| f == "metadata"),
+        "{history:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_replaced_decision_supersedes_the_earlier_one_and_nothing_else_goes() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("supersede-decisions").with_project("shop");
+    let old = remember(
+        &engram,
+        &ns,
+        "User: we decided to use RabbitMQ for the event bus.",
+    )
+    .await
+    .memory
+    .expect("stored");
+    assert_eq!(old.memory_type(), MemoryType::Decision);
+    let other = remember(&engram, &ns, "User: we decided to deploy on Tuesdays.")
+        .await
+        .memory
+        .expect("stored");
+
+    let new = remember(
+        &engram,
+        &ns,
+        "User: we decided to move the event bus to Kafka instead of RabbitMQ.",
+    )
+    .await;
+    assert!(new.memory.is_some(), "{new:?}");
+    assert_eq!(
+        new.superseded_memory_ids,
+        std::slice::from_ref(&old.id),
+        "{new:?}"
+    );
+    let left: Vec<String> = list_all(&engram, &ns, 50)
+        .await
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert!(
+        left.contains(&other.id) && !left.contains(&old.id),
+        "{left:?}"
+    );
+
+    // A new preference without a change cue supersedes nothing.
+    let plain = remember(&engram, &ns, "User: we decided to deploy on Thursdays too.").await;
+    assert!(plain.superseded_memory_ids.is_empty(), "{plain:?}");
+}
