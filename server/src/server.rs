@@ -16,6 +16,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
+use crate::engine::examples::LabelledExamples;
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
 use crate::grpc::auth::{ApiKeys, AuthLayer};
@@ -179,12 +180,29 @@ pub async fn serve(
     );
     let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     let learning = guard.named_layer(
-        LearningServiceServer::new(LearningApi::new(store.clone(), llm.clone(), embedder))
-            .max_decoding_message_size(max_request_bytes),
+        LearningServiceServer::new(LearningApi::new(
+            store.clone(),
+            llm.clone(),
+            embedder.clone(),
+        ))
+        .max_decoding_message_size(max_request_bytes),
     );
+    // With an embedder, the policy's labelled examples are embedded now,
+    // in the background, so the first Classify need not wait for them.
+    let examples = embedder.clone().map(|embedder| {
+        let examples = Arc::new(LabelledExamples::new(embedder));
+        let warming = examples.clone();
+        tokio::spawn(async move { warming.warm().await });
+        examples
+    });
     let policy = guard.named_layer(
-        PolicyServiceServer::new(PolicyApi::new(store.clone(), llm, limits.on_secret))
-            .max_decoding_message_size(max_request_bytes),
+        PolicyServiceServer::new(PolicyApi::new(
+            store.clone(),
+            llm,
+            limits.on_secret,
+            examples,
+        ))
+        .max_decoding_message_size(max_request_bytes),
     );
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();

@@ -93,6 +93,17 @@ async fn evaluate(engram: &Engram, ns: &proto::Scope, labelled: &str) -> Accurac
     }
 }
 
+/// Prints how the classifier did on a set, with every miss.
+fn report(classifier: &str, name: &str, result: &Accuracy) {
+    println!(
+        "{classifier} on {} {name} transcripts: should_store accuracy {:.3}, memory_type accuracy on positives {:.3}\n{}",
+        result.cases,
+        result.store,
+        result.memory_type,
+        result.misses.join("\n")
+    );
+}
+
 #[tokio::test]
 async fn the_rules_classifier_is_accurate_on_the_labelled_set() {
     let server = Server::start().await;
@@ -101,13 +112,7 @@ async fn the_rules_classifier_is_accurate_on_the_labelled_set() {
     let tuning = evaluate(&engram, &ns, LABELLED).await;
     let held_out = evaluate(&engram, &ns, HELD_OUT).await;
     for (name, result) in [("labelled (tuning)", &tuning), ("held-out", &held_out)] {
-        println!(
-            "rules classifier on {} {name} transcripts: should_store accuracy {:.3}, memory_type accuracy on positives {:.3}\n{}",
-            result.cases,
-            result.store,
-            result.memory_type,
-            result.misses.join("\n")
-        );
+        report("rules classifier", name, result);
     }
     assert!(tuning.cases >= 80, "at least 80 labelled transcripts");
     assert_eq!(
@@ -174,15 +179,49 @@ async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed(
     let engram = server.client().await;
     let ns = scope("labelled-v2");
     for (name, set) in [("dev", DEV), ("held-out", HELD_OUT_V2)] {
-        let result = evaluate(&engram, &ns, set).await;
-        println!(
-            "rules classifier on {} {name} transcripts: should_store accuracy {:.3}, memory_type accuracy on positives {:.3}\n{}",
-            result.cases,
-            result.store,
-            result.memory_type,
-            result.misses.join("\n")
-        );
+        report("rules classifier", name, &evaluate(&engram, &ns, set).await);
     }
+}
+
+/// With an embedder, the rules consult the nearest labelled examples (of
+/// the dev split) where they find no explicit cue: deterministic, named in
+/// the decision, and at least as accurate on the held-out split.
+#[tokio::test]
+async fn with_an_embedder_the_nearest_labelled_examples_vote() {
+    let rules_only = Server::start().await;
+    let with_examples = Server::start_with_test_model().await;
+    let ns = scope("labelled-vote");
+    let rules = evaluate(&rules_only.client().await, &ns, HELD_OUT_V2).await;
+    let engram = with_examples.client().await;
+    let dev = evaluate(&engram, &ns, DEV).await;
+    let voted = evaluate(&engram, &ns, HELD_OUT_V2).await;
+    for (name, result) in [("dev", &dev), ("held-out", &voted)] {
+        report("rules + nearest labelled examples", name, result);
+    }
+    println!(
+        "held-out: rules alone should_store {:.3} type {:.3}; with the examples {:.3} {:.3}",
+        rules.store, rules.memory_type, voted.store, voted.memory_type
+    );
+    assert!(
+        voted.store >= rules.store && voted.memory_type >= rules.memory_type,
+        "the examples do not make the held-out accuracy worse"
+    );
+
+    // The vote is named, and the same transcript decides the same way.
+    let transcript = "User: the nightly export job writes to the analytics bucket in eu-west-1.";
+    let mut decisions = Vec::new();
+    for _ in 0..4 {
+        let response = policy(&engram)
+            .classify(classify_request(&ns, transcript))
+            .await
+            .expect("classify");
+        decisions.push(response.decision.expect("decision"));
+    }
+    assert!(decisions[0].metadata.contains_key("vote"), "{decisions:?}");
+    assert!(
+        decisions.iter().all(|d| *d == decisions[0]),
+        "{decisions:?}"
+    );
 }
 
 #[tokio::test]

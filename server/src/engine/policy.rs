@@ -997,7 +997,162 @@ pub fn same_subject(new: &str, old: &str) -> bool {
 
 /// The classifier's decision on `transcript` for a caller in `scope`.
 pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
+    classify_with_vote(transcript, scope, task_id, None)
+}
+
+/// What the labelled examples nearest to a transcript say of it (see
+/// [`crate::engine::examples`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Vote {
+    /// The heaviest label: the type to keep it as, or `None` (not worth
+    /// keeping).
+    pub label: Option<MemoryType>,
+    /// That label's share of the nearest examples' weight, 0 to 1.
+    pub share: f64,
+    /// The cosine of the nearest example.
+    pub nearest: f64,
+}
+
+/// The least share of the weight a vote needs to be heeded. Both
+/// thresholds were chosen on the dev split, leave-one-out (an example never
+/// votes on itself): a vote heeded more often cost accuracy there.
+const VOTE_SHARE: f64 = 0.8;
+/// The least cosine of the nearest example for a vote to be heeded.
+const VOTE_NEAREST: f64 = 0.5;
+/// The least cue strength the rules keep their decision with, whatever the
+/// vote: an explicit marker or cue phrase (not an imperative or a bare
+/// statement).
+const EXPLICIT_CUE: u8 = 2;
+
+impl Vote {
+    fn heeded(&self) -> bool {
+        self.share >= VOTE_SHARE && self.nearest >= VOTE_NEAREST
+    }
+
+    fn describe(&self) -> String {
+        let label = self.label.map_or("NOT_STORED", MemoryType::label);
+        format!("{label} {:.2} nearest {:.2}", self.share, self.nearest)
+    }
+}
+
+/// The rules' decision on `transcript`, with the nearest labelled examples'
+/// `vote` deciding where the rules found no explicit cue (a bare statement,
+/// an imperative, or nothing) and the vote is clear.
+pub fn classify_with_vote(
+    transcript: &str,
+    scope: &Scope,
+    task_id: &str,
+    vote: Option<&Vote>,
+) -> Decision {
     let sentences = sentences(transcript);
+    let best = best_cue(&sentences);
+    let explicit = best.is_some_and(|((strength, _, _), _)| strength >= EXPLICIT_CUE);
+    let mut decision = match vote.filter(|v| v.heeded() && !explicit) {
+        Some(vote) => voted(
+            &sentences,
+            best.map(|(_, index)| index),
+            vote,
+            scope,
+            task_id,
+        ),
+        None => ruled(&sentences, best, scope, task_id),
+    };
+    if let Some(vote) = vote {
+        decision.metadata.insert("vote".to_owned(), vote.describe());
+    }
+    decision
+}
+
+/// The decision of the nearest examples' `vote`, summarised from the
+/// sentence the rules found a weak cue in (or the first one said by the
+/// user).
+fn voted(
+    sentences: &[Sentence],
+    cued: Option<usize>,
+    vote: &Vote,
+    scope: &Scope,
+    task_id: &str,
+) -> Decision {
+    let mut metadata = rules_metadata(task_id);
+    metadata.insert("classifier".to_owned(), "rules+examples".to_owned());
+    let index = cued.or_else(|| {
+        sentences
+            .iter()
+            .position(|s| s.speaker != Speaker::Assistant && !s.hedged)
+    });
+    match (vote.label, index) {
+        (Some(memory_type), Some(index)) => {
+            let kind = KINDS
+                .iter()
+                .find(|k| k.memory_type == memory_type)
+                .expect("every type has a kind");
+            Decision {
+                should_store: true,
+                memory_type,
+                summary: summary(&sentences[index..]),
+                importance: kind.importance,
+                level: level(memory_type, &sentences[index].text.to_lowercase(), scope),
+                metadata,
+                source: DecisionSource::Rules,
+                reason: format!(
+                    "the nearest labelled examples are {} ({})",
+                    memory_type.label().to_lowercase(),
+                    vote.describe()
+                ),
+            }
+        }
+        _ => not_worth_keeping(
+            scope,
+            metadata,
+            format!(
+                "the nearest labelled examples are not worth keeping ({})",
+                vote.describe()
+            ),
+        ),
+    }
+}
+
+/// The rules' decision to store nothing, and why.
+fn not_worth_keeping(
+    scope: &Scope,
+    metadata: BTreeMap<String, String>,
+    reason: String,
+) -> Decision {
+    nothing_stored(scope, metadata, DecisionSource::Rules, reason)
+}
+
+/// A decision to store nothing.
+fn nothing_stored(
+    scope: &Scope,
+    metadata: BTreeMap<String, String>,
+    source: DecisionSource,
+    reason: String,
+) -> Decision {
+    Decision {
+        should_store: false,
+        memory_type: MemoryType::Event,
+        summary: String::new(),
+        importance: 0.0,
+        level: scope.narrowest_level(),
+        metadata,
+        source,
+        reason,
+    }
+}
+
+/// The metadata every rules decision carries.
+fn rules_metadata(task_id: &str) -> BTreeMap<String, String> {
+    let mut metadata = BTreeMap::new();
+    if !task_id.is_empty() {
+        metadata.insert("task_id".to_owned(), task_id.to_owned());
+    }
+    metadata.insert("classifier".to_owned(), "rules".to_owned());
+    metadata
+}
+
+/// The strongest cue of `sentences` — (strength, kind, cue) — and its
+/// sentence: stronger cues win; among equals, the earlier kind.
+fn best_cue(sentences: &[Sentence]) -> Option<((u8, usize, &'static str), usize)> {
     let mut best: Option<((u8, usize, &'static str), usize)> = None;
     for (index, sentence) in sentences.iter().enumerate() {
         if let Some(cue) = strongest_cue(sentence) {
@@ -1008,23 +1163,24 @@ pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
             }
         }
     }
-    let mut metadata = BTreeMap::new();
-    if !task_id.is_empty() {
-        metadata.insert("task_id".to_owned(), task_id.to_owned());
-    }
-    metadata.insert("classifier".to_owned(), "rules".to_owned());
+    best
+}
+
+/// The rules' decision: the kind of the strongest cue, or nothing.
+fn ruled(
+    sentences: &[Sentence],
+    best: Option<((u8, usize, &'static str), usize)>,
+    scope: &Scope,
+    task_id: &str,
+) -> Decision {
+    let mut metadata = rules_metadata(task_id);
     let Some(((_, rank, cue), index)) = best else {
-        return Decision {
-            should_store: false,
-            memory_type: MemoryType::Event,
-            summary: String::new(),
-            importance: 0.0,
-            level: scope.narrowest_level(),
+        return not_worth_keeping(
+            scope,
             metadata,
-            source: DecisionSource::Rules,
-            reason: "no cue of durable knowledge: chatter, tool output, a question, a hedge or work in progress"
+            "no cue of durable knowledge: chatter, tool output, a question, a hedge or work in progress"
                 .into(),
-        };
+        );
     };
     let kind = &KINDS[rank];
     metadata.insert("cue".to_owned(), cue.trim().to_owned());
@@ -1218,16 +1374,12 @@ pub fn fallback(scope: &Scope, task_id: &str, error: &str) -> Decision {
     metadata.insert("task_id".to_owned(), task_id.to_owned());
     metadata.insert("source".to_owned(), "llm".to_owned());
     metadata.insert("error".to_owned(), error.to_owned());
-    Decision {
-        should_store: false,
-        memory_type: MemoryType::Event,
-        summary: String::new(),
-        importance: 0.0,
-        level: scope.narrowest_level(),
+    nothing_stored(
+        scope,
         metadata,
-        source: DecisionSource::Fallback,
-        reason: format!("the LLM classifier failed ({error}); nothing is stored"),
-    }
+        DecisionSource::Fallback,
+        format!("the LLM classifier failed ({error}); nothing is stored"),
+    )
 }
 
 /// `level`, widened until the scope can address it.

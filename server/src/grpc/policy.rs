@@ -15,6 +15,7 @@ use crate::domain::{
     Actor, ListQuery, MemoryFilter, MemoryOrder, MemorySource, MemoryType, Micros, NewMemory,
     Scope, now_micros,
 };
+use crate::engine::examples::LabelledExamples;
 use crate::engine::memories::{self, Supersede};
 use crate::engine::policy::{self, Decision, DecisionSource, Screened};
 use crate::engine::secrets::OnSecret;
@@ -35,15 +36,23 @@ pub struct PolicyApi {
     llm: Option<Arc<LlmClient>>,
     /// Whether a Remember whose tags hold a credential is refused.
     on_secret: OnSecret,
+    /// With an embedder: the labelled examples the rules consult.
+    examples: Option<Arc<LabelledExamples>>,
 }
 
 impl PolicyApi {
     /// Classifies with the rules, and with `llm` when one is configured.
-    pub fn new(store: Arc<dyn Store>, llm: Option<Arc<LlmClient>>, on_secret: OnSecret) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        llm: Option<Arc<LlmClient>>,
+        on_secret: OnSecret,
+        examples: Option<Arc<LabelledExamples>>,
+    ) -> Self {
         PolicyApi {
             store,
             llm,
             on_secret,
+            examples,
         }
     }
 
@@ -105,7 +114,16 @@ impl PolicyApi {
     async fn decide_screened(&self, request: &Classification, transcript: &str) -> Decision {
         let llm = self.llm.as_ref().filter(|_| request.use_llm);
         let Some(llm) = llm.filter(|_| !transcript.trim().is_empty()) else {
-            return policy::classify(transcript, &request.scope, &request.task_id);
+            let vote = match &self.examples {
+                Some(examples) => examples.vote(transcript).await,
+                None => None,
+            };
+            return policy::classify_with_vote(
+                transcript,
+                &request.scope,
+                &request.task_id,
+                vote.as_ref(),
+            );
         };
         let user = format!("Task: {}\nTranscript:\n{transcript}", request.task_id);
         let reply = llm
