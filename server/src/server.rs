@@ -187,14 +187,12 @@ pub async fn serve(
         ))
         .max_decoding_message_size(max_request_bytes),
     );
-    // With an embedder, the policy's labelled examples are embedded now,
-    // in the background, so the first Classify need not wait for them.
-    let examples = embedder.clone().map(|embedder| {
-        let examples = Arc::new(LabelledExamples::new(embedder));
-        let warming = examples.clone();
-        tokio::spawn(async move { warming.warm().await });
-        examples
-    });
+    // With an embedder, the policy's labelled examples, embedded at the
+    // first Classify or Remember that consults them (not at start: an
+    // embedding API is not called for a server that never classifies).
+    let examples = embedder
+        .clone()
+        .map(|embedder| Arc::new(LabelledExamples::new(embedder)));
     let policy = guard.named_layer(
         PolicyServiceServer::new(PolicyApi::new(
             store.clone(),

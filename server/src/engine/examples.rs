@@ -6,9 +6,10 @@
 //!
 //! Deterministic for a given model: the examples and their order are fixed,
 //! a transcript's vector is the same every time, and ties are broken by
-//! the examples' order. A transcript is judged only once the examples are
-//! embedded (the first call waits); when the embedder fails, the rules
-//! decide alone and the decision says so.
+//! the examples' order. The examples are embedded at the first call that
+//! needs them (it waits; a failure is tried again at the next call); when
+//! the embedder fails, the rules decide alone and the decision carries no
+//! vote.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,13 +45,6 @@ impl LabelledExamples {
         LabelledExamples {
             embedder,
             embedded: tokio::sync::OnceCell::new(),
-        }
-    }
-
-    /// Embeds the examples now (at start), so the first call need not wait.
-    pub async fn warm(&self) {
-        if let Err(error) = self.embedded().await {
-            tracing::warn!(%error, "could not embed the policy's labelled examples; trying again at the next Classify");
         }
     }
 
