@@ -129,6 +129,8 @@ pub async fn serve(
     limits: Limits,
 ) -> anyhow::Result<()> {
     let (max_request_bytes, grace) = (limits.max_request_bytes, limits.shutdown_grace);
+    // The secrets detector's patterns, compiled before the first write.
+    crate::engine::secrets::prepare();
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
     health
