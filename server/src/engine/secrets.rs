@@ -240,7 +240,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // A key or token stated in prose: "the secret access key for the
         // backup user is …" — taken out where it stands.
         pattern(
-            r#"(?i)(?-u:\b)(?:secret(?: access)? key|secret|api key|access key|access token|auth token|token|private key)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]+(?:is|was|=|:)[ \t]*["'“‘`]?([^\s"'”’`,;]{12,})"#,
+            r#"(?i)(?-u:\b)(?:secret(?: access)? key|secret|api key|access key|access token|auth token|token|private key)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]+(?:(?:is|was)(?-u:\b)|=|:)[ \t]*["'“‘`]?([^\s"'”’`,;]{12,})"#,
             1,
             Token,
         ),
@@ -257,14 +257,14 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         // A login given as "user / password": "the login is analyst / …".
         pattern(
-            r"(?i)(?-u:\b)(?:login|logins|credentials?|username|user|account)(?-u:\b)[^.\n]{0,40}?(?-u:\b)(?:is|are|:)[ \t]+[\w.@+-]+[ \t]+/[ \t]+([^\s/]{6,})",
+            r"(?i)(?-u:\b)(?:login|logins|credentials?|username|user|account)(?-u:\b)[^.\n]{0,40}?(?-u:\b)(?:(?:is|are)(?-u:\b)|:)[ \t]+[\w.@+-]+[ \t]+/[ \t]+([^\s/]{6,})",
             1,
             Password,
         ),
         // A password stated in prose: "my password is hunter2", "the wifi
         // password in the Berlin office is …", "pw: …", "PIN 4321".
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:is|was|=|:|-|reads|will be|is now)[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:(?:is|was|reads|will be|is now)(?-u:\b)|=|:|-)[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
             1,
             Password,
         ),
@@ -537,6 +537,8 @@ mod tests {
             "Your password is wrong, try again.",
             "The password reset flow sends an email.",
             "password: ${DB_PASSWORD}",
+            "password isolation between tenants",
+            "the token island-hopping was fun",
         ] {
             assert!(find(not).is_empty(), "{not}: {:?}", find(not));
         }
