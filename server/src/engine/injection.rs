@@ -131,8 +131,9 @@ fn cue_of_line(line: &str) -> Option<&'static str> {
         .copied()
 }
 
-/// A speaker's "User: " before the line's text, kept when sentences go.
-fn speaker_prefix(line: &str) -> (&str, &str) {
+/// A speaker's "User: " before the line's text (a short name without
+/// spaces), and the rest; kept when the line's sentences go.
+pub(crate) fn speaker_prefix(line: &str) -> (&str, &str) {
     if let Some(colon) = line.find(": ") {
         let speaker = &line[..colon];
         if !speaker.is_empty() && speaker.len() <= 20 && !speaker.trim().contains(' ') {

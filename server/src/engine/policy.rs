@@ -771,12 +771,15 @@ pub struct Screened {
 /// Screens `transcript` before it is classified.
 pub fn screen(transcript: &str) -> Screened {
     let redacted = secrets::redact(transcript);
-    let (text, injection) = injection::drop_injections(&redacted.text);
+    let (text, mut injection) = injection::drop_injections(&redacted.text);
+    if injection.is_none() && redacted.found_any() {
+        // Named even when a secret took its sentence first.
+        injection = injection::drop_injections(transcript).1;
+    }
     Screened {
         text,
         secrets: redacted.kinds,
-        // Named even when a secret took its sentence first.
-        injection: injection.or_else(|| injection::drop_injections(transcript).1),
+        injection,
     }
 }
 
@@ -993,11 +996,6 @@ pub fn same_subject(new: &str, old: &str) -> bool {
     let (new, old) = (subject_words(new), subject_words(old));
     let shared = new.intersection(&old).count();
     shared >= 2 || (shared == 1 && new.len().min(old.len()) <= 2)
-}
-
-/// The classifier's decision on `transcript` for a caller in `scope`.
-pub fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
-    classify_with_vote(transcript, scope, task_id, None)
 }
 
 /// What the labelled examples nearest to a transcript say of it (see
@@ -1396,6 +1394,11 @@ fn allowed_level(level: MemoryLevel, scope: &Scope) -> MemoryLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rules' decision alone.
+    fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
+        classify_with_vote(transcript, scope, task_id, None)
+    }
 
     fn decide(transcript: &str) -> Decision {
         classify(transcript, &Scope::default(), "")

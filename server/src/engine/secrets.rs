@@ -16,6 +16,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::engine::injection;
+
 /// What the server does with a memory that holds a credential
 /// (`--reject-secrets`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -480,13 +482,9 @@ fn sentence_around(text: &str, range: &Range<usize>) -> Range<usize> {
     }
     // Keep a speaker's "User:" prefix on its line.
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    if start == line_start
-        && let Some(colon) = text[line_start..range.start].find(": ")
-    {
-        let speaker = &text[line_start..line_start + colon];
-        if !speaker.is_empty() && speaker.len() <= 20 && !speaker.contains(' ') {
-            start = line_start + colon + 2;
-        }
+    if start == line_start {
+        let (speaker, _) = injection::speaker_prefix(&text[line_start..range.start]);
+        start += speaker.len();
     }
     let mut end = range.end;
     while end < bytes.len() && !matches!(bytes[end], b'.' | b'!' | b'?' | b'\n' | b';') {
