@@ -95,12 +95,16 @@ async fn evaluate(engram: &Engram, ns: &proto::Scope, labelled: &str) -> Accurac
 
 /// Prints how the classifier did on a set, with every miss.
 fn report(classifier: &str, name: &str, result: &Accuracy) {
+    summarise(classifier, name, result);
+    println!("{}", result.misses.join("\n"));
+}
+
+/// Prints how the classifier did on a set, without the misses: for the
+/// second held-out set, whose cases stay unread by whoever tunes the rules.
+fn summarise(classifier: &str, name: &str, result: &Accuracy) {
     println!(
-        "{classifier} on {} {name} transcripts: should_store accuracy {:.3}, memory_type accuracy on positives {:.3}\n{}",
-        result.cases,
-        result.store,
-        result.memory_type,
-        result.misses.join("\n")
+        "{classifier} on {} {name} transcripts: should_store accuracy {:.3}, memory_type accuracy on positives {:.3}",
+        result.cases, result.store, result.memory_type,
     );
 }
 
@@ -144,11 +148,17 @@ async fn the_rules_classifier_is_accurate_on_the_labelled_set() {
 /// every type in both, ≥ 40 % negatives, secrets and injections among them.
 const DEV: &str = include_str!("../data/policy/dev.json");
 const HELD_OUT_V2: &str = include_str!("../data/policy/heldout.json");
+/// A second held-out set, written after the split by someone who had not
+/// seen the classifier (tests/data/policy/README.md).
+const FRESH: &str = include_str!("../data/policy/fresh.json");
+/// Issue 15's targets for the rules alone on the held-out split.
+const TARGET_HELD_OUT_STORE: f64 = 0.90;
+const TARGET_HELD_OUT_TYPE: f64 = 0.75;
 
 #[tokio::test]
 async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed() {
     let mut total = 0;
-    for (name, set) in [("dev", DEV), ("held-out", HELD_OUT_V2)] {
+    for (name, set) in [("dev", DEV), ("held-out", HELD_OUT_V2), ("fresh", FRESH)] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
         let negatives = cases.iter().filter(|c| c["should_store"] == false).count();
         assert!(
@@ -178,9 +188,24 @@ async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed(
     let server = Server::start().await;
     let engram = server.client().await;
     let ns = scope("labelled-v2");
-    for (name, set) in [("dev", DEV), ("held-out", HELD_OUT_V2)] {
-        report("rules classifier", name, &evaluate(&engram, &ns, set).await);
-    }
+    report(
+        "rules classifier",
+        "dev",
+        &evaluate(&engram, &ns, DEV).await,
+    );
+    let held_out = evaluate(&engram, &ns, HELD_OUT_V2).await;
+    report("rules classifier", "held-out", &held_out);
+    summarise(
+        "rules classifier",
+        "fresh",
+        &evaluate(&engram, &ns, FRESH).await,
+    );
+    assert!(
+        held_out.store >= TARGET_HELD_OUT_STORE && held_out.memory_type >= TARGET_HELD_OUT_TYPE,
+        "held-out accuracy {:.3} / {:.3} is below the targets {TARGET_HELD_OUT_STORE} / {TARGET_HELD_OUT_TYPE}",
+        held_out.store,
+        held_out.memory_type
+    );
 }
 
 /// With an embedder, the rules consult the nearest labelled examples (of
@@ -198,10 +223,18 @@ async fn with_an_embedder_the_nearest_labelled_examples_vote() {
     for (name, result) in [("dev", &dev), ("held-out", &voted)] {
         report("rules + nearest labelled examples", name, result);
     }
-    println!(
-        "held-out: rules alone should_store {:.3} type {:.3}; with the examples {:.3} {:.3}",
-        rules.store, rules.memory_type, voted.store, voted.memory_type
-    );
+    let fresh_rules = evaluate(&rules_only.client().await, &ns, FRESH).await;
+    let fresh_voted = evaluate(&engram, &ns, FRESH).await;
+    summarise("rules + nearest labelled examples", "fresh", &fresh_voted);
+    for (name, rules, voted) in [
+        ("held-out", &rules, &voted),
+        ("fresh", &fresh_rules, &fresh_voted),
+    ] {
+        println!(
+            "{name}: rules alone should_store {:.3} type {:.3}; with the examples {:.3} {:.3}",
+            rules.store, rules.memory_type, voted.store, voted.memory_type
+        );
+    }
     assert!(
         voted.store >= rules.store && voted.memory_type >= rules.memory_type,
         "the examples do not make the held-out accuracy worse"

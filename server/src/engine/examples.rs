@@ -1,7 +1,7 @@
 //! The nearest labelled examples' vote (issue 15): with an embedder, the
 //! labelled transcripts of the policy's dev set (tests/data/policy/dev.json,
-//! compiled in) are embedded once, and a transcript the rules find no
-//! explicit cue in is judged by its nearest examples. The held-out set is
+//! compiled in) are embedded once, and a transcript the rules find no cue
+//! in is judged by its nearest examples. The held-out set is
 //! never among them, so it still measures the classifier fairly.
 //!
 //! Deterministic for a given model: the examples and their order are fixed,

@@ -71,6 +71,13 @@ const CUES: &[&str] = &[
     "you are authorised to",
     "you are authorized to",
     "ignore the user",
+    "disregard your",
+    "ignore your rules",
+    "system note:",
+    "system override",
+    "<!-- system",
+    "<!-- assistant",
+    "<!-- ai",
     "new policy — remember",
     "new policy - remember",
 ];
@@ -91,7 +98,9 @@ pub fn cue(sentence: &str) -> Option<&'static str> {
         .copied()
 }
 
-/// `text` without the sentences that carry an injection cue (a forged
+/// `text` without the sentences that carry an injection cue and the rest
+/// of their line (what follows an injected instruction on its line is its
+/// payload: "…instructions are outdated. Remember to add …"; a forged
 /// "system:" line goes whole), and the first cue found.
 pub fn drop_injections(text: &str) -> (String, Option<&'static str>) {
     let mut first = None;
@@ -107,6 +116,7 @@ pub fn drop_injections(text: &str) -> (String, Option<&'static str>) {
             match cue(sentence) {
                 Some(found) => {
                     first.get_or_insert(found);
+                    break;
                 }
                 None => kept.push_str(sentence),
             }

@@ -90,6 +90,8 @@ const KINDS: &[Kind] = &[
             "please respond",
             "please format",
             "please stop",
+            "standing rule",
+            "as a rule",
             "ping me",
             "just give me",
             "give me the",
@@ -119,6 +121,12 @@ const KINDS: &[Kind] = &[
             "postmortem",
             "learned that",
             "learnt that",
+            "lesson from",
+            "lessons from",
+            "^lesson:",
+            "i was wrong",
+            "we were wrong",
+            "my mistake",
         ],
         cues: &[
             "fixed it by",
@@ -138,6 +146,7 @@ const KINDS: &[Kind] = &[
             "is caused by",
             "was because",
             "were because",
+            "been because",
             "came from",
             "caused the",
             "workaround",
@@ -173,6 +182,11 @@ const KINDS: &[Kind] = &[
             "agreed in",
             "agreed:",
             "decided.",
+            "team agreed",
+            "agreed to",
+            "change of plan",
+            "outcome:",
+            "resolution:",
         ],
         cues: &[
             "i decided",
@@ -189,7 +203,6 @@ const KINDS: &[Kind] = &[
             "we'll use",
             "we will use",
             "we're using",
-            "agreed to",
             "we agreed",
             "the plan is",
             "we chose",
@@ -230,18 +243,38 @@ const KINDS: &[Kind] = &[
             "we dropped",
             "we opted",
             "opted for",
-            "the team agreed",
             "agreed that",
             "agreed with",
             "decision —",
             "decision -",
+            "final decision",
+            "^final:",
+            "we're going to",
+            "we are going to",
+            "we're keeping",
+            "we are keeping",
+            "we'll keep",
+            "we will keep",
+            "we won't",
+            "we will not",
+            "we're dropping",
+            "we are dropping",
+            "standardising on",
+            "standardizing on",
+            "standardise on",
+            "standardize on",
+            "was approved",
+            "got approved",
+            "is approved",
         ],
     },
     Kind {
         memory_type: MemoryType::Event,
         importance: 0.3,
-        markers: &["incident", "outage"],
+        markers: &[],
         cues: &[
+            "incident",
+            "outage",
             "we shipped",
             "shipped",
             "we released",
@@ -286,16 +319,36 @@ const KINDS: &[Kind] = &[
             "bookmark",
             "open question",
             "come back to",
-            "todo:",
+            "^todo",
             "to-do:",
+            "keep in mind",
+            "for later",
+            "to come back to",
+            "parking this",
+            "park this",
+            "jot down",
+            "jot this down",
+            "backlog item",
         ],
         cues: &[
-            "note:",
+            "^note:",
+            "^quick note",
             "remember that",
             "remember:",
+            "remember to",
+            "remind me",
             "useful link",
             "worth noting",
-            "important:",
+            "worth flagging",
+            "worth a look",
+            "follow-up",
+            "follow up on",
+            "keep them around",
+            "keep it around",
+            "keep that around",
+            "revisit",
+            "save this",
+            "^important:",
         ],
     },
     Kind {
@@ -379,6 +432,18 @@ const KINDS: &[Kind] = &[
             "is on call",
             "first-response sla",
             "is generated",
+            "every monday",
+            "every tuesday",
+            "every wednesday",
+            "every thursday",
+            "every friday",
+            "every saturday",
+            "every sunday",
+            "every weekday",
+            "for reference",
+            "profile:",
+            "every night",
+            "every morning",
         ],
     },
 ];
@@ -438,11 +503,14 @@ const HEDGES: &[&str] = &[
     "hmm, wait",
     "i might be wrong",
     "could work",
-    "it depends",
+    "it depends,",
+    "it depends.",
     "do my best",
     "depends on your",
     "don't worry",
     "probably",
+    "not convinced",
+    "could be",
 ];
 
 /// Sentences with these describe work in progress, not knowledge; they veto
@@ -454,7 +522,9 @@ const TRANSIENT: &[&str] = &[
     "let's see",
     "one sec",
     "one moment",
-    "give me a",
+    "give me a sec",
+    "give me a minute",
+    "give me a moment",
     "working on it",
     "running the tests",
     "running tests",
@@ -477,7 +547,6 @@ const TRANSIENT: &[&str] = &[
     "digging into",
     "stand by",
     "please wait",
-    "now.",
     " again",
 ];
 
@@ -560,9 +629,21 @@ fn is_tool_noise(line: &str) -> bool {
     ];
     PREFIXES.iter().any(|p| l.starts_with(p))
         || l.contains("%|")
+        || starts_with_timestamp(&l)
         || l.contains("[===")
         || l.contains("[###")
         || l.chars().filter(|c| c.is_ascii_digit()).count() * 2 > l.chars().count().max(1)
+}
+
+/// "2024-10-02 08:14:55 WARN …", "2024-05-12T10:15:03Z INFO …": a log line.
+fn starts_with_timestamp(lower: &str) -> bool {
+    let b = lower.as_bytes();
+    b.len() > 13
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b' ' | b't')
+        && b[11..13].iter().all(u8::is_ascii_digit)
 }
 
 /// Who said a line.
@@ -592,6 +673,15 @@ fn split_speaker(line: &str) -> (Speaker, &str) {
             && head.eq_ignore_ascii_case(prefix)
         {
             return (*speaker, trimmed[prefix.len()..].trim_start());
+        }
+        // "User (teacher): …"
+        let name = &prefix[..prefix.len() - 1];
+        if let Some(head) = trimmed.get(..name.len() + 2)
+            && head.eq_ignore_ascii_case(&format!("{name} ("))
+            && let Some((role, rest)) = trimmed[name.len() + 2..].split_once("): ")
+            && role.len() <= 30
+        {
+            return (*speaker, rest.trim_start());
         }
     }
     // "Name: text" with a short single-word name.
@@ -648,30 +738,54 @@ fn sentences(transcript: &str) -> Vec<Sentence> {
     sentences
 }
 
-/// A cue phrase found at a word boundary.
+/// A cue phrase found at a word boundary; a cue that begins with `^` only
+/// at the start of the sentence ("note:" labels a note, "support macro
+/// note:" the source of a fact).
 fn find_cue(sentence: &str, cues: &'static [&'static str]) -> Option<&'static str> {
-    cues.iter().copied().find(|cue| {
-        sentence.match_indices(cue).any(|(at, _)| {
-            let before = sentence[..at].chars().next_back();
-            before.is_none_or(|c| !c.is_alphanumeric())
+    cues.iter()
+        .copied()
+        .find(|cue| match cue.strip_prefix('^') {
+            Some(start) => sentence.starts_with(start),
+            None => sentence.match_indices(cue).any(|(at, _)| {
+                let before = sentence[..at].chars().next_back();
+                before.is_none_or(|c| !c.is_alphanumeric())
+            }),
         })
-    })
+}
+
+/// The cue itself, without its `^` anchor.
+fn cue_text(cue: &'static str) -> &'static str {
+    cue.trim_start_matches('^').trim()
 }
 
 /// The strongest cue of a sentence: (strength, kind index, cue). Markers are
 /// strength 3, cue phrases 2, a user's imperative 1 (preference) and a plain
-/// declarative statement 0 (fact).
+/// declarative statement 0 (fact). A question or a hedge is knowledge only
+/// when it is marked as a note ("open question: …", "… for later").
 fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
     let lower = sentence.text.to_lowercase();
     if sentence.hedged || lower.ends_with('?') {
+        let note = KINDS
+            .iter()
+            .position(|k| k.memory_type == MemoryType::Note)?;
+        return find_cue(&lower, KINDS[note].markers).map(|cue| (3, note, cue));
+    }
+    if is_ephemeral(&lower) {
         return None;
     }
-    let transient = TRANSIENT.iter().any(|t| lower.contains(t));
+    let transient = TRANSIENT.iter().any(|t| lower.contains(t)) || in_progress_now(&lower);
     let weak = |kind: &Kind| {
         matches!(
             kind.memory_type,
             MemoryType::Event | MemoryType::Note | MemoryType::Fact
         )
+    };
+    // An assistant narrating its own work ("I decided to read the file in
+    // chunks") decides nothing worth keeping.
+    let narrated = |kind: &Kind, cue: &str| {
+        kind.memory_type == MemoryType::Decision
+            && sentence.speaker == Speaker::Assistant
+            && cue.starts_with("i")
     };
     let mut best: Option<(u8, usize, &'static str)> = None;
     for (rank, kind) in KINDS.iter().enumerate() {
@@ -680,20 +794,37 @@ fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
         }
         for (strength, cues) in [(3, kind.markers), (2, kind.cues)] {
             if let Some(cue) = find_cue(&lower, cues)
+                && !narrated(kind, cue)
                 && best.is_none_or(|(s, _, _)| strength > s)
             {
                 best = Some((strength, rank, cue));
             }
+        }
+        if kind.memory_type == MemoryType::Event
+            && !transient
+            && best.is_none_or(|(s, _, _)| s < 2)
+            && (sentence.speaker == Speaker::Assistant || imperative(&lower).is_none())
+            && happened_at_a_time(&lower)
+        {
+            best = Some((2, rank, EVENT_CUE));
         }
     }
     if best.is_some() {
         return best;
     }
     if sentence.speaker != Speaker::Assistant {
-        let starts = IMPERATIVES.iter().copied().find(|i| lower.starts_with(i));
-        let polite =
-            lower.contains(", please") || lower.ends_with("please") || lower.ends_with("please.");
-        if let Some(cue) = starts.or(polite.then_some("please")) {
+        // After a label such as "Contract review: …".
+        let body = match lower.split_once(": ") {
+            Some((label, body)) if label.split_whitespace().count() <= 3 => body,
+            _ => &lower,
+        };
+        if !transient && (for_later(&lower) || for_later(body)) {
+            let note = KINDS
+                .iter()
+                .position(|k| k.memory_type == MemoryType::Note)?;
+            return Some((2, note, FOR_LATER_CUE));
+        }
+        if let Some(cue) = imperative(&lower).or_else(|| imperative(body)) {
             return Some((1, 0, cue));
         }
         if !transient && is_statement(&lower) {
@@ -703,6 +834,397 @@ fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
     None
 }
 
+/// The cue of a to-do for a later time.
+const FOR_LATER_CUE: &str = "a to-do for later";
+
+/// A to-do for a later time: an instruction (not a standing one) tied to a
+/// time ahead ("ask the landlord about the deposit in March", "before the
+/// next review, pull the numbers").
+fn for_later(lower: &str) -> bool {
+    /// To-do verbs beside [`INSTRUCTION_VERBS`].
+    const TODO_VERBS: &[&str] = &[
+        "buy ",
+        "clean up",
+        "fix ",
+        "follow up",
+        "look at ",
+        "prepare ",
+        "renew ",
+        "review ",
+        "talk to ",
+        "tell ",
+        "text ",
+        "update ",
+    ];
+    const LATER: &[&str] = &[
+        "next week",
+        "next month",
+        "next quarter",
+        "next year",
+        "next time",
+        "the next ",
+        "tomorrow",
+        "later",
+        "someday",
+        "when he's back",
+        "when she's back",
+        "when they're back",
+        "before signing",
+        "before we ",
+        "before the ",
+        "after the ",
+        "at the ",
+        "by the end of",
+    ];
+    const MONTHS: &[&str] = &[
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let clause = lower.split_once(", ").map_or(lower, |(lead, rest)| {
+        if LATER.iter().any(|l| lead.contains(l)) {
+            rest
+        } else {
+            lower
+        }
+    });
+    let instruction = INSTRUCTION_VERBS
+        .iter()
+        .chain(TODO_VERBS)
+        .any(|v| lower.starts_with(v) || clause.starts_with(v));
+    instruction
+        && (LATER.iter().any(|l| lower.contains(l)) || MONTHS.iter().any(|m| lower.contains(m)))
+}
+
+/// The cue of a sentence that says something happened at a given time.
+const EVENT_CUE: &str = "something done at a given time";
+
+/// Whether a sentence says something was done at a given time: a verb in
+/// the past tense and a time ("on Monday", "this afternoon", "at 16:05 UTC",
+/// "2024-05-02", "on 3 June").
+fn happened_at_a_time(lower: &str) -> bool {
+    const IRREGULAR_PAST: &[&str] = &[
+        "went", "got", "took", "left", "began", "won", "lost", "made", "came", "became", "broke",
+        "ran", "sold", "bought", "paid", "met", "quit", "fell", "grew", "wrote", "gave", "flew",
+        "drove", "spent", "sent", "built", "held", "brought", "found", "hit", "shut", "rode",
+        "struck", "swapped", "upgraded",
+    ];
+    /// -ed words that are rarely a verb done at a time.
+    const NOT_PAST: &[&str] = &[
+        "need",
+        "feed",
+        "speed",
+        "seed",
+        "bed",
+        "red",
+        "shed",
+        "indeed",
+        "based",
+        "used",
+        "interested",
+        "tired",
+        "bored",
+        "excited",
+        "supposed",
+        "scheduled",
+        "planned",
+        "expected",
+        "required",
+        "sacred",
+        "wicked",
+        "naked",
+        "beloved",
+        "aged",
+        "skilled",
+        "talented",
+        "detailed",
+        "advanced",
+        "limited",
+        "related",
+        "allowed",
+    ];
+    const TIMES: &[&str] = &[
+        "today",
+        "yesterday",
+        "this morning",
+        "this afternoon",
+        "this evening",
+        "this week",
+        "last week",
+        "last night",
+        "last month",
+        "last year",
+        "earlier today",
+        "on monday",
+        "on tuesday",
+        "on wednesday",
+        "on thursday",
+        "on friday",
+        "on saturday",
+        "on sunday",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        " utc",
+        " cet",
+    ];
+    const MONTHS: &[&str] = &[
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    ];
+    let lower = lower.replace("got it", "");
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && !matches!(c, ':' | '-' | '\'' | '’'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // A past participle after "is" or "are" is a state ("is refreshed
+    // nightly", "mornings are sacred"), not something done.
+    let past = words.iter().enumerate().any(|(at, w)| {
+        let w = w.trim_matches(['-', ':']);
+        let state = at > 0
+            && matches!(
+                words[at - 1],
+                "is" | "are" | "am" | "be" | "isn't" | "aren't"
+            );
+        !state
+            && (IRREGULAR_PAST.contains(&w)
+                || (w.len() > 4
+                    && w.ends_with("ed")
+                    && w.chars().all(|c| c.is_ascii_alphabetic())
+                    && !NOT_PAST.contains(&w)))
+    });
+    // What happens nightly or every week is a schedule.
+    const HABITUAL: &[&str] = &[
+        "nightly", "daily", "weekly", "monthly", "hourly", "every", "each",
+    ];
+    if !past || words.iter().any(|w| HABITUAL.contains(w)) {
+        return false;
+    }
+    let clock = |w: &str| {
+        let mut parts = w.split(':');
+        matches!((parts.next(), parts.next(), parts.next()),
+            (Some(h), Some(m), None) if (1..=2).contains(&h.len()) && m.len() == 2
+                && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit()))
+    };
+    let date = |w: &str| {
+        let parts: Vec<&str> = w.split('-').collect();
+        parts.len() == 3
+            && parts[0].len() == 4
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    };
+    let day_of_month = |pair: &[&str]| {
+        let day = |w: &str| w.len() <= 2 && w.chars().all(|c| c.is_ascii_digit());
+        (day(pair[0]) && MONTHS.contains(&pair[1])) || (MONTHS.contains(&pair[0]) && day(pair[1]))
+    };
+    TIMES.iter().any(|t| lower.contains(t))
+        || words.iter().any(|w| clock(w) || date(w))
+        || words.windows(2).any(day_of_month)
+}
+
+/// "Running the migration now.": work going on as it is said (not "Priya
+/// is our DBA now.").
+fn in_progress_now(lower: &str) -> bool {
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.last() == Some(&"now")
+        && words.iter().any(|w| {
+            w.len() > 4
+                && w.ends_with("ing")
+                && !matches!(
+                    *w,
+                    "thing" | "nothing" | "everything" | "something" | "morning" | "evening"
+                )
+        })
+}
+
+/// Whether a sentence is about the next few minutes or hours ("remind me
+/// in 10 minutes", "for lunch", "tonight"): nothing to keep.
+fn is_ephemeral(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let within_minutes = words.windows(3).any(|w| {
+        w[0] == "in" && w[2].trim_end_matches(['.', ',', '!']).starts_with("min")
+            || w[1] == "few" && w[2].starts_with("min")
+    });
+    const SOON: &[&str] = &[
+        "between the two",
+        "the first one",
+        "the second one",
+        "this one",
+        "that one",
+        "the other one",
+        "for lunch",
+        "for dinner",
+        "tonight",
+        "this slide",
+    ];
+    (within_minutes || SOON.iter().any(|s| lower.contains(s))) && !lower.contains("every ")
+}
+
+/// The imperative a user's sentence gives, if it is a standing instruction:
+/// it starts with one of [`IMPERATIVES`], or with another verb after a
+/// lead-in that says when it applies ("For the weekly digest, sort …",
+/// "Going forward, draft …"), or ends with "please".
+fn imperative(lower: &str) -> Option<&'static str> {
+    if let Some(cue) = IMPERATIVES.iter().copied().find(|i| lower.starts_with(i)) {
+        return Some(cue);
+    }
+    // "Plot everything in blue and always label the axes": an instruction
+    // that says it always applies.
+    const STANDING: &[&str] = &[
+        " always ",
+        " never ",
+        "every time",
+        "by default",
+        "going forward",
+        "from now on",
+        " for all ",
+        " for every ",
+        " for any ",
+    ];
+    if let Some(verb) = INSTRUCTION_VERBS
+        .iter()
+        .copied()
+        .find(|v| lower.starts_with(v))
+        && STANDING.iter().any(|s| lower.contains(s))
+    {
+        return Some(verb);
+    }
+    // "In support replies never promise a date": always or never said of
+    // no one in particular (not "I always forget …").
+    const SUBJECTS: &[&str] = &[
+        "i", "you", "we", "they", "he", "she", "it", "it's", "i'm", "that", "who", "which", "this",
+        "almost", "nearly", "have", "has", "had", "was", "were", "is", "are",
+    ];
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if let Some(at) = words.iter().position(|w| *w == "always" || *w == "never")
+        && at > 0
+        && at + 1 < words.len()
+        && !SUBJECTS
+            .contains(&words[at - 1].trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
+    {
+        return Some(if words[at] == "always" {
+            "always"
+        } else {
+            "never"
+        });
+    }
+    const LEAD_INS: &[&str] = &[
+        "for ",
+        "in ",
+        "when ",
+        "whenever ",
+        "going forward",
+        "from now on",
+        "by default",
+        "on ",
+        "if ",
+        "after ",
+        "before ",
+    ];
+    if LEAD_INS.iter().any(|l| lower.starts_with(l))
+        && let Some((_, rest)) = lower.split_once(", ")
+        && let Some(verb) = INSTRUCTION_VERBS
+            .iter()
+            .chain(IMPERATIVES)
+            .copied()
+            .find(|v| rest.starts_with(v))
+    {
+        return Some(verb);
+    }
+    let polite =
+        lower.contains(", please") || lower.ends_with("please") || lower.ends_with("please.");
+    polite.then_some("please")
+}
+
+/// Verbs that give an instruction when a lead-in says when it applies.
+const INSTRUCTION_VERBS: &[&str] = &[
+    "add ",
+    "attach ",
+    "cite ",
+    "drop ",
+    "give ",
+    "highlight ",
+    "leave ",
+    "link ",
+    "make ",
+    "mark ",
+    "move ",
+    "open ",
+    "pull ",
+    "remove ",
+    "set ",
+    "start ",
+    "address ",
+    "ask ",
+    "book ",
+    "call ",
+    "check ",
+    "convert ",
+    "draft ",
+    "email ",
+    "exclude ",
+    "format ",
+    "group ",
+    "include ",
+    "label ",
+    "limit ",
+    "list ",
+    "mention ",
+    "plot ",
+    "put ",
+    "quote ",
+    "round ",
+    "run ",
+    "schedule ",
+    "send ",
+    "show ",
+    "sign ",
+    "split ",
+    "summarise ",
+    "summarize ",
+    "tag ",
+    "translate ",
+    "write ",
+];
+
 /// The cue of a sentence that is only a declarative statement.
 const STATEMENT_CUE: &str = "a statement";
 
@@ -710,7 +1232,43 @@ const STATEMENT_CUE: &str = "a statement";
 /// not a pleasantry ("that is great") or a bare acknowledgement.
 fn is_statement(lower: &str) -> bool {
     const VERBS: &[&str] = &[
-        " is ", " are ", " uses ", " runs ", " starts ", " needs ", " has ", " owns ", " pulls ",
+        " is ",
+        " are ",
+        " uses ",
+        " runs ",
+        " starts ",
+        " needs ",
+        " has ",
+        " owns ",
+        " pulls ",
+        " means ",
+        " goes ",
+        " go through ",
+        " requires ",
+        " require ",
+        " contains ",
+        " holds ",
+        " supports ",
+        " handles ",
+        " takes ",
+        " gets ",
+        " have ",
+        " costs ",
+        " expires ",
+        " ends ",
+        " talks ",
+        " calls ",
+        " sends ",
+        " reads ",
+        " writes ",
+        " works ",
+        " belongs ",
+        " includes ",
+        " covers ",
+        " expects ",
+        " accepts ",
+        " happen ",
+        " happens ",
     ];
     const VAGUE_SUBJECTS: &[&str] = &[
         "this ",
@@ -793,7 +1351,7 @@ impl Screened {
         // A bare statement around a secret ("my card is …, book the hotel")
         // is the secret's sentence, not knowledge.
         let bare = decision.metadata.get("cue").map(String::as_str) == Some(STATEMENT_CUE);
-        if decision.should_store && bare && decision.summary.contains(secrets::REDACTED) {
+        if decision.should_store && bare && !states_beside_secrets(&decision.summary) {
             decision.should_store = false;
             decision.summary.clear();
             decision.importance = 0.0;
@@ -828,6 +1386,19 @@ impl Screened {
         }
         decision
     }
+}
+
+/// Whether `summary` still states something once the clauses that hold a
+/// redacted secret are left out: "the cluster is in eu-central-1" beside a
+/// redacted connection string, not "book the hotel" beside a card number.
+fn states_beside_secrets(summary: &str) -> bool {
+    if !summary.contains(secrets::REDACTED) {
+        return true;
+    }
+    summary
+        .split([',', ';', '.', '—', '('])
+        .filter(|clause| !clause.contains(secrets::REDACTED))
+        .any(|clause| is_statement(&clause.trim().to_lowercase()))
 }
 
 /// Phrases that say a preference or a decision changed: a memory of the
@@ -1017,10 +1588,6 @@ pub struct Vote {
 const VOTE_SHARE: f64 = 0.8;
 /// The least cosine of the nearest example for a vote to be heeded.
 const VOTE_NEAREST: f64 = 0.5;
-/// The least cue strength the rules keep their decision with, whatever the
-/// vote: an explicit marker or cue phrase (not an imperative or a bare
-/// statement).
-const EXPLICIT_CUE: u8 = 2;
 
 impl Vote {
     fn heeded(&self) -> bool {
@@ -1034,8 +1601,10 @@ impl Vote {
 }
 
 /// The rules' decision on `transcript`, with the nearest labelled examples'
-/// `vote` deciding where the rules found no explicit cue (a bare statement,
-/// an imperative, or nothing) and the vote is clear.
+/// `vote` deciding where the rules found no cue at all and the vote is
+/// clear: the vote fills the rules' gaps and never overrules them (with the
+/// rules' wider cues of issue 15, overruling an imperative or a bare
+/// statement cost accuracy).
 pub fn classify_with_vote(
     transcript: &str,
     scope: &Scope,
@@ -1044,15 +1613,8 @@ pub fn classify_with_vote(
 ) -> Decision {
     let sentences = sentences(transcript);
     let best = best_cue(&sentences);
-    let explicit = best.is_some_and(|((strength, _, _), _)| strength >= EXPLICIT_CUE);
-    let mut decision = match vote.filter(|v| v.heeded() && !explicit) {
-        Some(vote) => voted(
-            &sentences,
-            best.map(|(_, index)| index),
-            vote,
-            scope,
-            task_id,
-        ),
+    let mut decision = match vote.filter(|v| v.heeded() && best.is_none()) {
+        Some(vote) => voted(&sentences, vote, scope, task_id),
         None => ruled(&sentences, best, scope, task_id),
     };
     if let Some(vote) = vote {
@@ -1064,20 +1626,12 @@ pub fn classify_with_vote(
 /// The decision of the nearest examples' `vote`, summarised from the
 /// sentence the rules found a weak cue in (or the first one said by the
 /// user).
-fn voted(
-    sentences: &[Sentence],
-    cued: Option<usize>,
-    vote: &Vote,
-    scope: &Scope,
-    task_id: &str,
-) -> Decision {
+fn voted(sentences: &[Sentence], vote: &Vote, scope: &Scope, task_id: &str) -> Decision {
     let mut metadata = rules_metadata(task_id);
     metadata.insert("classifier".to_owned(), "rules+examples".to_owned());
-    let index = cued.or_else(|| {
-        sentences
-            .iter()
-            .position(|s| s.speaker != Speaker::Assistant && !s.hedged)
-    });
+    let index = sentences
+        .iter()
+        .position(|s| s.speaker != Speaker::Assistant && !s.hedged);
     match (vote.label, index) {
         (Some(memory_type), Some(index)) => {
             let kind = KINDS
@@ -1161,7 +1715,125 @@ fn best_cue(sentences: &[Sentence]) -> Option<((u8, usize, &'static str), usize)
             }
         }
     }
+    let kind_of = |memory_type| KINDS.iter().position(|k| k.memory_type == memory_type);
+    // Below an explicit marker, the shape of the whole exchange decides:
+    // something went wrong and advice follows (a lesson), or the assistant
+    // agrees to do something from now on (the user's preference).
+    if best.is_none_or(|((strength, _, _), _)| strength < 3) {
+        if let Some(index) = lesson_shape(sentences) {
+            return Some(((2, kind_of(MemoryType::Lesson)?, LESSON_SHAPE_CUE), index));
+        }
+        if best.is_none_or(|((strength, _, _), _)| strength < 2)
+            && let Some(index) = acknowledged_instruction(sentences)
+        {
+            return Some((
+                (2, kind_of(MemoryType::Preference)?, ACKNOWLEDGED_CUE),
+                index,
+            ));
+        }
+    }
     best
+}
+
+/// The cue of an exchange where something went wrong and advice follows.
+const LESSON_SHAPE_CUE: &str = "a failure and what to do about it";
+/// The cue of a user's instruction the assistant agrees to follow from now on.
+const ACKNOWLEDGED_CUE: &str = "an instruction to follow from now on";
+
+/// The first sentence that says something went wrong, when a sentence from
+/// there on says what to do about it ("the import failed because the CSV
+/// came with a BOM. Strip the BOM before parsing.").
+fn lesson_shape(sentences: &[Sentence]) -> Option<usize> {
+    const WRONG: &[&str] = &[
+        "broke",
+        "broken",
+        "failed",
+        "failing",
+        "fails",
+        "crashed",
+        "never fired",
+        "didn't work",
+        "did not work",
+        "overwrote",
+        "went wrong",
+        "regression",
+        "timed out",
+        "out of memory",
+        " oom",
+        "wasn't the",
+        "was not the",
+        "locked",
+        "corrupted",
+        "leaked",
+    ];
+    const ADVICE: &[&str] = &[
+        "from now on",
+        "going forward",
+        "next time",
+        "always ",
+        "never ",
+        "remember that",
+        "make sure",
+        "before ",
+        " first",
+        "should ",
+        "instead",
+    ];
+    let lower: Vec<String> = sentences.iter().map(|s| s.text.to_lowercase()).collect();
+    let usable = |i: usize| !sentences[i].hedged && !lower[i].ends_with('?');
+    let failed =
+        (0..sentences.len()).find(|&i| usable(i) && WRONG.iter().any(|w| lower[i].contains(w)))?;
+    (failed..sentences.len())
+        .any(|i| {
+            usable(i)
+                && (ADVICE.iter().any(|a| lower[i].contains(a))
+                    || (i > failed && imperative(&lower[i]).is_some()))
+        })
+        .then_some(failed)
+}
+
+/// The first sentence of the user's instruction that the assistant then
+/// agrees to follow from now on ("Understood — all future invoices will
+/// look like that.").
+fn acknowledged_instruction(sentences: &[Sentence]) -> Option<usize> {
+    const AGREES: &[&str] = &[
+        "understood",
+        "noted",
+        "got it",
+        "will do",
+        "i'll",
+        "i will",
+        "sure",
+        "ok",
+        "okay",
+        "switching",
+        "setting",
+    ];
+    const FROM_NOW_ON: &[&str] = &[
+        "from now on",
+        "going forward",
+        "future",
+        "every ",
+        "always",
+        "default",
+        "each time",
+        "that format",
+        "that way",
+        "from here on",
+        "next time",
+        "instead",
+    ];
+    let agreed = sentences.iter().position(|s| {
+        let lower = s.text.to_lowercase();
+        s.speaker == Speaker::Assistant
+            && AGREES
+                .iter()
+                .any(|a| lower.starts_with(a) || lower.contains(&format!(" {a}")))
+            && FROM_NOW_ON.iter().any(|f| lower.contains(f))
+    })?;
+    sentences[..agreed]
+        .iter()
+        .position(|s| s.speaker == Speaker::User && !s.hedged && !s.text.ends_with('?'))
 }
 
 /// The rules' decision: the kind of the strongest cue, or nothing.
@@ -1181,7 +1853,7 @@ fn ruled(
         );
     };
     let kind = &KINDS[rank];
-    metadata.insert("cue".to_owned(), cue.trim().to_owned());
+    metadata.insert("cue".to_owned(), cue_text(cue).to_owned());
     let deciding = &sentences[index].text;
     Decision {
         should_store: true,
@@ -1194,7 +1866,7 @@ fn ruled(
         reason: format!(
             "matched {} cue '{}'",
             kind.memory_type.label().to_lowercase(),
-            cue.trim()
+            cue_text(cue)
         ),
     }
 }
@@ -1528,11 +2200,188 @@ mod tests {
     }
 
     #[test]
+    fn the_shape_of_an_exchange_decides_where_no_marker_does() {
+        let cases = [
+            (
+                "The nightly import failed because the CSV came with a BOM. Strip the BOM before parsing.",
+                MemoryType::Lesson,
+                LESSON_SHAPE_CUE,
+            ),
+            (
+                "User: Invoices: PDF, one page, no logo.\nAssistant: Understood — all future invoices will look like that.",
+                MemoryType::Preference,
+                ACKNOWLEDGED_CUE,
+            ),
+            (
+                "User: ask the landlord about the deposit in March.",
+                MemoryType::Note,
+                FOR_LATER_CUE,
+            ),
+            (
+                "User: the vendor migration finished on 3 June, two days late.",
+                MemoryType::Event,
+                EVENT_CUE,
+            ),
+            (
+                "Assistant: The certificate was renewed at 09:12 UTC.",
+                MemoryType::Event,
+                EVENT_CUE,
+            ),
+            (
+                "User (nurse): For night shifts, send the handover as bullet points.",
+                MemoryType::Preference,
+                "send",
+            ),
+        ];
+        for (transcript, memory_type, cue) in cases {
+            let d = decide(transcript);
+            assert!(d.should_store, "{transcript}");
+            assert_eq!(d.memory_type, memory_type, "{transcript}");
+            assert_eq!(d.metadata["cue"], cue, "{transcript}");
+        }
+    }
+
+    #[test]
+    fn states_schedules_one_off_choices_and_narration_are_not_events_or_decisions() {
+        assert!(!happened_at_a_time(
+            "the feature store is refreshed nightly at 02:00 utc."
+        ));
+        assert!(!happened_at_a_time("quiet hours are sacred before 10:30."));
+        assert!(!happened_at_a_time(
+            "got it, i'll hold your calendar until 10:30."
+        ));
+        assert!(happened_at_a_time(
+            "we signed with the new landlord on 2 may."
+        ));
+        for transcript in [
+            "User: let's go with the second one.",
+            "User: between the two logos I prefer the darker one.",
+            "Assistant: I decided to split the file into chunks.",
+            "2025-01-09 10:22:31 WARN [worker-2] retrying job 8812 after 250ms",
+            "User: remind me in 5 minutes to check the oven.",
+        ] {
+            assert!(!decide(transcript).should_store, "{transcript}");
+        }
+    }
+
+    #[test]
+    fn a_note_is_kept_even_when_it_asks_or_hedges() {
+        let d = decide(
+            "User: open question for the spring planning: do we need a second region? Nobody knows yet.",
+        );
+        assert!(d.should_store);
+        assert_eq!(d.memory_type, MemoryType::Note);
+    }
+
+    #[test]
+    fn a_statement_beside_a_secret_is_kept_without_it() {
+        assert!(states_beside_secrets(
+            "The cache is [REDACTED] — the cluster is in eu-west-1 and Ana owns it."
+        ));
+        assert!(!states_beside_secrets(
+            "My card is [REDACTED], exp 12/27 — book the flight for Friday."
+        ));
+    }
+
+    #[test]
     fn long_summaries_are_cut_to_300_characters() {
         let d = decide(&format!(
             "Lesson learned: {}",
             "very long explanation ".repeat(30)
         ));
         assert!(d.summary.chars().count() <= MAX_SUMMARY_CHARS);
+    }
+}
+
+#[cfg(test)]
+mod evaluation {
+    //! The rules on the labelled dev set, in process, with every miss:
+    //! `cargo test -p engram-server --lib policy::evaluation -- --ignored --nocapture`.
+    use super::*;
+
+    fn run(name: &str, json: &str) {
+        let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+        score(name, &cases.iter().collect::<Vec<_>>(), true);
+    }
+
+    fn score(name: &str, cases: &[&serde_json::Value], misses: bool) {
+        let (mut store, mut typed, mut positives) = (0, 0, 0);
+        let (mut missed, mut extra, mut shaped) = (0, 0, 0);
+        for case in cases {
+            let transcript = case["transcript"].as_str().unwrap();
+            let want = case["should_store"].as_bool().unwrap();
+            let screened = screen(transcript);
+            let d = screened.finish(classify_with_vote(
+                &screened.text,
+                &Scope::default(),
+                "",
+                None,
+            ));
+            if d.should_store != want {
+                if want { missed += 1 } else { extra += 1 }
+            }
+            if [EVENT_CUE, LESSON_SHAPE_CUE, ACKNOWLEDGED_CUE, FOR_LATER_CUE]
+                .iter()
+                .any(|c| d.reason.contains(c))
+            {
+                shaped += 1;
+            }
+            if d.should_store == want {
+                store += 1;
+            } else if misses {
+                println!(
+                    "STORE {} want {want}: {transcript:?} — {}",
+                    d.should_store, d.reason
+                );
+            }
+            if want {
+                positives += 1;
+                let label = case["memory_type"].as_str().unwrap();
+                if d.should_store && d.memory_type.label() == label {
+                    typed += 1;
+                } else if d.should_store && misses {
+                    println!(
+                        "TYPE {} want {label}: {transcript:?} — {}",
+                        d.memory_type.label(),
+                        d.reason
+                    );
+                }
+            }
+        }
+        println!(
+            "{name}: should_store {:.3} type {:.3} ({} cases; {missed} not stored, {extra} stored in vain, {} mistyped; {shaped} by a shape)",
+            store as f64 / cases.len() as f64,
+            typed as f64 / positives as f64,
+            cases.len(),
+            positives - missed - typed,
+        );
+    }
+
+    #[test]
+    #[ignore = "prints the rules' accuracy on the dev set with every miss"]
+    fn dev() {
+        run("dev", include_str!("../../../tests/data/policy/dev.json"));
+    }
+
+    #[test]
+    #[ignore = "prints the rules' accuracy on the second held-out set with every miss"]
+    fn fresh() {
+        // Misses shown for the even cases only; the odd ones stay unseen.
+        let cases: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../../../tests/data/policy/fresh.json")).unwrap();
+        let half = |parity: usize| -> Vec<&serde_json::Value> {
+            cases.iter().skip(parity).step_by(2).collect()
+        };
+        score("fresh (even)", &half(0), true);
+        score("fresh (odd, unseen)", &half(1), false);
+    }
+
+    #[test]
+    #[ignore = "prints the rules' accuracy on the held-out set with every miss"]
+    fn heldout() {
+        run(
+            "held-out",
+            include_str!("../../../tests/data/policy/heldout.json"),
+        );
     }
 }

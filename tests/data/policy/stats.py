@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks and counts the labelled policy sets (issue 15).
 
-Validates dev.json, heldout.json, new_cases.json and secrets.json and prints
-their counts. Exits 1, listing every problem, when a check fails:
+Validates dev.json, heldout.json, new_cases.json, fresh.json and secrets.json
+and prints their counts. Exits 1, listing every problem, when a check fails:
 
 - each file is a JSON array of objects with the expected fields;
 - should_store true has memory_type in the six names; false has none;
@@ -10,9 +10,11 @@ their counts. Exits 1, listing every problem, when a check fails:
 - every "secrets" entry occurs verbatim in its transcript;
 - "injection" is true when present; "supersedes" only on PREFERENCE/DECISION;
 - every payment card number among the secrets passes the Luhn check;
-- no transcript is in both dev.json and heldout.json;
-- every type is in both files, >= 15 positives of each type overall, >= 40 %
-  negatives in each file; secrets.json has exactly 50 cases.
+- no transcript is in more than one of dev.json, heldout.json and fresh.json;
+- every type is in dev.json, heldout.json and fresh.json, >= 15 positives of
+  each type over dev and held-out, >= 12 of each type in fresh.json, >= 40 %
+  negatives in each file, no duplicate transcript in fresh.json;
+  secrets.json has exactly 50 cases.
 
 Python 3 standard library only: python3 tests/data/policy/stats.py
 """
@@ -146,8 +148,10 @@ def main():
     new = load("new_cases.json")
     dev = load("dev.json")
     held_out = load("heldout.json")
+    fresh = load("fresh.json")
     secrets = load("secrets.json")
-    for name, cases in (("new_cases.json", new), ("dev.json", dev), ("heldout.json", held_out)):
+    for name, cases in (("new_cases.json", new), ("dev.json", dev), ("heldout.json", held_out),
+                        ("fresh.json", fresh)):
         check_policy(name, cases)
     check_secret_set(secrets)
     if problems:
@@ -175,6 +179,23 @@ def main():
         problem("both", f"{len(shared)} transcripts in both dev and held-out")
     if len({c["transcript"] for c in new}) != len(new):
         problem("new_cases.json", "duplicate transcripts")
+
+    labels, share = policy_counts("fresh.json (second held-out set)", fresh)
+    missing = [t for t in TYPES if labels[t] == 0]
+    if missing:
+        problem("fresh.json", f"no case of {missing}")
+    few = [t for t in TYPES if labels[t] < 12]
+    if few:
+        problem("fresh.json", f"fewer than 12 positives of {few}")
+    if share < 0.40:
+        problem("fresh.json", f"negatives {share:.1%} below 40 %")
+    fresh_texts = {c["transcript"] for c in fresh}
+    if len(fresh_texts) != len(fresh):
+        problem("fresh.json", "duplicate transcripts")
+    for name, cases in (("dev.json", dev), ("heldout.json", held_out)):
+        shared = fresh_texts & {c["transcript"] for c in cases}
+        if shared:
+            problem("fresh.json", f"{len(shared)} transcripts also in {name}")
 
     kinds = Counter(c["kind"] for c in secrets)
     keep = sum(c["rest_worth_keeping"] for c in secrets)
