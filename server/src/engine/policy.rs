@@ -2320,6 +2320,20 @@ mod evaluation {
             if d.should_store != want {
                 if want { missed += 1 } else { extra += 1 }
             }
+            for secret in case
+                .get("secrets")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let secret = secret.as_str().unwrap();
+                if d.summary.contains(secret) {
+                    println!(
+                        "LEAK {name}: a secret of {} characters is in the summary",
+                        secret.len()
+                    );
+                }
+            }
             if [EVENT_CUE, LESSON_SHAPE_CUE, ACKNOWLEDGED_CUE, FOR_LATER_CUE]
                 .iter()
                 .any(|c| d.reason.contains(c))

@@ -270,6 +270,14 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             1,
             Password,
         ),
+        // A password or a code given right after its name: "wifi password
+        // Hazel#Cove9", "alarm code 4471" — a value with a digit, not a word
+        // ("password isolation").
+        pattern(
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)[ \t]+["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*)"#,
+            1,
+            Password,
+        ),
     ]
 });
 
@@ -522,6 +530,13 @@ mod tests {
     }
 
     #[test]
+    fn passwords_and_codes_right_after_their_name() {
+        let r = redact("The studio opens at 9. Gate code 90210, wifi password Maple!Fox42.");
+        assert_eq!(r.text, "The studio opens at 9.");
+        assert_eq!(r.kinds, [SecretKind::Password]);
+    }
+
+    #[test]
     fn stated_passwords_take_their_sentence() {
         let r = redact("User: My password is hunter2, remember it. Deploys go out on Tuesdays.");
         assert_eq!(r.text, "User: Deploys go out on Tuesdays.");
@@ -536,6 +551,9 @@ mod tests {
             "The password reset flow sends an email.",
             "password: ${DB_PASSWORD}",
             "password isolation between tenants",
+            "the password v2 flow ships in May",
+            "I mistyped my password 3 times",
+            "the door code changed last week",
             "the token island-hopping was fun",
         ] {
             assert!(find(not).is_empty(), "{not}: {:?}", find(not));
