@@ -738,6 +738,14 @@ fn sentences(transcript: &str) -> Vec<Sentence> {
     sentences
 }
 
+/// The index of the kind of `memory_type` in [`KINDS`].
+fn rank(memory_type: MemoryType) -> usize {
+    KINDS
+        .iter()
+        .position(|k| k.memory_type == memory_type)
+        .expect("every memory type has a kind")
+}
+
 /// A cue phrase found at a word boundary; a cue that begins with `^` only
 /// at the start of the sentence ("note:" labels a note, "support macro
 /// note:" the source of a fact).
@@ -765,9 +773,7 @@ fn cue_text(cue: &'static str) -> &'static str {
 fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
     let lower = sentence.text.to_lowercase();
     if sentence.hedged || lower.ends_with('?') {
-        let note = KINDS
-            .iter()
-            .position(|k| k.memory_type == MemoryType::Note)?;
+        let note = rank(MemoryType::Note);
         return find_cue(&lower, KINDS[note].markers).map(|cue| (3, note, cue));
     }
     if is_ephemeral(&lower) {
@@ -819,10 +825,7 @@ fn strongest_cue(sentence: &Sentence) -> Option<(u8, usize, &'static str)> {
             _ => &lower,
         };
         if !transient && (for_later(&lower) || for_later(body)) {
-            let note = KINDS
-                .iter()
-                .position(|k| k.memory_type == MemoryType::Note)?;
-            return Some((2, note, FOR_LATER_CUE));
+            return Some((2, rank(MemoryType::Note), FOR_LATER_CUE));
         }
         if let Some(cue) = imperative(&lower).or_else(|| imperative(body)) {
             return Some((1, 0, cue));
@@ -1623,9 +1626,8 @@ pub fn classify_with_vote(
     decision
 }
 
-/// The decision of the nearest examples' `vote`, summarised from the
-/// sentence the rules found a weak cue in (or the first one said by the
-/// user).
+/// The decision of the nearest examples' `vote`, summarised from the first
+/// sentence not said by the assistant.
 fn voted(sentences: &[Sentence], vote: &Vote, scope: &Scope, task_id: &str) -> Decision {
     let mut metadata = rules_metadata(task_id);
     metadata.insert("classifier".to_owned(), "rules+examples".to_owned());
@@ -1634,10 +1636,7 @@ fn voted(sentences: &[Sentence], vote: &Vote, scope: &Scope, task_id: &str) -> D
         .position(|s| s.speaker != Speaker::Assistant && !s.hedged);
     match (vote.label, index) {
         (Some(memory_type), Some(index)) => {
-            let kind = KINDS
-                .iter()
-                .find(|k| k.memory_type == memory_type)
-                .expect("every type has a kind");
+            let kind = &KINDS[rank(memory_type)];
             Decision {
                 should_store: true,
                 memory_type,
@@ -1715,21 +1714,17 @@ fn best_cue(sentences: &[Sentence]) -> Option<((u8, usize, &'static str), usize)
             }
         }
     }
-    let kind_of = |memory_type| KINDS.iter().position(|k| k.memory_type == memory_type);
     // Below an explicit marker, the shape of the whole exchange decides:
     // something went wrong and advice follows (a lesson), or the assistant
     // agrees to do something from now on (the user's preference).
     if best.is_none_or(|((strength, _, _), _)| strength < 3) {
         if let Some(index) = lesson_shape(sentences) {
-            return Some(((2, kind_of(MemoryType::Lesson)?, LESSON_SHAPE_CUE), index));
+            return Some(((2, rank(MemoryType::Lesson), LESSON_SHAPE_CUE), index));
         }
         if best.is_none_or(|((strength, _, _), _)| strength < 2)
             && let Some(index) = acknowledged_instruction(sentences)
         {
-            return Some((
-                (2, kind_of(MemoryType::Preference)?, ACKNOWLEDGED_CUE),
-                index,
-            ));
+            return Some(((2, rank(MemoryType::Preference), ACKNOWLEDGED_CUE), index));
         }
     }
     best
@@ -2267,7 +2262,7 @@ mod tests {
     #[test]
     fn a_note_is_kept_even_when_it_asks_or_hedges() {
         let d = decide(
-            "User: open question for the spring planning: do we need a second region? Nobody knows yet.",
+            "User: open question for the spring planning: do we need a second region? Not sure yet.",
         );
         assert!(d.should_store);
         assert_eq!(d.memory_type, MemoryType::Note);
