@@ -189,9 +189,10 @@ pub async fn serve(
         ))
         .max_decoding_message_size(max_request_bytes),
     );
-    // With an embedder, the policy's labelled examples, embedded at the
-    // first Classify or Remember that consults them (not at start: an
-    // embedding API is not called for a server that never classifies).
+    // With an embedder, the policy's labelled examples, embedded and fitted
+    // in the background from the first Classify or Remember that consults
+    // them (not at start: an embedding API is not called for a server that
+    // never classifies).
     let examples = embedder
         .clone()
         .map(|embedder| Arc::new(LabelledExamples::new(embedder)));

@@ -151,6 +151,12 @@ const HELD_OUT_V2: &str = include_str!("../data/policy/heldout.json");
 /// A second held-out set, written after the split by someone who had not
 /// seen the classifier (tests/data/policy/README.md).
 const FRESH: &str = include_str!("../data/policy/fresh.json");
+/// A third held-out set, written later the same way; nobody tuning the
+/// classifier has read any of it.
+const FRESH2: &str = include_str!("../data/policy/fresh2.json");
+/// The training-only examples the classifier of the vote also learns from
+/// (the rules were never tuned on them).
+const EXAMPLES: &str = include_str!("../data/policy/examples.json");
 /// Issue 15's targets for the rules alone on the held-out split.
 const TARGET_HELD_OUT_STORE: f64 = 0.90;
 const TARGET_HELD_OUT_TYPE: f64 = 0.75;
@@ -158,7 +164,13 @@ const TARGET_HELD_OUT_TYPE: f64 = 0.75;
 #[tokio::test]
 async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed() {
     let mut total = 0;
-    for (name, set) in [("dev", DEV), ("held-out", HELD_OUT_V2), ("fresh", FRESH)] {
+    for (name, set) in [
+        ("dev", DEV),
+        ("held-out", HELD_OUT_V2),
+        ("fresh", FRESH),
+        ("fresh2", FRESH2),
+        ("examples", EXAMPLES),
+    ] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
         let negatives = cases.iter().filter(|c| c["should_store"] == false).count();
         assert!(
@@ -195,11 +207,9 @@ async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed(
     );
     let held_out = evaluate(&engram, &ns, HELD_OUT_V2).await;
     report("rules classifier", "held-out", &held_out);
-    summarise(
-        "rules classifier",
-        "fresh",
-        &evaluate(&engram, &ns, FRESH).await,
-    );
+    for (name, set) in [("fresh", FRESH), ("fresh2", FRESH2), ("examples", EXAMPLES)] {
+        summarise("rules classifier", name, &evaluate(&engram, &ns, set).await);
+    }
     assert!(
         held_out.store >= TARGET_HELD_OUT_STORE && held_out.memory_type >= TARGET_HELD_OUT_TYPE,
         "held-out accuracy {:.3} / {:.3} is below the targets {TARGET_HELD_OUT_STORE} / {TARGET_HELD_OUT_TYPE}",
@@ -208,40 +218,71 @@ async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed(
     );
 }
 
-/// With an embedder, the rules consult the nearest labelled examples (of
-/// the dev split) where they find no explicit cue: deterministic, named in
-/// the decision, and at least as accurate on the held-out split.
+/// With an embedder, the rules consult a classifier fitted on the labelled
+/// examples (the dev split and examples.json) where they find no cue or only
+/// a weak one: deterministic, named in the decision, and more accurate on
+/// the held-out sets, none of which it learned from.
 #[tokio::test]
-async fn with_an_embedder_the_nearest_labelled_examples_vote() {
+async fn with_an_embedder_the_labelled_examples_vote() {
     let rules_only = Server::start().await;
     let with_examples = Server::start_with_test_model().await;
     let ns = scope("labelled-vote");
-    let rules = evaluate(&rules_only.client().await, &ns, HELD_OUT_V2).await;
     let engram = with_examples.client().await;
-    let dev = evaluate(&engram, &ns, DEV).await;
-    let voted = evaluate(&engram, &ns, HELD_OUT_V2).await;
-    for (name, result) in [("dev", &dev), ("held-out", &voted)] {
-        report("rules + nearest labelled examples", name, result);
+    // The first call starts fitting the classifier and is decided by the
+    // rules alone, saying so; the vote comes once the examples are in.
+    let probe = "User: the nightly export job writes to the analytics bucket in eu-west-1.";
+    let vote_of = |engram: Engram| async move {
+        let response = policy(&engram)
+            .classify(classify_request(&scope("labelled-vote"), probe))
+            .await
+            .expect("classify");
+        response.decision.expect("decision").metadata["vote"].clone()
+    };
+    let first = vote_of(engram.clone()).await;
+    assert!(first.starts_with("none yet"), "{first}");
+    let started = std::time::Instant::now();
+    while vote_of(engram.clone()).await.starts_with("none yet") {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(600),
+            "the labelled examples were not fitted in 10 minutes"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
-    let fresh_rules = evaluate(&rules_only.client().await, &ns, FRESH).await;
-    let fresh_voted = evaluate(&engram, &ns, FRESH).await;
-    summarise("rules + nearest labelled examples", "fresh", &fresh_voted);
-    for (name, rules, voted) in [
-        ("held-out", &rules, &voted),
-        ("fresh", &fresh_rules, &fresh_voted),
+    println!(
+        "the labelled examples were fitted {:?} after the first call",
+        started.elapsed()
+    );
+    let mut held_out = None;
+    for (name, set) in [
+        ("held-out", HELD_OUT_V2),
+        ("fresh", FRESH),
+        ("fresh2", FRESH2),
     ] {
+        let rules = evaluate(&rules_only.client().await, &ns, set).await;
+        let voted = evaluate(&engram, &ns, set).await;
+        if name == "held-out" {
+            report("rules + labelled examples", name, &voted);
+        } else {
+            summarise("rules + labelled examples", name, &voted);
+        }
         println!(
             "{name}: rules alone should_store {:.3} type {:.3}; with the examples {:.3} {:.3}",
             rules.store, rules.memory_type, voted.store, voted.memory_type
         );
+        held_out.get_or_insert((rules, voted));
     }
+    let (rules, voted) = held_out.expect("the held-out set was scored");
     assert!(
-        voted.store >= rules.store && voted.memory_type >= rules.memory_type,
-        "the examples do not make the held-out accuracy worse"
+        voted.store >= rules.store && voted.memory_type > rules.memory_type,
+        "with the examples, held-out accuracy {:.3} / {:.3} is not above the rules' {:.3} / {:.3}",
+        voted.store,
+        voted.memory_type,
+        rules.store,
+        rules.memory_type
     );
 
     // The vote is named, and the same transcript decides the same way.
-    let transcript = "User: the nightly export job writes to the analytics bucket in eu-west-1.";
+    let transcript = probe;
     let mut decisions = Vec::new();
     for _ in 0..4 {
         let response = policy(&engram)

@@ -1572,42 +1572,70 @@ pub fn same_subject(new: &str, old: &str) -> bool {
     shared >= 2 || (shared == 1 && new.len().min(old.len()) <= 2)
 }
 
-/// What the labelled examples nearest to a transcript say of it (see
-/// [`crate::engine::examples`]).
+/// What the classifier fitted on the labelled examples says of a transcript
+/// (see [`crate::engine::examples`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Vote {
-    /// The heaviest label: the type to keep it as, or `None` (not worth
+    /// The likeliest class: the type to keep it as, or `None` (not worth
     /// keeping).
     pub label: Option<MemoryType>,
-    /// That label's share of the nearest examples' weight, 0 to 1.
-    pub share: f64,
-    /// The cosine of the nearest example.
-    pub nearest: f64,
+    /// How likely that class is, 0 to 1.
+    pub probability: f64,
+    /// How likely the transcript is worth keeping at all, 0 to 1.
+    pub keep: f64,
 }
 
-/// The least share of the weight a vote needs to be heeded. Both
-/// thresholds were chosen on the dev split, leave-one-out (an example never
-/// votes on itself): a vote heeded more often cost accuracy there.
-const VOTE_SHARE: f64 = 0.8;
-/// The least cosine of the nearest example for a vote to be heeded.
-const VOTE_NEAREST: f64 = 0.5;
+// When the vote is heeded. Chosen on examples.json, which the rules were
+// never tuned on (their accuracy there, 0.78 / 0.56, is their accuracy on
+// text they have not seen), with the vote on each case coming from a fit
+// without it (five folds), for the best sum of the two accuracies; the
+// held-out sets were not consulted. Chosen in folds of their own, the same
+// thresholds score 0.81 / 0.65 there.
+/// Where the rules found no cue, a vote for a type this likely keeps it.
+const VOTE_FILLS: f64 = 0.3;
+/// The strength of the rules' weakest cue, a plain statement (a fact by
+/// default): the only cue a clear vote overrules; imperatives (strength 1)
+/// and every cue phrase stand — letting the vote overrule imperatives too
+/// did no better.
+const PLAIN_STATEMENT: u8 = 0;
+/// The least probability of "not worth keeping" that drops a weak cue.
+const VOTE_DROPS: f64 = 0.9;
+/// The least probability of another type that retypes a weak cue.
+const VOTE_RETYPES: f64 = 0.5;
 
 impl Vote {
-    fn heeded(&self) -> bool {
-        self.share >= VOTE_SHARE && self.nearest >= VOTE_NEAREST
-    }
-
     fn describe(&self) -> String {
         let label = self.label.map_or("NOT_STORED", MemoryType::label);
-        format!("{label} {:.2} nearest {:.2}", self.share, self.nearest)
+        format!("{label} {:.2}", self.probability)
+    }
+
+    /// What the vote changes of the rules' verdict — `best` cue, or none —
+    /// on a transcript: keep it as a type (`Some(Some(t))`), drop it
+    /// (`Some(None)`), or nothing (`None`).
+    fn verdict(&self, best: Option<(u8, MemoryType)>) -> Option<Option<MemoryType>> {
+        match (best, self.label) {
+            (None, Some(memory_type)) if self.probability >= VOTE_FILLS => Some(Some(memory_type)),
+            (Some((strength, _)), None)
+                if strength == PLAIN_STATEMENT && self.probability >= VOTE_DROPS =>
+            {
+                Some(None)
+            }
+            (Some((strength, ruled)), Some(memory_type))
+                if strength == PLAIN_STATEMENT
+                    && memory_type != ruled
+                    && self.probability >= VOTE_RETYPES =>
+            {
+                Some(Some(memory_type))
+            }
+            _ => None,
+        }
     }
 }
 
-/// The rules' decision on `transcript`, with the nearest labelled examples'
-/// `vote` deciding where the rules found no cue at all and the vote is
-/// clear: the vote fills the rules' gaps and never overrules them (with the
-/// rules' wider cues of issue 15, overruling an imperative or a bare
-/// statement cost accuracy).
+/// The rules' decision on `transcript`, with the labelled examples' `vote`
+/// filling the rules' gaps (no cue at all) and overruling their weakest cue
+/// (a plain statement, kept as a fact by default) when it is clear;
+/// imperatives, cue phrases and explicit markers always stand.
 pub fn classify_with_vote(
     transcript: &str,
     scope: &Scope,
@@ -1616,9 +1644,28 @@ pub fn classify_with_vote(
 ) -> Decision {
     let sentences = sentences(transcript);
     let best = best_cue(&sentences);
-    let mut decision = match vote.filter(|v| v.heeded() && best.is_none()) {
-        Some(vote) => voted(&sentences, vote, scope, task_id),
-        None => ruled(&sentences, best, scope, task_id),
+    let ruled_type = best.map(|((strength, rank, _), _)| (strength, KINDS[rank].memory_type));
+    // The rules' deciding sentence, or the first one not said by the
+    // assistant.
+    let index = best.map(|(_, index)| index).or_else(|| {
+        sentences
+            .iter()
+            .position(|s| s.speaker != Speaker::Assistant && !s.hedged)
+    });
+    let verdict = vote.and_then(|vote| Some((vote, vote.verdict(ruled_type)?)));
+    let mut decision = match (verdict, index) {
+        (Some((vote, Some(memory_type))), Some(index)) => {
+            voted(&sentences[index..], memory_type, vote, scope, task_id)
+        }
+        (Some((vote, None)), _) => not_worth_keeping(
+            scope,
+            voted_metadata(task_id),
+            format!(
+                "the labelled examples say it is not worth keeping ({})",
+                vote.describe()
+            ),
+        ),
+        _ => ruled(&sentences, best, scope, task_id),
     };
     if let Some(vote) = vote {
         decision.metadata.insert("vote".to_owned(), vote.describe());
@@ -1626,39 +1673,35 @@ pub fn classify_with_vote(
     decision
 }
 
-/// The decision of the nearest examples' `vote`, summarised from the first
-/// sentence not said by the assistant.
-fn voted(sentences: &[Sentence], vote: &Vote, scope: &Scope, task_id: &str) -> Decision {
+/// The metadata of a decision the labelled examples' vote made.
+fn voted_metadata(task_id: &str) -> BTreeMap<String, String> {
     let mut metadata = rules_metadata(task_id);
     metadata.insert("classifier".to_owned(), "rules+examples".to_owned());
-    let index = sentences
-        .iter()
-        .position(|s| s.speaker != Speaker::Assistant && !s.hedged);
-    match (vote.label, index) {
-        (Some(memory_type), Some(index)) => {
-            let kind = &KINDS[rank(memory_type)];
-            Decision {
-                should_store: true,
-                memory_type,
-                summary: summary(&sentences[index..]),
-                importance: kind.importance,
-                level: level(memory_type, &sentences[index].text.to_lowercase(), scope),
-                metadata,
-                source: DecisionSource::Rules,
-                reason: format!(
-                    "the nearest labelled examples are {} ({})",
-                    memory_type.label().to_lowercase(),
-                    vote.describe()
-                ),
-            }
-        }
-        _ => not_worth_keeping(
-            scope,
-            metadata,
-            format!(
-                "the nearest labelled examples are not worth keeping ({})",
-                vote.describe()
-            ),
+    metadata
+}
+
+/// The decision to keep `memory_type` that the labelled examples' `vote`
+/// made, summarised from the first of `sentences`.
+fn voted(
+    sentences: &[Sentence],
+    memory_type: MemoryType,
+    vote: &Vote,
+    scope: &Scope,
+    task_id: &str,
+) -> Decision {
+    let kind = &KINDS[rank(memory_type)];
+    Decision {
+        should_store: true,
+        memory_type,
+        summary: summary(sentences),
+        importance: kind.importance,
+        level: level(memory_type, &sentences[0].text.to_lowercase(), scope),
+        metadata: voted_metadata(task_id),
+        source: DecisionSource::Rules,
+        reason: format!(
+            "the labelled examples say {} ({})",
+            memory_type.label().to_lowercase(),
+            vote.describe()
         ),
     }
 }
@@ -2279,6 +2322,71 @@ mod tests {
     }
 
     #[test]
+    fn the_vote_fills_gaps_and_overrules_only_plain_statements() {
+        let with = |transcript: &str, label: Option<MemoryType>, probability: f64| {
+            let vote = Vote {
+                label,
+                probability,
+                keep: if label.is_some() {
+                    probability
+                } else {
+                    1.0 - probability
+                },
+            };
+            classify_with_vote(transcript, &Scope::default(), "", Some(&vote))
+        };
+        let kept = |d: &Decision| d.should_store.then_some(d.memory_type);
+        // No cue at all: a likely enough type keeps it.
+        let gap = "User: the quarterly numbers look rough for the east region.";
+        assert_eq!(kept(&decide(gap)), None);
+        let d = with(gap, Some(MemoryType::Note), 0.6);
+        assert_eq!(kept(&d), Some(MemoryType::Note), "{d:?}");
+        assert_eq!(d.metadata["classifier"], "rules+examples");
+        assert_eq!(d.metadata["vote"], "NOTE 0.60");
+        assert_eq!(
+            d.summary,
+            "the quarterly numbers look rough for the east region."
+        );
+        assert_eq!(kept(&with(gap, Some(MemoryType::Note), 0.2)), None);
+        // A plain statement: retyped or dropped by a clear vote only.
+        let plain = "User: the build server is in the basement rack.";
+        assert_eq!(decide(plain).metadata["cue"], "a statement");
+        assert_eq!(kept(&decide(plain)), Some(MemoryType::Fact));
+        let d = with(plain, Some(MemoryType::Event), 0.6);
+        assert_eq!(kept(&d), Some(MemoryType::Event), "{d:?}");
+        assert_eq!(
+            kept(&with(plain, Some(MemoryType::Event), 0.4)),
+            Some(MemoryType::Fact)
+        );
+        assert_eq!(kept(&with(plain, None, 0.95)), None);
+        let d = with(plain, None, 0.85);
+        assert_eq!(kept(&d), Some(MemoryType::Fact));
+        assert_eq!(d.metadata["vote"], "NOT_STORED 0.85");
+        // Imperatives and cue phrases stand.
+        for (transcript, memory_type) in [
+            (
+                "User: I prefer tabs for indentation.",
+                MemoryType::Preference,
+            ),
+            (
+                "User: Always run the linter before pushing.",
+                MemoryType::Preference,
+            ),
+        ] {
+            assert_eq!(
+                kept(&with(transcript, None, 0.99)),
+                Some(memory_type),
+                "{transcript}"
+            );
+            assert_eq!(
+                kept(&with(transcript, Some(MemoryType::Fact), 0.99)),
+                Some(memory_type),
+                "{transcript}"
+            );
+        }
+    }
+
+    #[test]
     fn long_summaries_are_cut_to_300_characters() {
         let d = decide(&format!(
             "Lesson learned: {}",
@@ -2383,6 +2491,25 @@ mod evaluation {
         };
         score("fresh (even)", &half(0), true);
         score("fresh (odd, unseen)", &half(1), false);
+    }
+
+    #[test]
+    #[ignore = "prints the rules' accuracy on the third held-out set and the vote's training examples"]
+    fn unseen() {
+        // Totals only: nobody tuning the rules reads these cases.
+        for (name, json) in [
+            (
+                "fresh2 (unseen)",
+                include_str!("../../../tests/data/policy/fresh2.json"),
+            ),
+            (
+                "examples (unseen by the rules)",
+                include_str!("../../../tests/data/policy/examples.json"),
+            ),
+        ] {
+            let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+            score(name, &cases.iter().collect::<Vec<_>>(), false);
+        }
     }
 
     #[test]

@@ -227,10 +227,11 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         pattern(r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/-]{12,}=*)", 1, Token),
         // NAME=value, name: value, "name": "value" — where the name says
-        // it holds a password or a secret: any value of 4 characters or
-        // more; a key or a token: 16 or more (not a count like max_tokens).
+        // it holds a password or a secret (not "secretary: …"): any value
+        // of 4 characters or more; a key or a token: 16 or more (not a
+        // count like max_tokens).
         pattern(
-            r#"(?i)(?-u:\b)[a-z0-9_.-]*(?:password|passwd|passphrase|secret)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{4,})"#,
+            r#"(?i)(?-u:\b)[a-z0-9_.-]*(?:password|passwd|passphrase|secret)s?(?:[_.-][a-z0-9_.-]*)?["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{4,})"#,
             1,
             Token,
         ),
@@ -266,15 +267,17 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // A password stated in prose: "my password is hunter2", "the wifi
         // password in the Berlin office is …", "pw: …", "PIN 4321".
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:(?:is|was|reads|will be|is now)(?-u:\b)|=|:|-)[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:(?:is now|is|was|reads|will be)(?-u:\b)|=|:|-)[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
             1,
             Password,
         ),
-        // A password or a code given right after its name: "wifi password
-        // Hazel#Cove9", "alarm code 4471" — a value with a digit, not a word
-        // ("password isolation").
+        // A password or a code given right after its name, or after "is" or
+        // "(changed) to": "wifi password Hazel#Cove9", "alarm code 4471",
+        // "the keypad code is 8302", "rotated the password to Qm7!rPz0" — a
+        // value with a digit, not a word ("password isolation", "sent the
+        // password to Maria").
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)[ \t]+["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*)"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?[ \t]+["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
             1,
             Password,
         ),
@@ -534,6 +537,21 @@ mod tests {
         let r = redact("The studio opens at 9. Gate code 90210, wifi password Maple!Fox42.");
         assert_eq!(r.text, "The studio opens at 9.");
         assert_eq!(r.kinds, [SecretKind::Password]);
+        for stated in [
+            "the office wifi password is now Blue-Heron-2291, they changed it",
+            "we rotated the shared database password to Qm7!rPz0vLx.",
+            "the garage keypad code is 8302, don't lose it",
+            "store my Gmail password Tr0ub4dor&3 so you can log in",
+        ] {
+            assert_eq!(kinds(stated), [SecretKind::Password], "{stated}");
+        }
+        for not in [
+            "I sent the password to Maria yesterday.",
+            "the password is now required for guests",
+            "the password md5 hashes were migrated in May",
+        ] {
+            assert!(find(not).is_empty(), "{not}: {:?}", find(not));
+        }
     }
 
     #[test]
@@ -607,8 +625,10 @@ mod tests {
         assert_eq!(kinds(jwt), [SecretKind::Token]);
         let pem = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc\n-----END RSA PRIVATE KEY-----\nthanks";
         assert_eq!(redact(pem).text, "key:\n[REDACTED]\nthanks");
-        // Not secrets: limits and budgets named like tokens.
+        // Not secrets: limits and budgets named like tokens, a secretary.
         assert!(find("max_tokens=1000, token_budget: 400").is_empty());
+        assert!(find("From the club secretary: Marcus Cole resigned.").is_empty());
+        assert_eq!(kinds("DB_PASSWORD_PROD=Xy7k9mQ2"), [SecretKind::Token]);
     }
 
     /// Every secret of the 50-case set (tests/data/policy/secrets.json),
@@ -620,11 +640,12 @@ mod tests {
             include_str!("../../../tests/data/policy/secrets.json"),
             include_str!("../../../tests/data/policy/dev.json"),
             include_str!("../../../tests/data/policy/heldout.json"),
+            include_str!("../../../tests/data/policy/examples.json"),
         ] {
             let all: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
             cases.extend(all.into_iter().filter(|c| c.get("secrets").is_some()));
         }
-        assert!(cases.len() >= 70, "{}", cases.len());
+        assert!(cases.len() >= 100, "{}", cases.len());
         let mut leaks = Vec::new();
         for case in &cases {
             let transcript = case["transcript"].as_str().unwrap();
@@ -650,6 +671,7 @@ mod tests {
         for set in [
             include_str!("../../../tests/data/policy/dev.json"),
             include_str!("../../../tests/data/policy/heldout.json"),
+            include_str!("../../../tests/data/policy/examples.json"),
         ] {
             let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
             for case in cases.iter().filter(|c| c.get("secrets").is_none()) {

@@ -115,15 +115,21 @@ impl PolicyApi {
         let llm = self.llm.as_ref().filter(|_| request.use_llm);
         let Some(llm) = llm.filter(|_| !transcript.trim().is_empty()) else {
             let vote = match &self.examples {
-                Some(examples) => examples.vote(transcript).await,
+                Some(examples) => Some(examples.vote(transcript).await),
                 None => None,
             };
-            return policy::classify_with_vote(
+            let mut decision = policy::classify_with_vote(
                 transcript,
                 &request.scope,
                 &request.task_id,
-                vote.as_ref(),
+                vote.as_ref().and_then(|v| v.as_ref().ok()),
             );
+            if let Some(Err(no_vote)) = vote {
+                decision
+                    .metadata
+                    .insert("vote".to_owned(), no_vote.describe().to_owned());
+            }
+            return decision;
         };
         let user = format!("Task: {}\nTranscript:\n{transcript}", request.task_id);
         let reply = llm

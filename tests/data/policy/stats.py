@@ -38,6 +38,11 @@ def problem(where, text):
     problems.append(f"{where}: {text}")
 
 
+def key(case):
+    """A transcript as compared across files: trimmed, lower case."""
+    return case["transcript"].strip().lower()
+
+
 def luhn(number):
     digits = [int(d) for d in number if d.isdigit()]
     total = 0
@@ -149,9 +154,12 @@ def main():
     dev = load("dev.json")
     held_out = load("heldout.json")
     fresh = load("fresh.json")
+    fresh2 = load("fresh2.json")
+    examples = load("examples.json")
     secrets = load("secrets.json")
     for name, cases in (("new_cases.json", new), ("dev.json", dev), ("heldout.json", held_out),
-                        ("fresh.json", fresh)):
+                        ("fresh.json", fresh), ("fresh2.json", fresh2),
+                        ("examples.json", examples)):
         check_policy(name, cases)
     check_secret_set(secrets)
     if problems:
@@ -174,28 +182,36 @@ def main():
     few = [t for t in TYPES if overall[t] < 15]
     if few:
         problem("both", f"fewer than 15 positives of {few}")
-    shared = {c["transcript"] for c in dev} & {c["transcript"] for c in held_out}
+    checked = set()
+    shared = {key(c) for c in dev} & {key(c) for c in held_out}
     if shared:
         problem("both", f"{len(shared)} transcripts in both dev and held-out")
     if len({c["transcript"] for c in new}) != len(new):
         problem("new_cases.json", "duplicate transcripts")
 
-    labels, share = policy_counts("fresh.json (second held-out set)", fresh)
-    missing = [t for t in TYPES if labels[t] == 0]
-    if missing:
-        problem("fresh.json", f"no case of {missing}")
-    few = [t for t in TYPES if labels[t] < 12]
-    if few:
-        problem("fresh.json", f"fewer than 12 positives of {few}")
-    if share < 0.40:
-        problem("fresh.json", f"negatives {share:.1%} below 40 %")
-    fresh_texts = {c["transcript"] for c in fresh}
-    if len(fresh_texts) != len(fresh):
-        problem("fresh.json", "duplicate transcripts")
-    for name, cases in (("dev.json", dev), ("heldout.json", held_out)):
-        shared = fresh_texts & {c["transcript"] for c in cases}
-        if shared:
-            problem("fresh.json", f"{len(shared)} transcripts also in {name}")
+    later = (("fresh.json", "second held-out set", fresh, 12),
+             ("fresh2.json", "third held-out set", fresh2, 15),
+             ("examples.json", "the vote's training examples", examples, 26))
+    texts = {"dev.json": dev, "heldout.json": held_out, "fresh.json": fresh,
+             "fresh2.json": fresh2, "examples.json": examples}
+    texts = {name: {key(c) for c in cases} for name, cases in texts.items()}
+    for name, what, cases, least in later:
+        labels, share = policy_counts(f"{name} ({what})", cases)
+        missing = [t for t in TYPES if labels[t] == 0]
+        if missing:
+            problem(name, f"no case of {missing}")
+        few = [t for t in TYPES if labels[t] < least]
+        if few:
+            problem(name, f"fewer than {least} positives of {few}")
+        if share < 0.40:
+            problem(name, f"negatives {share:.1%} below 40 %")
+        if len(texts[name]) != len(cases):
+            problem(name, "duplicate transcripts")
+        for other, other_texts in texts.items():
+            shared = texts[name] & other_texts
+            if other != name and shared and (other, name) not in checked:
+                problem(name, f"{len(shared)} transcripts also in {other}")
+            checked.add((name, other))
 
     kinds = Counter(c["kind"] for c in secrets)
     keep = sum(c["rest_worth_keeping"] for c in secrets)

@@ -155,8 +155,13 @@ class MemoryDecision(_message.Message):
     @_builtins.property
     def metadata(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Extra facts about the decision (at most 64 entries), e.g. "task_id" and
-        the cue that matched. A FALLBACK decision carries "task_id", "source"
-        (the classifier that failed) and "error" (what went wrong).
+        the cue that matched. With an embedder, a rules decision carries "vote":
+        what the classifier fitted on the labelled examples said ("PREFERENCE
+        0.83": its likeliest type, or NOT_STORED, and how likely), or why it said
+        nothing ("none yet: …" while the examples are being embedded), and
+        "classifier" is "rules+examples" when the vote decided. A FALLBACK
+        decision carries "task_id", "source" (the classifier that failed) and
+        "error" (what went wrong).
         """
 
     def __init__(
