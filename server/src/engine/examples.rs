@@ -40,7 +40,9 @@ const CLASSES: usize = 7;
 /// The fit: full-batch gradient descent with Nesterov momentum on the mean
 /// cross-entropy, with a light L2 penalty. Chosen on examples.json, five
 /// folds (each scored by a fit without it, on the dev split and the other
-/// four): more steps or a heavier penalty did no better there.
+/// four): the vote alone scored 0.80 / 0.45 there; plain gradient descent
+/// with thrice the steps scored less, a heavier penalty did worse, and twice
+/// the steps gained under 0.01.
 const STEPS: usize = 200;
 const STEP_SIZE: f64 = 4.0;
 const MOMENTUM: f64 = 0.9;
@@ -126,7 +128,7 @@ impl Linear {
         scores.map(|s| s / total)
     }
 
-    /// The vote on `vector`: the likeliest class and how likely each is.
+    /// The vote on `vector`: the likeliest class and how likely it is.
     fn vote(&self, vector: &[f32]) -> Vote {
         let probabilities = self.probabilities(vector);
         // The likeliest; on a tie, the lower class.
@@ -140,7 +142,6 @@ impl Linear {
         Vote {
             label: label(best),
             probability: f64::from(probabilities[best]),
-            keep: f64::from(1.0 - probabilities[0]),
         }
     }
 }
@@ -334,12 +335,31 @@ mod tests {
         assert_eq!(model, Linear::fit(&vectors, &classes).unwrap());
         let vote = model.vote(&at(0.1));
         assert_eq!(vote.label, Some(MemoryType::Preference), "{vote:?}");
-        assert!(vote.probability > 0.5 && vote.keep > 0.5, "{vote:?}");
+        assert!(vote.probability > 0.5, "{vote:?}");
         assert_eq!(model.vote(&at(2.1)).label, Some(MemoryType::Decision));
         let vote = model.vote(&at(4.1));
         assert_eq!(vote.label, None, "{vote:?}");
-        assert!(vote.keep < 0.5, "{vote:?}");
+        assert!(vote.probability > 0.5, "{vote:?}");
         let total: f32 = model.probabilities(&at(1.0)).iter().sum();
         assert!((total - 1.0).abs() < 1e-5, "{total}");
+    }
+
+    #[test]
+    fn a_fit_of_the_examples_size_is_the_same_every_time() {
+        // As many vectors as the examples, of MiniLM's size: the matrix
+        // products run on every core, and must not change the weights.
+        let vectors: Vec<Vec<f32>> = (0..1155)
+            .map(|i| {
+                let mut v: Vec<f32> = (0..384)
+                    .map(|j| ((i * 31 + j * 17) % 97) as f32 / 97.0 - 0.5)
+                    .collect();
+                normalise(&mut v);
+                v
+            })
+            .collect();
+        let classes: Vec<usize> = (0..vectors.len()).map(|i| i % CLASSES).collect();
+        let model = Linear::fit(&vectors, &classes).unwrap();
+        assert_eq!(model, Linear::fit(&vectors, &classes).unwrap());
+        assert!(model.weights.iter().flatten().all(|w| w.is_finite()));
     }
 }

@@ -1581,8 +1581,6 @@ pub struct Vote {
     pub label: Option<MemoryType>,
     /// How likely that class is, 0 to 1.
     pub probability: f64,
-    /// How likely the transcript is worth keeping at all, 0 to 1.
-    pub keep: f64,
 }
 
 // When the vote is heeded. Chosen on examples.json, which the rules were
@@ -1598,9 +1596,10 @@ const VOTE_FILLS: f64 = 0.3;
 /// and every cue phrase stand — letting the vote overrule imperatives too
 /// did no better.
 const PLAIN_STATEMENT: u8 = 0;
-/// The least probability of "not worth keeping" that drops a weak cue.
+/// The least probability of "not worth keeping" that drops a plain
+/// statement.
 const VOTE_DROPS: f64 = 0.9;
-/// The least probability of another type that retypes a weak cue.
+/// The least probability of another type that retypes a plain statement.
 const VOTE_RETYPES: f64 = 0.5;
 
 impl Vote {
@@ -2324,15 +2323,7 @@ mod tests {
     #[test]
     fn the_vote_fills_gaps_and_overrules_only_plain_statements() {
         let with = |transcript: &str, label: Option<MemoryType>, probability: f64| {
-            let vote = Vote {
-                label,
-                probability,
-                keep: if label.is_some() {
-                    probability
-                } else {
-                    1.0 - probability
-                },
-            };
+            let vote = Vote { label, probability };
             classify_with_vote(transcript, &Scope::default(), "", Some(&vote))
         };
         let kept = |d: &Decision| d.should_store.then_some(d.memory_type);
