@@ -40,9 +40,9 @@ const CLASSES: usize = 7;
 /// The fit: full-batch gradient descent with Nesterov momentum on the mean
 /// cross-entropy, with a light L2 penalty. Chosen on examples.json, five
 /// folds (each scored by a fit without it, on the dev split and the other
-/// four): the vote alone scored 0.80 / 0.45 there; plain gradient descent
-/// with thrice the steps scored less, a heavier penalty did worse, and twice
-/// the steps gained under 0.01.
+/// four): the vote alone scores 0.78 / 0.51 there; twice the steps or a
+/// heavier penalty did no better, nor (on its first 920 examples) did plain
+/// gradient descent with thrice the steps.
 const STEPS: usize = 200;
 const STEP_SIZE: f64 = 4.0;
 const MOMENTUM: f64 = 0.9;
@@ -310,7 +310,7 @@ mod tests {
     #[test]
     fn the_examples_are_the_dev_split_and_the_training_set_screened() {
         let (texts, classes) = examples().unwrap();
-        assert!(texts.len() >= 1100, "{}", texts.len());
+        assert!(texts.len() >= 2000, "{}", texts.len());
         assert_eq!(texts.len(), classes.len());
         for class in 0..CLASSES {
             assert!(classes.contains(&class), "no example of class {class}");

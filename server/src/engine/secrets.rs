@@ -236,7 +236,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             Token,
         ),
         pattern(
-            r#"(?i)(?-u:\b)[a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|token|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{16,})"#,
+            r#"(?i)(?-u:\b)[a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|auth[_-]?key|signing[_-]?key|token|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{16,})"#,
             1,
             Token,
         ),
@@ -267,7 +267,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // A password stated in prose: "my password is hunter2", "the wifi
         // password in the Berlin office is …", "pw: …", "PIN 4321".
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:(?:is now|is|was|reads|will be)(?-u:\b)|=|:|-)[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|passphrase|pass phrase|pw|pin(?: code)?)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]*(?:(?:is now|is|was|reads|will be)(?-u:\b)|=|:|-[ \t])[ \t]*["'“‘`]?([^\s"'”’`,;]+)"#,
             1,
             Password,
         ),
@@ -277,7 +277,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // value with a digit, not a word ("password isolation", "sent the
         // password to Maria").
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?[ \t]+["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?[ \t]+["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
             1,
             Password,
         ),
@@ -542,12 +542,14 @@ mod tests {
             "we rotated the shared database password to Qm7!rPz0vLx.",
             "the garage keypad code is 8302, don't lose it",
             "store my Gmail password Tr0ub4dor&3 so you can log in",
+            "the studio wifi is Loft4 / pw Tr0mb0ne!2023 — 4th floor",
         ] {
             assert_eq!(kinds(stated), [SecretKind::Password], "{stated}");
         }
         for not in [
             "I sent the password to Maria yesterday.",
             "the password is now required for guests",
+            "python train.py --num-workers 8 --pin-memory",
             "the password md5 hashes were migrated in May",
         ] {
             assert!(find(not).is_empty(), "{not}: {:?}", find(not));
@@ -629,6 +631,10 @@ mod tests {
         assert!(find("max_tokens=1000, token_budget: 400").is_empty());
         assert!(find("From the club secretary: Marcus Cole resigned.").is_empty());
         assert_eq!(kinds("DB_PASSWORD_PROD=Xy7k9mQ2"), [SecretKind::Token]);
+        assert_eq!(
+            kinds("APNS_AUTH_KEY_P8=MIGTAgEAMBMGByqGSM49AgEGCCqGSM49"),
+            [SecretKind::Token]
+        );
     }
 
     /// Every secret of the 50-case set (tests/data/policy/secrets.json),
