@@ -5,8 +5,9 @@
 
 use engram_client::proto::{self, MemoryType};
 use engram_client::{Code, Engram};
+use engram_tests::fake_embeddings::{self, FakeEmbeddings, inputs};
 use engram_tests::fake_llm::{FakeLlm, Reply};
-use engram_tests::{Server, list_all, scope};
+use engram_tests::{Server, embedded, list_all, scope};
 
 /// 50 transcripts holding fake credentials of every kind the detector
 /// knows, each with the exact secrets that must never be stored.
@@ -177,6 +178,82 @@ async fn no_secret_of_the_secrets_set_is_stored_through_any_rpc() {
     let log = server.log();
     for secret in &all_secrets {
         assert!(!log.contains(secret), "the log holds {secret}");
+    }
+}
+
+/// With an embedding API, everything it is sent — the policy's labelled
+/// examples, the transcripts its vote reads, the memories Remember stores —
+/// is screened text: no secret of the set reaches it.
+#[tokio::test]
+async fn no_secret_reaches_the_embedding_api() {
+    let fake = FakeEmbeddings::start(fake_embeddings::Reply::Vectors).await;
+    let server = Server::start_with_env(
+        &[
+            "--embedder",
+            "openai",
+            "--embedder-base-url",
+            &fake.base_url,
+            "--embedder-model",
+            "fake-embedder",
+        ],
+        &[("ENGRAM_EMBEDDER_API_KEY", "sk-embed-test-secrets")],
+    )
+    .await;
+    let engram = server.client().await;
+    let ns = scope("secrets-embedder").with_project("ops");
+    // The first call starts embedding the examples; wait for their vote.
+    let started = std::time::Instant::now();
+    while classify(&engram, &ns, "User: the build server is in rack 4.")
+        .await
+        .metadata["vote"]
+        .starts_with("none yet")
+    {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120));
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let cases: Vec<serde_json::Value> = serde_json::from_str(SECRETS_SET).expect("JSON");
+    let mut all_secrets = Vec::new();
+    for case in &cases {
+        let transcript = case["transcript"].as_str().expect("transcript");
+        let decision = classify(&engram, &ns, transcript).await;
+        assert!(decision.metadata.contains_key("vote"), "{decision:?}");
+        remember(&engram, &ns, transcript).await;
+        all_secrets.extend(
+            case["secrets"]
+                .as_array()
+                .expect("secrets")
+                .iter()
+                .map(|s| s.as_str().expect("a secret").to_owned()),
+        );
+    }
+    embedded(&engram, &ns).await;
+    // The labelled examples' secrets too.
+    for set in [
+        include_str!("../data/policy/dev.json"),
+        include_str!("../data/policy/examples.json"),
+    ] {
+        let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
+        all_secrets.extend(
+            cases
+                .iter()
+                .filter_map(|c| c["secrets"].as_array())
+                .flatten()
+                .map(|s| s.as_str().expect("a secret").to_owned()),
+        );
+    }
+    // A four-digit PIN is also a ticket number elsewhere in the examples:
+    // short secrets are checked transcript by transcript in the tests above.
+    all_secrets.retain(|s| s.chars().count() >= 6);
+    assert!(all_secrets.len() > 100, "{} secrets", all_secrets.len());
+    let sent: Vec<String> = fake.seen().iter().flat_map(inputs).collect();
+    assert!(sent.len() > 2000, "{} inputs sent", sent.len());
+    // The screened transcripts were sent, redacted.
+    assert!(sent.iter().any(|i| i.contains("[REDACTED]")));
+    for secret in &all_secrets {
+        assert!(
+            !sent.iter().any(|i| i.contains(secret.as_str())),
+            "the embedding API was sent {secret}"
+        );
     }
 }
 
