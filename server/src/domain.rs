@@ -155,6 +155,13 @@ impl MemoryType {
             MemoryType::Note => "NOTE",
         }
     }
+
+    /// The type whose [`label`](Self::label) is `label`, e.g. `FACT`.
+    pub fn from_label(label: &str) -> Option<Self> {
+        (1..)
+            .map_while(Self::from_code)
+            .find(|t| t.label() == label)
+    }
 }
 
 /// A stored memory.

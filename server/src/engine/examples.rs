@@ -266,13 +266,6 @@ impl LabelledExamples {
     }
 }
 
-/// The memory type labelled `label` (e.g. "PREFERENCE").
-fn type_of_label(label: &str) -> Option<MemoryType> {
-    (1..)
-        .map_while(MemoryType::from_code)
-        .find(|t| t.label() == label)
-}
-
 /// The examples' screened transcripts and classes.
 fn examples() -> Result<(Vec<String>, Vec<usize>), String> {
     let mut texts = Vec::new();
@@ -289,7 +282,10 @@ fn examples() -> Result<(Vec<String>, Vec<usize>), String> {
                 continue;
             }
             let label = if case["should_store"].as_bool() == Some(true) {
-                let Some(memory_type) = case["memory_type"].as_str().and_then(type_of_label) else {
+                let Some(memory_type) = case["memory_type"]
+                    .as_str()
+                    .and_then(MemoryType::from_label)
+                else {
                     continue;
                 };
                 Some(memory_type)

@@ -2020,14 +2020,12 @@ pub fn llm_decision(
         .as_bool()
         .ok_or("should_store is not a boolean")?;
     let memory_type = text("memory_type")?;
-    let memory_type = llm_types()
-        .find(|t| t.label() == memory_type)
-        .ok_or_else(|| {
-            format!(
-                "memory_type {:?} is not one of the allowed values",
-                quoted(memory_type)
-            )
-        })?;
+    let memory_type = MemoryType::from_label(memory_type).ok_or_else(|| {
+        format!(
+            "memory_type {:?} is not one of the allowed values",
+            quoted(memory_type)
+        )
+    })?;
     let level = text("level")?;
     let level = LLM_LEVELS
         .iter()
