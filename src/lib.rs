@@ -6,6 +6,7 @@
 //! compiled from them without a system `protoc`.
 
 pub mod codec;
+pub mod request_text;
 
 /// The `engram.v1` package.
 pub mod v1 {

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::engine::secrets::OnSecret;
+use crate::grpc::host_guard::HostPolicy;
 use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, Overload, RateLimit};
 use crate::grpc::web::{BrowserAccess, BrowserOrigin};
 use crate::llm::LlmConfig;
@@ -33,7 +34,7 @@ pub struct Config {
     /// Database URL: sqlite://PATH (the file is created when missing;
     /// sqlite:///abs/path for an absolute path), or
     /// postgres://USER:PASSWORD@HOST:PORT/DATABASE for PostgreSQL, which
-    /// several replicas share (not finished yet: the server refuses it). The
+    /// several replicas share (each with an --index-dir of its own). The
     /// password may also come from PGPASSWORD or ~/.pgpass; it is never
     /// logged or shown.
     #[arg(
@@ -203,6 +204,24 @@ pub struct Config {
     /// is always served on --listen, beside gRPC.
     #[arg(long = "cors-allow-origin", env = "ENGRAM_CORS_ALLOW_ORIGIN", value_delimiter = ',', value_parser = BrowserOrigin::parse)]
     pub cors_allow_origins: Vec<BrowserOrigin>,
+
+    /// A host name, besides IP addresses and localhost, that requests over
+    /// HTTP/1.1 and from browsers may name in their Host header, e.g.
+    /// engram.internal; .example.com allows it and every name under it, *
+    /// any name. Repeat the flag (or separate with commas) for several.
+    /// Other names are refused with 403 (PERMISSION_DENIED), so that a web
+    /// page cannot reach the server by making its own name resolve to the
+    /// server's address (DNS rebinding). Plain gRPC over HTTP/2 may use any
+    /// name.
+    #[arg(long = "allowed-hosts", env = "ENGRAM_ALLOWED_HOSTS", value_delimiter = ',', value_parser = HostPolicy::parse_host, value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+
+    /// Serve without --auth-keys on an address other machines can reach
+    /// (anything but loopback), where anyone who reaches it can read and
+    /// write every memory: e.g. behind a proxy that authenticates. Without
+    /// this flag such a server refuses to start.
+    #[arg(long, env = "ENGRAM_ALLOW_ANONYMOUS", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub allow_anonymous: bool,
 
     /// How long a browser may keep the server's answer to a CORS preflight
     /// before asking again, e.g. 10m (browsers cap it, Chrome at 2h).
@@ -404,6 +423,41 @@ impl Config {
         } else {
             OnSecret::Allow
         }
+    }
+
+    /// Which Host names and page origins may reach the gRPC port.
+    pub fn host_policy(&self) -> HostPolicy {
+        HostPolicy {
+            allowed_hosts: self.allowed_hosts.clone(),
+            origins: self.cors_allow_origins.clone(),
+        }
+    }
+
+    /// Refuses to serve where anyone could read and write every memory
+    /// without the operator having said so (Redis's protected mode): a
+    /// listener other machines reach, or every web page allowed to call,
+    /// with no API keys.
+    pub fn check_protected(&self) -> anyhow::Result<()> {
+        if self.auth_keys.is_some() {
+            return Ok(());
+        }
+        if self.cors_allow_origins.contains(&BrowserOrigin::Any) {
+            bail!(
+                "--cors-allow-origin * without --auth-keys would let every web page its users \
+                 visit read and write this server's memories: name the origins that may call, or \
+                 set --auth-keys"
+            );
+        }
+        if !self.listen.ip().is_loopback() && !self.allow_anonymous {
+            bail!(
+                "--listen {} is reachable from other machines, and without --auth-keys anyone who \
+                 reaches it can read and write every memory: set --auth-keys, listen on \
+                 127.0.0.1, or add --allow-anonymous to serve anyway (e.g. behind a proxy that \
+                 authenticates)",
+                self.listen
+            );
+        }
+        Ok(())
     }
 
     /// Which browser pages may call the server (CORS).

@@ -196,6 +196,16 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// Whether this memory belongs to exactly the owner a write of `level`
+    /// from `scope` creates (same user, agent, project or session as that
+    /// level keeps, and the same level): the only memories a write's side
+    /// effects — superseding, merging, invalidating — may touch. Seeing a
+    /// memory is not owning it: a scope without a user sees every user's,
+    /// and a user sees the shared ones.
+    pub fn owned_by(&self, scope: &Scope, level: MemoryLevel) -> bool {
+        self.level == level && self.scope == scope.for_level(level)
+    }
+
     /// A GLOBAL fact of `content` in `namespace`, every other field at its
     /// plainest, for the indexes' unit tests.
     #[cfg(test)]

@@ -36,6 +36,7 @@ async fn main() -> anyhow::Result<()> {
         return operate(&config, command).await;
     }
 
+    config.check_protected()?;
     let store = open_store(&config).await?;
     let index_options = IndexOptions {
         dir: config.index_dir()?,
@@ -261,6 +262,7 @@ fn security(config: &Config) -> anyhow::Result<server::Security> {
         tls,
         client_ca,
         browsers: config.browser_access(),
+        hosts: config.host_policy(),
     };
     // Parse the certificates now, so a bad one stops the server before it
     // says it is listening.

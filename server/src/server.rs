@@ -20,6 +20,7 @@ use crate::engine::examples::LabelledExamples;
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
 use crate::grpc::auth::{ApiKeys, AuthLayer};
+use crate::grpc::host_guard::{HostGuardLayer, HostPolicy};
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::metrics::RpcMetricsLayer;
@@ -85,6 +86,8 @@ pub struct Security {
     pub client_ca: Option<Certificate>,
     /// The web pages that may call from a browser, over gRPC-web.
     pub browsers: BrowserAccess,
+    /// The Host names and page origins the gRPC port answers.
+    pub hosts: HostPolicy,
 }
 
 impl Security {
@@ -239,11 +242,14 @@ pub async fn serve(
             .tls_config(tls)
             .context("configuring TLS with --tls-cert, --tls-key and --tls-client-ca")?;
     }
-    // gRPC-web is translated into gRPC before anything else sees the call,
-    // so keys, overload, metrics and logs treat it as any other; CORS
-    // preflights are answered before that, without reaching a service.
+    // A request for a Host or from a page origin that is not allowed is
+    // refused first (DNS rebinding, cross-site requests). gRPC-web is then
+    // translated into gRPC before anything else sees the call, so keys,
+    // overload, metrics and logs treat it as any other; CORS preflights are
+    // answered before that, without reaching a service.
     let server = builder
         .accept_http1(true)
+        .layer(HostGuardLayer::new(security.hosts))
         .layer(tower::util::option_layer(security.browsers.cors_layer()))
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(RpcTraceLayer)

@@ -45,6 +45,19 @@ fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// What `cargo test` sets for a test program besides `CARGO_PKG_*`.
+const CARGO_TEST_VARS: &[&str] = &[
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_MANIFEST_LINKS",
+    "CARGO_CRATE_NAME",
+    "CARGO_BIN_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "CARGO_RUSTC_CURRENT_DIR",
+    "OUT_DIR",
+];
+
 /// Builds every binary of the workspace once per process and returns the
 /// directory they are in. One `cargo build --workspace --bins` resolves
 /// dependency features as `cargo test --workspace` does, so the two share
@@ -63,10 +76,19 @@ fn binaries_dir() -> &'static Path {
             build.push("--release");
         }
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(&build)
-            .status()
-            .expect("run cargo build");
+        let mut command = std::process::Command::new(cargo);
+        // Without what `cargo test` sets for this test program: build
+        // scripts (ring's, through the `cc` crate) name some of these as
+        // inputs, and a build that sees other values than the shell's
+        // rebuilds them and all that depends on them — once here, and once
+        // more at the next cargo command of the shell.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_PKG_") || CARGO_TEST_VARS.contains(&name.as_ref()) {
+                command.env_remove(name.as_ref());
+            }
+        }
+        let status = command.args(&build).status().expect("run cargo build");
         assert!(status.success(), "building the workspace's binaries failed");
         profile_dir.to_owned()
     })
@@ -292,6 +314,21 @@ impl Server {
         Server::start_with_args(&["--embedder", &model]).await
     }
 
+    /// Starts a server listening on `listen` (e.g. `0.0.0.0:0`) with extra
+    /// flags, on a fresh database of the suite's backend.
+    pub async fn start_listening_on(listen: &str, args: &[&str]) -> Server {
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            listen,
+            None,
+            None,
+        )
+        .await
+    }
+
     /// Starts a server on a fresh database with extra command-line flags.
     pub async fn start_with_args(args: &[&str]) -> Server {
         let args = args.iter().map(|a| (*a).to_owned()).collect();
@@ -464,6 +501,16 @@ impl Server {
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// Sends SIGHUP: the server reads its key file again.
+    pub fn hang_up(&self) {
+        let pid = self.pid();
+        let sent = std::process::Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -HUP {pid} failed");
     }
 
     /// Sends SIGTERM and waits for the process to exit; returns its exit code.
@@ -641,7 +688,10 @@ pub fn test_model() -> PathBuf {
 pub async fn refuses_to_start(args: &[&str], envs: &[(&str, &str)], reason: &str) -> String {
     let dir = TempDir::new().expect("temp dir");
     let mut command = Command::new(server_binary());
-    command.args(["--listen", ANY_PORT]).args(args);
+    if !args.contains(&"--listen") {
+        command.args(["--listen", ANY_PORT]);
+    }
+    command.args(args);
     if !args.contains(&"--database") {
         command.arg("--database").arg(format!(
             "sqlite://{}",

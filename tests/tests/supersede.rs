@@ -184,3 +184,58 @@ async fn a_replaced_decision_supersedes_the_earlier_one_and_nothing_else_goes() 
     let plain = remember(&engram, &ns, "User: we decided to deploy on Thursdays too.").await;
     assert!(plain.superseded_memory_ids.is_empty(), "{plain:?}");
 }
+
+/// The ids of the memories `ns` can read.
+async fn readable(engram: &Engram, ns: &proto::Scope) -> Vec<String> {
+    list_all(engram, ns, 50)
+        .await
+        .into_iter()
+        .map(|m| m.id)
+        .collect()
+}
+
+#[tokio::test]
+async fn superseding_touches_only_the_writers_own_memories() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let shared = scope("supersede-owners");
+    let bob = shared.clone().with_user("bob");
+    let carol = shared.clone().with_user("carol");
+    let alice = shared.clone().with_user("alice");
+    let dark = "User: I prefer dark mode in every editor.";
+    let change = "User: I no longer prefer dark mode; switch me back to light mode.";
+
+    let common = remember(&engram, &shared, dark)
+        .await
+        .memory
+        .expect("stored");
+    let bobs = remember(&engram, &bob, dark).await.memory.expect("stored");
+    let carols = remember(&engram, &carol, dark)
+        .await
+        .memory
+        .expect("stored");
+    assert!(common.id != bobs.id && bobs.id != carols.id, "three owners");
+
+    // Bob sees the shared preference but does not own it: his change
+    // replaces his own alone, and alice still has the shared one.
+    let by_bob = remember(&engram, &bob, change).await;
+    assert!(by_bob.memory.is_some(), "{by_bob:?}");
+    assert_eq!(
+        by_bob.superseded_memory_ids,
+        std::slice::from_ref(&bobs.id),
+        "{by_bob:?}"
+    );
+    assert!(readable(&engram, &alice).await.contains(&common.id));
+
+    // A writer without a user sees carol's preference but does not own it:
+    // its change replaces the shared one alone.
+    let by_nobody = remember(&engram, &shared, change).await;
+    assert!(by_nobody.memory.is_some(), "{by_nobody:?}");
+    assert_eq!(
+        by_nobody.superseded_memory_ids,
+        std::slice::from_ref(&common.id),
+        "{by_nobody:?}"
+    );
+    assert!(readable(&engram, &carol).await.contains(&carols.id));
+    assert!(!readable(&engram, &alice).await.contains(&common.id));
+}

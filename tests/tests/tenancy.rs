@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
 use engram_client::proto::memory_service_client::MemoryServiceClient;
@@ -489,7 +488,7 @@ async fn sighup_reloads_the_key_file_and_a_broken_file_keeps_the_keys_in_force()
     assert!(stats_with("legacy-key").await.is_ok());
 
     write_keys(&keys, "second-key read notes\n");
-    hang_up(&server);
+    server.hang_up();
     let started = Instant::now();
     while stats_with("second-key").await.is_err() {
         assert!(
@@ -505,7 +504,7 @@ async fn sighup_reloads_the_key_file_and_a_broken_file_keeps_the_keys_in_force()
 
     // A broken file is refused with its line; the keys in force stay.
     write_keys(&keys, "second-key read notes\nthird-key owner notes\n");
-    hang_up(&server);
+    server.hang_up();
     let started = Instant::now();
     while !server.log().contains("the keys in force stay") {
         assert!(started.elapsed() < RELOAD_TIMEOUT, "{}", server.log());
@@ -521,12 +520,4 @@ async fn sighup_reloads_the_key_file_and_a_broken_file_keeps_the_keys_in_force()
         stats_with("third-key").await.unwrap_err().code(),
         Code::Unauthenticated
     );
-}
-
-fn hang_up(server: &Server) {
-    let status = StdCommand::new("kill")
-        .args(["-HUP", &server.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -HUP");
 }

@@ -278,6 +278,11 @@ async fn mark_superseded(
         let Some(mut old) = tx.visible_memory(&supersede.scope, id, now).await? else {
             continue;
         };
+        // Only the writer's own memories: never another user's or agent's,
+        // nor a shared one (checked again here, inside the transaction).
+        if !old.owned_by(&by.scope, by.level) {
+            continue;
+        }
         old.expire_time = Some(now);
         old.metadata
             .insert("superseded_by".to_owned(), by.id.clone());

@@ -6,7 +6,7 @@ use std::time::Duration;
 use engram::v1 as pb;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::auth::Grant;
+use super::auth::{CallNamespace, Grant};
 use super::deadline::deadline;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::status::cut;
@@ -451,6 +451,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<Streaming<pb::StreamStepsRequest>>,
     ) -> Reply<pb::StreamStepsResponse> {
         let grant = request.extensions().get::<Arc<Grant>>().cloned();
+        let call = request.extensions().get::<CallNamespace>().cloned();
         let mut stream = request.into_inner();
         let mut tally = StreamTally::default();
         // The first message's scope is the stream's; later messages may leave
@@ -473,7 +474,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
                 Some(known) => known,
                 None => {
                     // A namespace the key may not use ends the stream.
-                    enter_namespace(grant.as_deref(), message.scope.as_ref())?;
+                    enter_namespace(grant.as_deref(), call.as_ref(), message.scope.as_ref())?;
                     let given = message.scope.clone().unwrap_or_default();
                     let mut v = Violations::default();
                     let scope = v.scope("scope", Some(&given));

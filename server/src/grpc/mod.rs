@@ -7,6 +7,7 @@ pub mod auth;
 mod convert;
 mod deadline;
 mod episode_requests;
+pub mod host_guard;
 pub mod learning;
 pub mod memory;
 mod memory_requests;
@@ -25,7 +26,7 @@ pub mod web;
 
 use std::sync::Arc;
 
-use auth::Grant;
+use auth::{CallNamespace, Grant};
 use engram::v1 as pb;
 
 /// A request that names a scope.
@@ -84,8 +85,9 @@ const MAX_LOGGED_NAMESPACE_CHARS: usize = 128;
 /// checking that the caller's API key may use that namespace.
 fn begin<T: Scoped>(request: tonic::Request<T>) -> Result<T, tonic::Status> {
     let grant = request.extensions().get::<Arc<Grant>>().cloned();
+    let call = request.extensions().get::<CallNamespace>().cloned();
     let request = request.into_inner();
-    enter_namespace(grant.as_deref(), request.scope())?;
+    enter_namespace(grant.as_deref(), call.as_ref(), request.scope())?;
     Ok(request)
 }
 
@@ -99,13 +101,22 @@ fn caller_key<T>(request: &tonic::Request<T>) -> String {
 }
 
 /// Names a scope's namespace on the current RPC span and checks that the
-/// caller's key (`grant`, none without authentication) may use it.
-fn enter_namespace(grant: Option<&Grant>, scope: Option<&pb::Scope>) -> Result<(), tonic::Status> {
+/// caller's key (`grant`, none without authentication) may use it; a
+/// streaming call records it (`call`), so that a reload of the keys that
+/// narrows the key's namespaces ends the stream.
+fn enter_namespace(
+    grant: Option<&Grant>,
+    call: Option<&CallNamespace>,
+    scope: Option<&pb::Scope>,
+) -> Result<(), tonic::Status> {
     let namespace = match scope.map_or("", |s| s.namespace.as_str()) {
         "" => engram::DEFAULT_NAMESPACE,
         named => named,
     };
     let logged: String = namespace.chars().take(MAX_LOGGED_NAMESPACE_CHARS).collect();
     tracing::Span::current().record("namespace", logged.as_str());
+    if let Some(call) = call {
+        call.record(namespace);
+    }
     auth::authorize(grant, namespace)
 }

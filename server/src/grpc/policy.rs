@@ -70,7 +70,8 @@ impl PolicyApi {
 
     /// The stored memories `memory` replaces: when the (screened)
     /// transcript says a preference or a decision changed, those of the
-    /// same type, level and subject where `memory` goes.
+    /// same type, level and subject that belong to the same owner as
+    /// `memory` (DESIGN §9: a write's side effects stay in its owner scope).
     async fn superseded_by(
         &self,
         memory: &NewMemory,
@@ -101,7 +102,9 @@ impl PolicyApi {
             .await?
             .into_iter()
             .filter(|old| {
-                old.content != memory.content && policy::same_subject(&memory.content, &old.content)
+                old.owned_by(&memory.scope, memory.level)
+                    && old.content != memory.content
+                    && policy::same_subject(&memory.content, &old.content)
             })
             .map(|old| old.id)
             .collect();

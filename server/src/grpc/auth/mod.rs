@@ -9,11 +9,12 @@
 //! ([`ApiKeys::reload`]).
 
 pub mod key_file;
+pub mod revocation;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use anyhow::Context as _;
@@ -21,7 +22,9 @@ use tonic::Status;
 use tower::{Layer, Service};
 
 pub use key_file::{Grant, Namespaces, Role};
-use key_file::{KeyFile, digest};
+use key_file::{KeyDigest, KeyFile, digest};
+pub use revocation::CallNamespace;
+use revocation::{RevocableBody, Revocation};
 
 /// The RPCs a `read` key may call (any service): they change nothing.
 const READ_RPCS: &[&str] = &[
@@ -66,6 +69,22 @@ const WRITE_RPCS: &[&str] = &[
     "Remember",
 ];
 
+/// The RPCs whose calls stream: they outlive one look at the key file, so a
+/// reload that takes their key's grant away ends them (see [`revocation`]),
+/// through the body that streams (the response of a server stream, the
+/// request of a client stream).
+const STREAMING_RPCS: &[(&str, Streams)] = &[
+    ("WatchMemories", Streams::Response),
+    ("StreamSteps", Streams::Request),
+];
+
+/// Which body of a call streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Streams {
+    Request,
+    Response,
+}
+
 /// The most characters of a method name echoed in a refusal (an unknown
 /// method's name comes from the caller).
 const MAX_ECHOED_METHOD_CHARS: usize = 64;
@@ -91,7 +110,8 @@ pub struct ApiKeys {
 #[derive(Debug)]
 struct KeySource {
     path: PathBuf,
-    current: RwLock<Arc<KeyFile>>,
+    /// The keys in use; open streams watch it to learn of reloads.
+    current: tokio::sync::watch::Sender<Arc<KeyFile>>,
 }
 
 impl ApiKeys {
@@ -107,7 +127,7 @@ impl ApiKeys {
         Ok(ApiKeys {
             source: Some(Arc::new(KeySource {
                 path: path.to_owned(),
-                current: RwLock::new(Arc::new(file)),
+                current: tokio::sync::watch::Sender::new(Arc::new(file)),
             })),
         })
     }
@@ -122,7 +142,7 @@ impl ApiKeys {
         };
         let file = Arc::new(read(&source.path)?);
         let keys = file.grants.len();
-        *source.current.write().unwrap_or_else(|e| e.into_inner()) = file;
+        source.current.send_replace(file);
         Ok(Some(keys))
     }
 
@@ -138,22 +158,17 @@ impl ApiKeys {
 
     fn current(&self) -> Option<Arc<KeyFile>> {
         let source = self.source.as_ref()?;
-        Some(
-            source
-                .current
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
-        )
+        Some(source.current.borrow().clone())
     }
 
     /// Who is calling `method` with these headers: `Ok(None)` when
-    /// authentication is off, the key's grant when it may call the method.
+    /// authentication is off, the key's grant (and digest) when it may call
+    /// the method.
     fn authenticate(
         &self,
         headers: &http::HeaderMap,
         method: &str,
-    ) -> Result<Option<Arc<Grant>>, Status> {
+    ) -> Result<Option<(Arc<Grant>, KeyDigest)>, Status> {
         let Some(file) = self.current() else {
             return Ok(None);
         };
@@ -172,7 +187,8 @@ impl ApiKeys {
                 "malformed authorization header: expected `Bearer <key>`",
             ));
         };
-        let Some(grant) = file.grants.get(&digest(key)) else {
+        let digest = digest(key);
+        let Some(grant) = file.grants.get(&digest) else {
             return Err(Status::unauthenticated("unknown API key"));
         };
         let needed = required_role(method);
@@ -183,7 +199,24 @@ impl ApiKeys {
                 crate::grpc::status::cut(method, MAX_ECHOED_METHOD_CHARS),
             )));
         }
-        Ok(Some(grant.clone()))
+        Ok(Some((grant.clone(), digest)))
+    }
+
+    /// What a streaming call of `method` let in with `digest` checks again
+    /// at each reload; `None` when authentication is off.
+    fn revocation(
+        &self,
+        digest: KeyDigest,
+        method: &str,
+        namespace: CallNamespace,
+    ) -> Option<Revocation> {
+        let source = self.source.as_ref()?;
+        Some(Revocation {
+            changes: source.current.subscribe(),
+            digest,
+            needed: required_role(method),
+            namespace,
+        })
     }
 }
 
@@ -250,12 +283,12 @@ pub struct Authenticate<S> {
 
 impl<S, B, R> Service<http::Request<B>> for Authenticate<S>
 where
-    S: Service<http::Request<B>, Response = http::Response<R>>,
+    S: Service<http::Request<RevocableBody<B>>, Response = http::Response<R>>,
     S::Future: Send + 'static,
     S::Error: Send + 'static,
     R: Default + Send + 'static,
 {
-    type Response = S::Response;
+    type Response = http::Response<RevocableBody<R>>;
     type Error = S::Error;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
 
@@ -263,26 +296,51 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
         // "/engram.v1.MemoryService/CreateMemory" → "CreateMemory"
         let path = request.uri().path();
-        let method = path.rsplit('/').next().unwrap_or(path);
-        match self.keys.authenticate(request.headers(), method) {
-            Ok(grant) => {
-                let key_id = grant.as_ref().map(|grant| grant.key_id.clone());
-                if let Some(grant) = grant {
-                    request.extensions_mut().insert(grant);
-                }
-                let response = self.inner.call(request);
-                Box::pin(async move {
-                    if let Some(key_id) = key_id {
-                        tracing::Span::current().record("key", key_id.as_str());
-                    }
-                    response.await
-                })
+        let method = path.rsplit('/').next().unwrap_or(path).to_owned();
+        let grant = match self.keys.authenticate(request.headers(), &method) {
+            Ok(grant) => grant,
+            Err(status) => {
+                return Box::pin(std::future::ready(Ok(status
+                    .into_http::<R>()
+                    .map(RevocableBody::plain))));
             }
-            Err(status) => Box::pin(std::future::ready(Ok(status.into_http()))),
+        };
+        let (mut parts, body) = request.into_parts();
+        let mut revoked = None;
+        let key_id = grant.as_ref().map(|(grant, _)| grant.key_id.clone());
+        if let Some((grant, digest)) = grant {
+            let streams = STREAMING_RPCS.iter().find(|(name, _)| *name == method);
+            if let Some((_, streams)) = streams {
+                let namespace = CallNamespace::default();
+                parts.extensions.insert(namespace.clone());
+                revoked = self
+                    .keys
+                    .revocation(digest, &method, namespace)
+                    .map(|revocation| (*streams, revocation.revoked()));
+            }
+            parts.extensions.insert(grant);
         }
+        // A client stream reads the refusal as its next message; a server
+        // stream sends it as its status.
+        let (body, response_revoked) = match revoked {
+            Some((Streams::Request, revoked)) => (RevocableBody::request(body, revoked), None),
+            Some((Streams::Response, revoked)) => (RevocableBody::plain(body), Some(revoked)),
+            None => (RevocableBody::plain(body), None),
+        };
+        let response = self.inner.call(http::Request::from_parts(parts, body));
+        Box::pin(async move {
+            if let Some(key_id) = key_id {
+                tracing::Span::current().record("key", key_id.as_str());
+            }
+            let response = response.await?;
+            Ok(match response_revoked {
+                Some(revoked) => response.map(|body| RevocableBody::response(body, revoked)),
+                None => response.map(RevocableBody::plain),
+            })
+        })
     }
 }
 
@@ -299,7 +357,7 @@ mod tests {
             headers.insert("authorization", value.parse().expect("ascii"));
         }
         keys.authenticate(&headers, method)
-            .map(|grant| grant.map_or(Role::Admin, |grant| grant.role))
+            .map(|grant| grant.map_or(Role::Admin, |(grant, _)| grant.role))
             .map_err(|status| status.code())
     }
 
@@ -420,6 +478,29 @@ mod tests {
                 .count();
             assert_eq!(lists, 1, "{method} must be in exactly one role list");
         }
+        let streaming: Vec<(String, Streams)> = set
+            .file
+            .iter()
+            .flat_map(|file| &file.service)
+            .flat_map(|service| &service.method)
+            .filter(|m| m.client_streaming() || m.server_streaming())
+            .map(|m| {
+                let streams = if m.client_streaming() {
+                    Streams::Request
+                } else {
+                    Streams::Response
+                };
+                (m.name().to_owned(), streams)
+            })
+            .collect();
+        let listed: Vec<(String, Streams)> = STREAMING_RPCS
+            .iter()
+            .map(|(name, streams)| ((*name).to_owned(), *streams))
+            .collect();
+        assert_eq!(
+            listed, streaming,
+            "every streaming RPC, by the body that streams"
+        );
         for listed in READ_RPCS.iter().chain(WRITE_RPCS).chain(ADMIN_RPCS) {
             assert!(methods.iter().any(|m| m == listed), "{listed} is no RPC");
         }
