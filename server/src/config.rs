@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::engine::secrets::OnSecret;
 use crate::grpc::host_guard::HostPolicy;
-use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, Overload, RateLimit};
+use crate::grpc::overload::{DEFAULT_MAX_CONCURRENT_CALLS, KeyShare, Overload, RateLimit};
 use crate::grpc::web::{BrowserAccess, BrowserOrigin};
 use crate::llm::LlmConfig;
 use crate::openai::ApiConfig;
@@ -94,6 +94,21 @@ pub struct Config {
     /// Health and reflection are never refused.
     #[arg(long, env = "ENGRAM_MAX_CONCURRENT_CALLS", default_value_t = DEFAULT_MAX_CONCURRENT_CALLS, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_calls: u32,
+
+    /// With --auth-keys, the most engram.v1 calls one API key may have in
+    /// flight at once (its open streams included), so that no key can take
+    /// the last of --max-concurrent-calls; beyond it the key's call is
+    /// answered at once, unread, with RESOURCE_EXHAUSTED and a retry delay.
+    /// Default: half of --max-concurrent-calls.
+    #[arg(long, env = "ENGRAM_MAX_CALLS_PER_KEY", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_calls_per_key: Option<u32>,
+
+    /// With --auth-keys, the most streams (WatchMemories watches and
+    /// StreamSteps streams) one API key may have open at once; beyond it
+    /// the key's next stream is answered RESOURCE_EXHAUSTED. Default: 64,
+    /// or the calls a key may have in flight when fewer.
+    #[arg(long, env = "ENGRAM_MAX_STREAMS_PER_KEY", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams_per_key: Option<u32>,
 
     /// Limits each API key's calls to the engram.v1 services to a rate, e.g.
     /// "100/s", "6000/m" or "50000/h"; a call over it is answered, unread,
@@ -410,9 +425,25 @@ impl Config {
     pub fn overload(&self) -> Overload {
         Overload {
             max_concurrent_calls: self.max_concurrent_calls as usize,
+            key_share: self.key_share(),
             rate_limit: self
                 .rate_limit_per_key
                 .map(|limit| limit.with_burst(self.rate_limit_burst)),
+        }
+    }
+
+    /// What one API key may hold of the server: the flags, else the
+    /// defaults of [`KeyShare::default_for`].
+    fn key_share(&self) -> KeyShare {
+        let default = KeyShare::default_for(self.max_concurrent_calls as usize);
+        let max_calls = self
+            .max_calls_per_key
+            .map_or(default.max_calls, |n| n as usize);
+        KeyShare {
+            max_calls,
+            max_streams: self
+                .max_streams_per_key
+                .map_or(default.max_streams.min(max_calls), |n| n as usize),
         }
     }
 

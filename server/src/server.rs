@@ -24,7 +24,7 @@ use crate::grpc::host_guard::{HostGuardLayer, HostPolicy};
 use crate::grpc::learning::LearningApi;
 use crate::grpc::memory::MemoryApi;
 use crate::grpc::metrics::RpcMetricsLayer;
-use crate::grpc::overload::{ConcurrencyLimitLayer, Overload, RateLimitLayer};
+use crate::grpc::overload::{ConcurrencyLimitLayer, KeyShareLayer, Overload, RateLimitLayer};
 use crate::grpc::policy::PolicyApi;
 use crate::grpc::trace::RpcTraceLayer;
 use crate::grpc::web::BrowserAccess;
@@ -35,7 +35,8 @@ use crate::store::Store;
 const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
 /// The health service's name for writes that add data: SERVING while they
-/// are accepted, NOT_SERVING while the disk is full (see [`crate::disk`]).
+/// are accepted, NOT_SERVING while the disk is full (see [`crate::disk`])
+/// or the database cannot be reached.
 ///
 /// A full disk leaves the overall status ("") and the engram.v1 services
 /// SERVING: reads, DeleteMemory and Forget still work, and the last two are
@@ -144,6 +145,7 @@ pub async fn serve(
     let writes_health = tokio::spawn(report_writes(
         health.clone(),
         store.disk_space().subscribe(),
+        store.database_reachable(),
     ));
 
     let reflection_v1 = reflection()
@@ -158,7 +160,8 @@ pub async fn serve(
     // health and reflection stay open for load balancers and for
     // discovering the API. Outermost the limit on calls in flight (shared
     // by the three services), so a flood is turned away before keys are
-    // checked; the rate limit behind authentication, which names the key.
+    // checked; each key's share of it and its rate limit behind
+    // authentication, which names the key.
     // The metrics layer (on the server) sits outside them all, so shed calls
     // count as RESOURCE_EXHAUSTED in grpc_server_handled_total.
     let guard = (
@@ -167,6 +170,7 @@ pub async fn serve(
             crate::metrics::recorders().calls_in_flight.clone(),
         ),
         AuthLayer::new(security.api_keys.clone()),
+        KeyShareLayer::new(limits.overload.key_share),
         RateLimitLayer::new(limits.overload.rate_limit),
     );
     // Open watches never finish by themselves: told when the server starts
@@ -295,20 +299,28 @@ pub async fn serve(
     served
 }
 
-/// Reports [`WRITES_HEALTH`] as the disk fills and frees, until aborted.
+/// Reports [`WRITES_HEALTH`] as the disk fills and frees and as the
+/// database stops and starts answering, until aborted.
 async fn report_writes(
     health: tonic_health::server::HealthReporter,
     mut full: tokio::sync::watch::Receiver<bool>,
+    mut reachable: tokio::sync::watch::Receiver<bool>,
 ) {
+    // A database that always answers never says otherwise.
+    let mut follow_reachable = reachable.has_changed().is_ok();
     loop {
-        let status = if *full.borrow_and_update() {
-            ServingStatus::NotServing
-        } else {
+        let serving = !*full.borrow_and_update() && *reachable.borrow_and_update();
+        let status = if serving {
             ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
         };
         health.set_service_status(WRITES_HEALTH, status).await;
-        if full.changed().await.is_err() {
-            return;
+        tokio::select! {
+            changed = full.changed() => if changed.is_err() { return },
+            changed = reachable.changed(), if follow_reachable => {
+                follow_reachable = changed.is_ok();
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod fake_llm;
 pub mod fake_openai;
 pub mod postgres;
 pub mod scrape;
+pub mod tcp_proxy;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -146,6 +147,8 @@ enum Storage {
     /// `engram.db` in the server's data folder.
     Sqlite,
     Postgres(Arc<TestDatabase>),
+    /// A fresh PostgreSQL database reached at another address (a proxy's).
+    PostgresAt(Arc<TestDatabase>, String),
 }
 
 impl Storage {
@@ -255,6 +258,23 @@ impl Server {
         .await
     }
 
+    /// Starts a server with extra flags on a fresh PostgreSQL database that
+    /// it reaches at `address` (a [`tcp_proxy::TcpProxy`] in front of the
+    /// test server, say), whatever the suite's backend.
+    pub async fn start_on_postgres_at(address: &str, args: &[&str]) -> Server {
+        let database = Arc::new(TestDatabase::create().await);
+        Server::start_with(
+            Arc::new(TempDir::new().expect("temp dir")),
+            server_binary(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+            Vec::new(),
+            ANY_PORT,
+            None,
+            Some(Storage::PostgresAt(database, address.to_owned())),
+        )
+        .await
+    }
+
     /// Starts a server on a fresh database with extra flags and environment variables.
     pub async fn start_with_env(args: &[&str], envs: &[(&str, &str)]) -> Server {
         let args = args.iter().map(|a| (*a).to_owned()).collect();
@@ -359,7 +379,7 @@ impl Server {
             None => Storage::fresh(Backend::from_env()).await,
         };
         let mut database_args = vec!["--database".to_owned(), database_url(&storage, &data)];
-        if let Storage::Postgres(_) = storage
+        if matches!(storage, Storage::Postgres(_) | Storage::PostgresAt(..))
             && !extra_args.iter().any(|arg| arg == "--index-dir")
         {
             // No database file to put the index beside: it goes where it
@@ -617,6 +637,7 @@ fn database_url(storage: &Storage, data: &Path) -> String {
     match storage {
         Storage::Sqlite => format!("sqlite://{}", data.join(DATABASE_FILE).display()),
         Storage::Postgres(database) => database.url().to_owned(),
+        Storage::PostgresAt(database, address) => database.url_at(address),
     }
 }
 

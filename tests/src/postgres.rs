@@ -56,10 +56,32 @@ impl TestDatabase {
         &self.url
     }
 
+    /// Like [`TestDatabase::url`], with the server reached at `address`
+    /// (`host:port`) instead.
+    pub fn url_at(&self, address: &str) -> String {
+        let mut url = Url::parse(&self.url).expect("a URL");
+        let (host, port) = address.rsplit_once(':').expect("host:port");
+        url.set_host(Some(host)).expect("a host");
+        url.set_port(Some(port.parse().expect("a port")))
+            .expect("a port");
+        url.into()
+    }
+
     /// The database's name.
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// The `host:port` of the PostgreSQL server of [`URL_VAR`].
+pub fn server_address() -> String {
+    let admin = admin_url();
+    let url = Url::parse(&admin).unwrap_or_else(|e| panic!("{URL_VAR} is no URL: {e}"));
+    format!(
+        "{}:{}",
+        url.host_str().expect("a host"),
+        url.port().unwrap_or(5432)
+    )
 }
 
 impl Drop for TestDatabase {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use engram_client::proto::{self, MemoryType, StepResult};
-use engram_client::{Code, CreateMemory, Engram};
+use engram_client::{Code, CreateMemory, Engram, Error};
 use engram_tests::{Server, assert_rejects, input, list_all, refuses_to_start, scope};
 use futures_util::StreamExt as _;
 use tempfile::TempDir;
@@ -577,4 +577,133 @@ fn tokio_stream_of<T: Send + 'static>(
     mut receiver: tokio::sync::mpsc::UnboundedReceiver<T>,
 ) -> impl futures_util::Stream<Item = T> + Send + 'static {
     futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+/// A client of `key` that never retries (a shed call is returned as it is).
+async fn impatient(server: &Server, key: &str) -> Engram {
+    Engram::builder(&server.url)
+        .api_key(key)
+        .retry(engram_client::RetryPolicy::none())
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// Opens up to `most` watches of `namespace` as `engram`, until one is
+/// refused; returns the open ones and the refusal, if any.
+async fn watch_until_refused(
+    engram: &Engram,
+    namespace: &str,
+    most: usize,
+) -> (Vec<engram_client::MemoryWatch>, Option<Error>) {
+    let mut open = Vec::new();
+    for _ in 0..most {
+        match engram
+            .memory()
+            .watch_memories(proto::WatchMemoriesRequest {
+                scope: Some(scope(namespace)),
+                ..Default::default()
+            })
+            .await
+        {
+            Ok(watch) => open.push(watch),
+            Err(refused) => return (open, Some(refused)),
+        }
+    }
+    (open, None)
+}
+
+#[tokio::test]
+async fn one_key_cannot_take_every_slot_with_watches() {
+    let dir = TempDir::new().expect("temp dir");
+    let keys = dir.path().join("keys");
+    write_keys(&keys, "greedy-key read *\nother-key write *\n");
+    // 8 calls in flight at most: a key's default share is 4 of them.
+    let server = Server::start_with_args(&[
+        "--auth-keys",
+        keys.to_str().expect("utf-8"),
+        "--max-concurrent-calls",
+        "8",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ])
+    .await;
+    let greedy = impatient(&server, "greedy-key").await;
+    let (watches, refused) = watch_until_refused(&greedy, "fair", 64).await;
+    assert_eq!(watches.len(), 4, "half of the server's calls");
+    let refused = refused.expect("a refusal");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert!(
+        refused.message().contains("--max-calls-per-key"),
+        "{refused:?}"
+    );
+    assert!(refused.retry_after().is_some(), "shed unread: {refused:?}");
+
+    // The other key's calls all get in, a watch and writes among them.
+    let other = impatient(&server, "other-key").await;
+    let (mut others, refused) = watch_until_refused(&other, "fair", 3).await;
+    assert_eq!(others.len(), 3, "{refused:?}");
+    for i in 0..3 {
+        other
+            .memory()
+            .create_memory(CreateMemory::new(
+                scope("fair"),
+                MemoryType::Note,
+                format!("written while the watches are open {i}"),
+            ))
+            .await
+            .expect("the other key is served");
+    }
+    let event = tokio::time::timeout(Duration::from_secs(10), others[0].next())
+        .await
+        .expect("an event in time")
+        .expect("the watch goes on")
+        .expect("an event");
+    assert!(event.memory.is_some());
+    let shed = server
+        .scrape()
+        .await
+        .value("engram_shed_calls_total", &[("reason", "key_share")]);
+    assert_eq!(shed, 1.0, "only the greedy key's extra watch was shed");
+
+    // Its calls come back as its streams end.
+    drop(watches);
+    let started = Instant::now();
+    while watch_until_refused(&greedy, "fair", 1).await.0.is_empty() {
+        assert!(
+            started.elapsed() < RELOAD_TIMEOUT,
+            "the slots never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_key_may_open_at_most_max_streams_per_key_and_still_call() {
+    let dir = TempDir::new().expect("temp dir");
+    let keys = dir.path().join("keys");
+    write_keys(&keys, "watcher-key read *\n");
+    let server = Server::start_with_args(&[
+        "--auth-keys",
+        keys.to_str().expect("utf-8"),
+        "--max-streams-per-key",
+        "2",
+    ])
+    .await;
+    let watcher = impatient(&server, "watcher-key").await;
+    let (watches, refused) = watch_until_refused(&watcher, "streams", 64).await;
+    assert_eq!(watches.len(), 2);
+    let refused = refused.expect("a refusal");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert!(
+        refused.message().contains("--max-streams-per-key 2"),
+        "{refused:?}"
+    );
+    watcher
+        .learning()
+        .get_stats(proto::GetStatsRequest {
+            scope: Some(scope("streams")),
+        })
+        .await
+        .expect("unary calls still get in");
 }

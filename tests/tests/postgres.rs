@@ -3,9 +3,15 @@
 //! SQLite's alone. The test command provides the PostgreSQL server
 //! (scripts/postgres.sh); without it these tests fail.
 
-use engram_client::proto::MemoryType;
-use engram_tests::postgres::{TestDatabase, URL_VAR};
-use engram_tests::{Backend, Server, create, input, refuses_to_start, scope};
+use engram_client::proto::{self, MemoryType};
+use engram_client::{Code, CreateMemory, Engram, RetryPolicy};
+use engram_tests::postgres::{self, TestDatabase, URL_VAR};
+use engram_tests::tcp_proxy::TcpProxy;
+use engram_tests::{Backend, Server, create, input, list_all, refuses_to_start, scope};
+use tonic_health::pb::health_check_response::ServingStatus;
+
+/// The health service's name for writes (`engram_server::server::WRITES_HEALTH`).
+const WRITES: &str = "engram.writes";
 use sqlx::{Connection as _, PgConnection};
 
 #[tokio::test]
@@ -108,4 +114,91 @@ async fn commands_that_work_on_a_sqlite_file_say_so_for_postgres() {
             "{command:?}: {stderr}"
         );
     }
+}
+
+/// The health of `service` on `server` now.
+async fn health_of(server: &Server, service: &str) -> i32 {
+    let engram = server.client().await;
+    let mut health = tonic_health::pb::health_client::HealthClient::new(engram.channel());
+    health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: service.to_owned(),
+        })
+        .await
+        .expect("health answers")
+        .into_inner()
+        .status
+}
+
+/// Waits until `service`'s health on `server` is `status`.
+async fn until_health(server: &Server, service: &str, status: ServingStatus) {
+    let started = std::time::Instant::now();
+    while health_of(server, service).await != status as i32 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{service} did not become {status:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn while_the_database_is_unreachable_calls_fail_fast_and_writes_are_not_serving() {
+    let proxy = TcpProxy::start(postgres::server_address()).await;
+    let server = Server::start_on_postgres_at(proxy.address(), &[]).await;
+    // A client with a typical deadline.
+    let engram = Engram::builder(&server.url)
+        .retry(RetryPolicy::none())
+        .timeout(std::time::Duration::from_secs(5))
+        .connect()
+        .await
+        .expect("connect");
+    let ns = scope("outage");
+    create(
+        &engram,
+        &ns,
+        input(MemoryType::Fact, "written before the outage"),
+    )
+    .await;
+    until_health(&server, WRITES, ServingStatus::Serving).await;
+
+    proxy.cut();
+    until_health(&server, WRITES, ServingStatus::NotServing).await;
+    // The client hears UNAVAILABLE, with the right words, before its
+    // deadline — not DEADLINE_EXCEEDED.
+    let started = std::time::Instant::now();
+    let refused = engram
+        .memory()
+        .create_memory(CreateMemory::new(
+            ns.clone(),
+            MemoryType::Fact,
+            "written during the outage",
+        ))
+        .await
+        .expect_err("the database is down");
+    println!("refused after {:?}", started.elapsed());
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    assert!(
+        refused.message().contains("cannot be reached"),
+        "{refused:?}"
+    );
+    let read = engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(ns.clone()),
+            ..Default::default()
+        })
+        .await
+        .expect_err("reads need the database too");
+    assert_eq!(read.code(), Code::Unavailable, "{read:?}");
+
+    proxy.mend();
+    until_health(&server, WRITES, ServingStatus::Serving).await;
+    create(
+        &engram,
+        &ns,
+        input(MemoryType::Fact, "written after the outage"),
+    )
+    .await;
+    assert_eq!(list_all(&engram, &ns, 50).await.len(), 2);
 }

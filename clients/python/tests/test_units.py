@@ -138,3 +138,13 @@ def test_an_address_picks_plaintext_or_tls_and_the_key_is_sent_as_a_bearer_token
     assert secure.target == "engram.internal:443" and secure.credentials is not None
     named = settings("10.0.0.7:50051", api_key=None, tls=Tls(server_name="engram.internal"), timeout=None, retry=RetryPolicy())
     assert ("grpc.ssl_target_name_override", "engram.internal") in named.options
+
+
+def test_reprs_never_show_the_api_key_or_the_private_key() -> None:
+    made = settings("127.0.0.1:50051", api_key="sk-very-secret-key", tls=False, timeout=None, retry=RetryPolicy())
+    assert "sk-very-secret-key" not in repr(made) and "sk-very-secret-key" not in str(made)
+    assert made.metadata == (("authorization", "Bearer sk-very-secret-key"),)
+    pem = b"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----\n"
+    tls = Tls(certificate_chain=b"-----BEGIN CERTIFICATE-----", private_key=pem)
+    assert b"MIIEvQIBADANBg".decode() not in repr(tls)
+    assert tls.private_key == pem

@@ -114,7 +114,7 @@ test("a CORS preflight from an allowed origin is answered, and gRPC-web answers 
   }
 });
 
-test("an origin that is not allowed gets no CORS permission", async () => {
+test("an origin that is not allowed is refused and gets no CORS permission", async () => {
   const preflight = await fetch(`http://${server.address}/engram.v1.MemoryService/CreateMemory`, {
     method: "OPTIONS",
     headers: {
@@ -129,8 +129,12 @@ test("an origin that is not allowed gets no CORS permission", async () => {
     baseUrl: `http://${server.address}`,
     fetch: fromOrigin("https://elsewhere.example", (r) => responses.push(r)),
   });
-  // Outside a browser nothing enforces CORS: the call is answered, without
-  // the permission a browser would need to hand the answer to the page.
-  await createClient(MemoryService, transport).searchMemories({ scope: { namespace: freshNamespace() }, query: "cors" });
+  // The server itself refuses a page of an origin it does not name, before
+  // the call runs (a browser skips the preflight for some requests), and
+  // gives no permission to hand the answer to the page.
+  await assert.rejects(
+    createClient(MemoryService, transport).searchMemories({ scope: { namespace: freshNamespace() }, query: "cors" }),
+    (error: unknown) => error instanceof ConnectError && error.code === Code.PermissionDenied,
+  );
   assert.equal(responses[0]?.headers.get("access-control-allow-origin"), null);
 });

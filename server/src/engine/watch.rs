@@ -186,7 +186,8 @@ impl Watch {
 
     /// The next events for this watcher after its position: as soon as
     /// there are any (at most [`FEED_BATCH`] changes' worth), or none once
-    /// `quiet` has passed without one. The position moves only past changes
+    /// `quiet` has passed without one (also while it is still reading a
+    /// backlog of changes it is not shown). The position moves only past changes
     /// the watcher is not shown ([`Watch::advance`] moves it past events),
     /// so dropping the future at any await loses nothing.
     pub async fn next(&mut self, quiet: Duration) -> Result<Batch> {
@@ -211,6 +212,15 @@ impl Watch {
             }
             self.position = end;
             if !caught_up {
+                // A long backlog of changes this watcher is not shown is
+                // read a batch at a time, with a heartbeat (carrying how far
+                // it got) at least every `quiet`.
+                if Instant::now() >= give_up {
+                    return Ok(Batch {
+                        events: Vec::new(),
+                        end: self.position,
+                    });
+                }
                 continue;
             }
             tokio::select! {

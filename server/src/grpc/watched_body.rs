@@ -47,6 +47,13 @@ impl<B, W> WatchedBody<B, W> {
     }
 }
 
+/// An empty body watched by no one (what a layer in front answers with).
+impl<B: Default, W> Default for WatchedBody<B, W> {
+    fn default() -> Self {
+        WatchedBody::new(B::default(), None)
+    }
+}
+
 impl<B: Body, W: BodyWatcher> Body for WatchedBody<B, W> {
     type Data = B::Data;
     type Error = B::Error;

@@ -112,6 +112,9 @@ pub enum ShedReason {
     Concurrency,
     /// The caller's API key had used up its `--rate-limit-per-key`.
     RateLimit,
+    /// The caller's API key held its share of the server
+    /// (`--max-calls-per-key`, `--max-streams-per-key`).
+    KeyShare,
 }
 
 impl ShedReason {
@@ -120,6 +123,7 @@ impl ShedReason {
         match self {
             ShedReason::Concurrency => "concurrency",
             ShedReason::RateLimit => "rate_limit",
+            ShedReason::KeyShare => "key_share",
         }
     }
 }
@@ -170,7 +174,11 @@ impl Recorders {
             retention_runs.get_or_create_owned(&[("outcome", outcome)]);
         }
         let shed = Family::default();
-        for reason in [ShedReason::Concurrency, ShedReason::RateLimit] {
+        for reason in [
+            ShedReason::Concurrency,
+            ShedReason::RateLimit,
+            ShedReason::KeyShare,
+        ] {
             shed.get_or_create_owned(&[("reason", reason.label())]);
         }
         Recorders {

@@ -318,6 +318,13 @@ pub trait Store: Send + Sync + 'static {
     /// data folder (the search index) and with the health service.
     fn disk_space(&self) -> std::sync::Arc<crate::disk::DiskSpace>;
 
+    /// Whether the database answers, followed by the health service (writes
+    /// are NOT_SERVING while it does not). An embedded database always
+    /// does: the default is a value that never changes.
+    fn database_reachable(&self) -> watch::Receiver<bool> {
+        watch::channel(true).1
+    }
+
     /// Finishes queued writes and closes the database.
     async fn close(&self);
 }

@@ -3,7 +3,7 @@ the deadline of a call and the retry policy, checked once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 
 import grpc
@@ -40,8 +40,8 @@ class Tls:
     certificate_chain: bytes | None = None
     """A PEM client certificate, for a server that asks for one (mutual TLS,
     ``--tls-client-ca``); needs `private_key`."""
-    private_key: bytes | None = None
-    """The PEM private key of `certificate_chain`."""
+    private_key: bytes | None = field(default=None, repr=False)
+    """The PEM private key of `certificate_chain` (never shown in a repr)."""
     server_name: str | None = None
     """The name the server's certificate must carry, when it differs from
     the address's host (e.g. connecting by IP address)."""
@@ -57,8 +57,8 @@ class Settings:
     """TLS credentials, or None for plaintext."""
     options: list[tuple[str, str | int]]
     """Channel options."""
-    metadata: tuple[tuple[str, str], ...]
-    """Sent with every call (the API key)."""
+    metadata: tuple[tuple[str, str], ...] = field(repr=False)
+    """Sent with every call (the API key; never shown in a repr)."""
     timeout: float | None
     """The deadline of one try of a unary call, in seconds; None: none."""
     retry: RetryPolicy

@@ -78,6 +78,11 @@ const STREAMING_RPCS: &[(&str, Streams)] = &[
     ("StreamSteps", Streams::Request),
 ];
 
+/// Whether calls of `method` stream (and so hold a place for long).
+pub fn is_streaming(method: &str) -> bool {
+    STREAMING_RPCS.iter().any(|(name, _)| *name == method)
+}
+
 /// Which body of a call streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Streams {

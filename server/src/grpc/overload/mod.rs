@@ -1,6 +1,7 @@
 //! Overload protection for the engram.v1 services: a limit on the calls in
-//! flight ([`concurrency`]) and an optional per-key rate limit
-//! ([`rate_limit`]), both tower layers in front of each service. A call
+//! flight ([`concurrency`]), each API key's share of them
+//! ([`key_share`]), and an optional per-key rate limit ([`rate_limit`]),
+//! all tower layers in front of each service. A call
 //! beyond either is answered at once with RESOURCE_EXHAUSTED and a
 //! `google.rpc.RetryInfo` delay, before any of its request is read: a shed
 //! call did nothing, so any call — a write too — may be sent again (the
@@ -8,12 +9,14 @@
 //! balancers still see a busy server as up.
 
 pub mod concurrency;
+pub mod key_share;
 pub mod rate_limit;
 
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::time::Duration;
 
 pub use concurrency::{ConcurrencyLimitLayer, DEFAULT_MAX_CONCURRENT_CALLS};
+pub use key_share::{KeyShare, KeyShareLayer};
 pub use rate_limit::{RateLimit, RateLimitLayer};
 
 use crate::error::Error;
@@ -26,6 +29,8 @@ pub struct Overload {
     pub max_concurrent_calls: usize,
     /// Each API key's rate, when limited.
     pub rate_limit: Option<RateLimit>,
+    /// What one API key may hold of the server.
+    pub key_share: KeyShare,
 }
 
 /// The trailers-only answer to a call shed for `reason`, counted in

@@ -21,6 +21,7 @@ use sqlx::{PgExecutor, PgPool};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::reachability::Reachability;
 use super::{FEED_CHANNEL, db_error};
 use crate::error::Result;
 
@@ -78,6 +79,7 @@ pub(super) async fn spawn_listener(
     feed: std::sync::Arc<Feed>,
     listener_pool: PgPool,
     pool: PgPool,
+    reachability: std::sync::Arc<Reachability>,
 ) -> anyhow::Result<JoinHandle<()>> {
     let mut listener = PgListener::connect_with(&listener_pool).await?;
     listener.listen(FEED_CHANNEL).await?;
@@ -93,6 +95,9 @@ pub(super) async fn spawn_listener(
                 // notifications meanwhile): read the head in every case.
                 Ok(Ok(_)) | Err(_) => {}
                 Ok(Err(err)) => {
+                    // The connection broke: the database is going away,
+                    // or gone. The read below says whether it still answers.
+                    reachability.set(false);
                     tracing::warn!(error = %err, "listening for changes failed; reconnecting");
                     tokio::time::sleep(RECONNECT_AFTER).await;
                 }
@@ -101,8 +106,16 @@ pub(super) async fn spawn_listener(
             // same read.
             while listener.next_buffered().is_some() {}
             match read_head(&pool).await {
-                Ok(head) => feed.advance(head),
-                Err(err) => tracing::warn!(error = %err, "reading the change feed's head failed"),
+                Ok(head) => {
+                    reachability.set(true);
+                    feed.advance(head);
+                }
+                Err(err) => {
+                    if matches!(err, crate::error::Error::Unavailable(_)) {
+                        reachability.set(false);
+                    }
+                    tracing::warn!(error = %err, "reading the change feed's head failed");
+                }
             }
         }
     }))

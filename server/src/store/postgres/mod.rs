@@ -22,6 +22,7 @@ mod learning;
 mod memories;
 mod migrate;
 mod outcomes;
+mod reachability;
 mod requests;
 mod retry;
 mod rows;
@@ -47,6 +48,7 @@ use tokio::task::JoinHandle;
 use self::access::Accesses;
 use self::feed::Feed;
 pub use self::migrate::{migrate, schema_version};
+use self::reachability::{Reachability, UNREACHABLE};
 use self::tx::PgTx;
 pub use self::url::{InvalidUrl, PostgresUrl};
 use super::tx::{Answer, DiskUse, LearningProgress, Work};
@@ -82,7 +84,7 @@ pub const MAX_POOL_SIZE: u32 = 1000;
 pub const FEED_CHANNEL: &str = "engram_changes";
 
 /// How long a call waits for a free connection before it fails.
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The connections' `application_name` (unless the URL names one), so that
 /// `pg_stat_activity` tells Engram's connections from others.
@@ -126,6 +128,8 @@ pub struct PostgresStore {
     access_flusher: Mutex<Option<JoinHandle<()>>>,
     /// Whether this replica's index folder is full.
     disk: Arc<DiskSpace>,
+    /// Whether the database answers (the feed's listener finds out).
+    reachability: Arc<Reachability>,
 }
 
 impl PostgresStore {
@@ -140,7 +144,14 @@ impl PostgresStore {
         // The listener holds a connection of its own for as long as it
         // runs, outside the pool that units of work share.
         let listener_pool = connect(&options.url, 1).await?;
-        let follower = feed::spawn_listener(feed.clone(), listener_pool, pool.clone()).await?;
+        let reachability = Arc::new(Reachability::default());
+        let follower = feed::spawn_listener(
+            feed.clone(),
+            listener_pool,
+            pool.clone(),
+            reachability.clone(),
+        )
+        .await?;
         // The reserve goes beside the index folder, never inside it (the
         // folder is the index's own): `<index dir>.reserve`.
         let disk = Arc::new(DiskSpace::new(&options.index_dir));
@@ -155,14 +166,32 @@ impl PostgresStore {
             accesses,
             access_flusher: Mutex::new(Some(access_flusher)),
             disk,
+            reachability,
         })
+    }
+
+    /// A connection of the pool: UNAVAILABLE at once while the database is
+    /// known to be unreachable, or as soon as it is found so while waiting.
+    async fn connection(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
+        if !self.reachability.reachable() {
+            return Err(Error::Unavailable(UNREACHABLE.into()));
+        }
+        tokio::select! {
+            acquired = self.pool.acquire() => acquired.map_err(|err| match err {
+                sqlx::Error::PoolTimedOut if !self.reachability.reachable() => {
+                    Error::Unavailable(UNREACHABLE.into())
+                }
+                err => db_error(err),
+            }),
+            () = self.reachability.lost() => Err(Error::Unavailable(UNREACHABLE.into())),
+        }
     }
 
     /// Runs `work` once in a READ COMMITTED transaction; commits it, and
     /// when it changed memories moves the feed's head past its changes
     /// before returning (read your writes on this replica).
     async fn attempt(&self, work: &mut Work) -> Result<Answer> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         let began = std::time::Instant::now();
         let (answer, changed) = {
             let mut tx = conn
@@ -230,7 +259,7 @@ impl PostgresStore {
     where
         F: for<'c> FnMut(&'c mut PgConnection) -> retry::BoxFuture<'c, Result<T>> + Send,
     {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         let began = std::time::Instant::now();
         let value = {
             let mut tx = conn.begin().await.map_err(db_error)?;
@@ -272,7 +301,9 @@ const UNAVAILABLE_CLASSES: &[&str] = &["53", "57", "08"];
 /// INTERNAL, with the detail kept for the log.
 pub(crate) fn db_error(err: sqlx::Error) -> Error {
     match &err {
-        sqlx::Error::PoolTimedOut => Error::Unavailable("the database is busy; retry".into()),
+        sqlx::Error::PoolTimedOut => Error::Unavailable(format!(
+            "the database is busy: no connection came free within {ACQUIRE_TIMEOUT:?}; retry"
+        )),
         sqlx::Error::PoolClosed => Error::Unavailable("the server is shutting down".into()),
         sqlx::Error::Io(_) => Error::Unavailable("the database cannot be reached; retry".into()),
         sqlx::Error::Database(db) => {
@@ -310,7 +341,7 @@ impl Store for PostgresStore {
     }
 
     async fn read(&self, mut work: Work) -> Result<Answer> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         // One snapshot for the whole unit, as a SQLite read transaction has.
         let mut snapshot = conn
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -322,7 +353,7 @@ impl Store for PostgresStore {
     }
 
     async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         memories::get(&mut conn, scope, id, now, false).await
     }
 
@@ -333,12 +364,12 @@ impl Store for PostgresStore {
         page_size: usize,
         after_seq: Option<i64>,
     ) -> Result<Vec<Revision>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         memories::revisions(&mut conn, namespace, id, page_size + 1, after_seq).await
     }
 
     async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         memories::list(&mut conn, query, now).await
     }
 
@@ -347,7 +378,7 @@ impl Store for PostgresStore {
         namespace: &str,
         seqs: &[i64],
     ) -> Result<Vec<Neighbours>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         memories::conversation_neighbours(&mut conn, namespace, seqs).await
     }
 
@@ -358,7 +389,7 @@ impl Store for PostgresStore {
         seqs: &[i64],
         now: Micros,
     ) -> Result<Vec<Memory>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         memories::by_seq(&mut conn, scope, filter, seqs, now).await
     }
 
@@ -372,13 +403,13 @@ impl Store for PostgresStore {
         id: &str,
         steps: StepWindow,
     ) -> Result<Option<Episode>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
         episodes::get_with_steps(&mut snapshot, scope, id, steps).await
     }
 
     async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         episodes::list(&mut conn, query).await
     }
 
@@ -389,7 +420,7 @@ impl Store for PostgresStore {
         page_size: usize,
         after_seq: Option<i64>,
     ) -> Result<Vec<TaskRule>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         learning::list_rules(&mut conn, namespace, task_id, page_size, after_seq).await
     }
 
@@ -401,12 +432,12 @@ impl Store for PostgresStore {
         limit: usize,
         after: Option<(i64, i64)>,
     ) -> Result<Vec<MistakeCard>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         learning::list_cards(&mut conn, namespace, task_id, mistake_type, limit, after).await
     }
 
     async fn learning_progress(&self, namespace: &str) -> Result<LearningProgress> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         learning::learning_progress(&mut conn, namespace).await
     }
 
@@ -415,12 +446,12 @@ impl Store for PostgresStore {
         namespace: &str,
         limit: usize,
     ) -> Result<Vec<Episode>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         learning::completed_episodes(&mut conn, namespace, None, limit).await
     }
 
     async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
         learning::stats(&mut snapshot, scope, top_cards, now).await
     }
@@ -432,7 +463,7 @@ impl Store for PostgresStore {
         task_type: &str,
         query: &KnowledgeQuery,
     ) -> Result<TaskKnowledge> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
         learning::knowledge(&mut snapshot, scope, task_id, task_type, query).await
     }
@@ -443,12 +474,12 @@ impl Store for PostgresStore {
         task_type: &str,
         recent: i64,
     ) -> Result<Vec<String>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         outcomes::compared_strategies(&mut conn, owner, task_type, recent).await
     }
 
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         outcomes::agent_scope(&mut conn, namespace, agent_id).await
     }
 
@@ -459,7 +490,7 @@ impl Store for PostgresStore {
         limit: usize,
         after: Option<i64>,
     ) -> Result<Vec<TaskOutcome>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         outcomes::list_outcomes(&mut conn, scope, filter, limit, after).await
     }
 
@@ -470,7 +501,7 @@ impl Store for PostgresStore {
         limit: usize,
         after: Option<(f64, i64)>,
     ) -> Result<Vec<Heuristic>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         outcomes::list_heuristics(&mut conn, scope, filter, limit, after).await
     }
 
@@ -481,7 +512,7 @@ impl Store for PostgresStore {
         limit: usize,
         after: Option<(i64, i64)>,
     ) -> Result<Vec<AntiPattern>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         outcomes::list_anti_patterns(&mut conn, scope, filter, limit, after).await
     }
 
@@ -490,14 +521,14 @@ impl Store for PostgresStore {
     }
 
     async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         // The changes and the memories they name, from one snapshot.
         let mut snapshot = snapshot(&mut conn).await?;
         memories::changes_after(&mut snapshot, after, limit).await
     }
 
     async fn feed_bounds(&self) -> Result<FeedBounds> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         events::bounds(&mut conn).await
     }
 
@@ -507,12 +538,12 @@ impl Store for PostgresStore {
         after: i64,
         limit: usize,
     ) -> Result<Vec<FeedEvent>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         events::events(&mut conn, namespace, after, limit).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         memories::scan(&mut conn, after_seq, limit).await
     }
 
@@ -524,7 +555,7 @@ impl Store for PostgresStore {
         limit: usize,
         now: Micros,
     ) -> Result<Vec<Unembedded>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         vectors::unembedded(&mut conn, model, after_seq, among, limit, now).await
     }
 
@@ -542,7 +573,7 @@ impl Store for PostgresStore {
     }
 
     async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         vectors::pending(&mut conn, namespace, model, now).await
     }
 
@@ -552,12 +583,12 @@ impl Store for PostgresStore {
         after_seq: i64,
         limit: usize,
     ) -> Result<Vec<(Memory, Embedding)>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         vectors::scan(&mut conn, model, after_seq, limit).await
     }
 
     async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         vectors::changed(&mut conn, after, limit).await
     }
 
@@ -590,18 +621,22 @@ impl Store for PostgresStore {
     }
 
     async fn database_bytes(&self) -> Result<i64> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         usage::database_bytes(&mut conn).await
     }
 
     async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
         usage::namespace_sizes(&mut snapshot, limit).await
     }
 
     fn disk_space(&self) -> Arc<DiskSpace> {
         self.disk.clone()
+    }
+
+    fn database_reachable(&self) -> watch::Receiver<bool> {
+        self.reachability.subscribe()
     }
 
     async fn close(&self) {
