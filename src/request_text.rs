@@ -45,15 +45,60 @@ pub fn has_control_characters(text: &str) -> bool {
     suspect && text.chars().any(|c| c.is_control() && !c.is_whitespace())
 }
 
+/// One string field of a request, as the walk finds it.
+#[derive(Debug, Clone, Copy)]
+pub struct TextField<'a> {
+    /// Where it is: `steps[2].output`, `memory.metadata["k"]`; a map's key
+    /// is named by its map (`memory.metadata`).
+    pub path: &'a str,
+    /// The field's own name (`output`, `metadata`), what a screen decides by.
+    pub name: &'a str,
+    /// Whether the text is a map's key.
+    pub map_key: bool,
+    pub text: &'a str,
+}
+
+/// A check a server adds to this one: given a request's full message name
+/// and each of its string fields, what is wrong with the field, if anything
+/// (a description such as "contains a password; …").
+pub type Screen = fn(message: &str, field: &TextField<'_>) -> Option<String>;
+
+static SCREEN: OnceLock<Screen> = OnceLock::new();
+
+/// Adds `screen` to the check of every request this process decodes (once:
+/// a server sets it at start). Returns false when one was set already.
+pub fn add_screen(screen: Screen) -> bool {
+    SCREEN.set(screen).is_ok()
+}
+
 /// The string fields of the encoded message `full_name` (e.g.
-/// `engram.v1.CreateMemoryRequest`) that hold control characters, the first
-/// [`MAX_VIOLATIONS`] of them. Bytes that are not valid protobuf, or a
-/// message the API does not define, yield none: decoding then says what is
-/// wrong.
+/// `engram.v1.CreateMemoryRequest`) that hold control characters, or that
+/// the screen of [`add_screen`] refuses: the first [`MAX_VIOLATIONS`] of
+/// them. Bytes that are not valid protobuf, or a message the API does not
+/// define, yield none: decoding then says what is wrong.
 pub fn violations(full_name: &str, bytes: &[u8]) -> Vec<TextViolation> {
     let mut found = Vec::new();
+    let screen = SCREEN.get();
+    let mut check = |field: &TextField<'_>| {
+        let description = if has_control_characters(field.text) {
+            Some(CONTROL_CHARACTERS.to_owned())
+        } else {
+            screen.and_then(|screen| screen(full_name, field))
+        };
+        if let Some(description) = description {
+            found.push(TextViolation {
+                field: field.path.to_owned(),
+                description: if field.map_key {
+                    format!("has a key that {description}")
+                } else {
+                    description
+                },
+            });
+        }
+        found.len() < MAX_VIOLATIONS
+    };
     if let Some(message) = schema().get(full_name) {
-        let _ = walk(message, bytes, "", &mut found);
+        let _ = walk(message, bytes, "", &mut check);
     }
     found
 }
@@ -192,16 +237,20 @@ fn next_field<'a>(bytes: &mut &'a [u8]) -> Result<(u32, Option<&'a [u8]>), Malfo
     Ok((number, payload))
 }
 
+/// Whether the walk goes on after a field (false: enough was found).
+type Visit<'v> = dyn FnMut(&TextField<'_>) -> bool + 'v;
+
 /// Walks the fields of `message` encoded in `bytes`, naming each under
-/// `path`, and collects the string fields holding control characters.
+/// `path`, and shows each string field to `visit`; returns false when
+/// `visit` asked to stop.
 fn walk(
     message: &MessageSchema,
     mut bytes: &[u8],
     path: &str,
-    found: &mut Vec<TextViolation>,
-) -> Result<(), Malformed> {
+    visit: &mut Visit<'_>,
+) -> Result<bool, Malformed> {
     let mut occurrences: HashMap<u32, usize> = HashMap::new();
-    while !bytes.is_empty() && found.len() < MAX_VIOLATIONS {
+    while !bytes.is_empty() {
         let (number, payload) = next_field(&mut bytes)?;
         let (Some(value), Some(field)) = (payload, message.fields.get(&number)) else {
             continue;
@@ -222,62 +271,76 @@ fn walk(
         } else {
             format!("{path}.{name}")
         };
-        match (&field.kind, nested) {
+        let go_on = match (&field.kind, nested) {
             (FieldKind::Text, _) => {
                 let text = std::str::from_utf8(value).map_err(|_| Malformed)?;
-                if has_control_characters(text) {
-                    found.push(TextViolation {
-                        field: field_path,
-                        description: CONTROL_CHARACTERS.to_owned(),
-                    });
-                }
+                visit(&TextField {
+                    path: &field_path,
+                    name: &field.name,
+                    map_key: false,
+                    text,
+                })
             }
-            (_, Some(entry)) if entry.map_entry => map_entry(entry, value, &field_path, found)?,
-            (_, Some(nested)) => walk(nested, value, &field_path, found)?,
+            (_, Some(entry)) if entry.map_entry => {
+                map_entry(entry, value, &field_path, &field.name, visit)?
+            }
+            (_, Some(nested)) => walk(nested, value, &field_path, visit)?,
+            _ => true,
+        };
+        if !go_on {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// One entry of the map field `path` (named `name`): its key, named by the
+/// map, then its value, named `path["key"]`.
+fn map_entry(
+    entry: &MessageSchema,
+    mut bytes: &[u8],
+    path: &str,
+    name: &str,
+    visit: &mut Visit<'_>,
+) -> Result<bool, Malformed> {
+    let (mut key, mut value) = (None, None);
+    while !bytes.is_empty() {
+        match next_field(&mut bytes)? {
+            (1, Some(text)) => key = Some(std::str::from_utf8(text).map_err(|_| Malformed)?),
+            (2, Some(payload)) => value = Some(payload),
             _ => {}
         }
     }
-    Ok(())
-}
-
-/// One entry of the map field `path`: a bad key is reported on the map, a
-/// bad value as `path["key"]`.
-fn map_entry(
-    entry: &MessageSchema,
-    bytes: &[u8],
-    path: &str,
-    found: &mut Vec<TextViolation>,
-) -> Result<(), Malformed> {
-    let mut inner = Vec::new();
-    walk(entry, bytes, "", &mut inner)?;
-    if inner.is_empty() {
-        return Ok(());
+    let key = key.unwrap_or_default();
+    if !visit(&TextField {
+        path,
+        name,
+        map_key: true,
+        text: key,
+    }) {
+        return Ok(false);
     }
-    let mut key = String::new();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        if let (1, Some(value)) = next_field(&mut rest)? {
-            key = String::from_utf8_lossy(value).into_owned();
+    let Some(value) = value else {
+        return Ok(true);
+    };
+    let quoted: String = key.chars().take(MAX_QUOTED_KEY_CHARS).collect();
+    let value_path = format!("{path}[{quoted:?}]");
+    match entry.fields.get(&2).map(|field| &field.kind) {
+        Some(FieldKind::Text) => {
+            let text = std::str::from_utf8(value).map_err(|_| Malformed)?;
+            Ok(visit(&TextField {
+                path: &value_path,
+                name,
+                map_key: false,
+                text,
+            }))
         }
+        Some(FieldKind::Message(type_name)) => match schema().get(type_name) {
+            Some(nested) => walk(nested, value, &value_path, visit),
+            None => Ok(true),
+        },
+        _ => Ok(true),
     }
-    for violation in inner {
-        found.push(if violation.field == "key" {
-            TextViolation {
-                field: path.to_owned(),
-                description: format!("has a key that {CONTROL_CHARACTERS}"),
-            }
-        } else {
-            let quoted: String = key.chars().take(MAX_QUOTED_KEY_CHARS).collect();
-            TextViolation {
-                field: format!(
-                    "{path}[{quoted:?}]{}",
-                    violation.field.trim_start_matches("value")
-                ),
-                description: violation.description,
-            }
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -202,12 +202,13 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
 
-    /// Refuse memories that hold a credential (a password, an API key or
+    /// Refuse requests that hold a credential (a password, an API key or
     /// token, a private key, a connection string with a password, a card
-    /// number) in CreateMemory, BatchCreateMemories and UpdateMemory, and
-    /// in Remember's tags, with INVALID_ARGUMENT naming the field (never
-    /// the secret). `--reject-secrets false` stores them as given. Classify
-    /// and Remember take secrets out of transcripts whatever this says.
+    /// number) in any free-text field — memory content, tags, metadata,
+    /// steps, episodes, outcomes, strategies, lessons, queries — with
+    /// INVALID_ARGUMENT naming the field (never the secret).
+    /// `--reject-secrets false` takes them as given. Classify and Remember
+    /// take secrets out of transcripts whatever this says.
     #[arg(long, env = "ENGRAM_REJECT_SECRETS", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub reject_secrets: bool,
 

@@ -196,6 +196,19 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// The bytes of its text fields: a lower bound of its size encoded
+    /// (every string is sent whole, with a few bytes of framing).
+    pub fn text_bytes(&self) -> usize {
+        self.content.len()
+            + self.summary.len()
+            + self.tags.iter().map(String::len).sum::<usize>()
+            + self
+                .metadata
+                .iter()
+                .map(|(k, v)| k.len() + v.len())
+                .sum::<usize>()
+    }
+
     /// Whether this memory belongs to exactly the owner a write of `level`
     /// from `scope` creates (same user, agent, project or session as that
     /// level keeps, and the same level): the only memories a write's side
@@ -422,6 +435,11 @@ pub struct ListQuery {
     pub order: MemoryOrder,
     pub page_size: usize,
     pub after: Option<PageCursor>,
+    /// Stop reading once the memories read pass this many bytes (the one
+    /// that passes is read too, so the caller sees the page is full):
+    /// a page of large memories is never read whole to be cut afterwards.
+    /// `None`: read the page whole.
+    pub max_bytes: Option<usize>,
 }
 
 /// A memory found by full-text search: its sequence number, its BM25 score

@@ -133,8 +133,11 @@ pub async fn serve(
     limits: Limits,
 ) -> anyhow::Result<()> {
     let (max_request_bytes, grace) = (limits.max_request_bytes, limits.shutdown_grace);
-    // The secrets detector's patterns, compiled before the first write.
+    // The secrets detector's patterns, compiled before the first write;
+    // with --reject-secrets, every free-text field of every request is
+    // screened for credentials as it is decoded.
     crate::engine::secrets::prepare();
+    crate::grpc::secret_screen::install(limits.on_secret);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<MemoryServiceServer<MemoryApi>>().await;
     health
@@ -183,7 +186,6 @@ pub async fn serve(
             retrieval.clone(),
             limits.stream_idle_timeout,
             watches_stopping,
-            limits.on_secret,
         ))
         .max_decoding_message_size(max_request_bytes),
     );
@@ -204,13 +206,8 @@ pub async fn serve(
         .clone()
         .map(|embedder| Arc::new(LabelledExamples::new(embedder)));
     let policy = guard.named_layer(
-        PolicyServiceServer::new(PolicyApi::new(
-            store.clone(),
-            llm,
-            limits.on_secret,
-            examples,
-        ))
-        .max_decoding_message_size(max_request_bytes),
+        PolicyServiceServer::new(PolicyApi::new(store.clone(), llm, examples))
+            .max_decoding_message_size(max_request_bytes),
     );
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();

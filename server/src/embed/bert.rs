@@ -95,39 +95,9 @@ impl CustomOp1 for FastGelu {
                 "fast-gelu-erf takes a contiguous f32 tensor".into(),
             ));
         };
-        let out = values[start..end]
-            .iter()
-            .map(|&x| 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)))
-            .collect();
+        let out = engram_kernels::gelu_erf(&values[start..end]);
         Ok((CpuStorage::F32(out), layout.shape().clone()))
     }
-}
-
-/// erf(x) as `x·p(x²)/q(x²)` on [-4, 4] (±1 beyond, in single precision).
-fn erf(x: f32) -> f32 {
-    let x = x.clamp(-4.0, 4.0);
-    let x2 = x * x;
-    let p = [
-        -2.726_142_3e-10,
-        2.770_681_4e-8,
-        -2.101_024e-6,
-        -5.692_506_4e-5,
-        -7.349_906_3e-4,
-        -2.954_6e-3,
-        -1.609_603_3e-2,
-    ]
-    .iter()
-    .fold(0.0f32, |acc, &c| acc * x2 + c);
-    let q = [
-        -1.456_607_2e-5,
-        -2.133_740_6e-4,
-        -1.682_827e-3,
-        -7.373_329e-3,
-        -1.426_473_9e-2,
-    ]
-    .iter()
-    .fold(0.0f32, |acc, &c| acc * x2 + c);
-    x * p / q
 }
 
 struct Layer {

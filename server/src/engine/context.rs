@@ -165,6 +165,7 @@ pub async fn build(
                 order: MemoryOrder::ImportanceDesc,
                 page_size: MAX_PREFERENCES,
                 after: None,
+                max_bytes: None,
             },
             now,
         )
@@ -364,6 +365,7 @@ async fn relevant_memories(
                     order: MemoryOrder::ImportanceDesc,
                     page_size: MAX_RELEVANT,
                     after: None,
+                    max_bytes: None,
                 },
                 now,
             )

@@ -28,6 +28,16 @@ pub enum OnSecret {
     Allow,
 }
 
+/// What a refused field says of the credential it holds: its kind, never
+/// the secret.
+pub fn refusal(kind: SecretKind) -> String {
+    format!(
+        "contains {}; Engram does not store credentials: keep it in a secret manager and \
+         store where to find it (the server's --reject-secrets false allows them)",
+        kind.describe()
+    )
+}
+
 /// What a secret is replaced by.
 pub const REDACTED: &str = "[REDACTED]";
 
@@ -85,6 +95,9 @@ struct Pattern {
     regex: Regex,
     group: usize,
     kind: SecretKind,
+    /// Only a value that looks generated is a secret (see
+    /// [`looks_generated`]).
+    generated_only: bool,
 }
 
 fn pattern(source: &str, group: usize, kind: SecretKind) -> Pattern {
@@ -92,7 +105,26 @@ fn pattern(source: &str, group: usize, kind: SecretKind) -> Pattern {
         regex: Regex::new(source).expect("the secret patterns compile"),
         group,
         kind,
+        generated_only: false,
     }
+}
+
+/// `pattern`, matching only values that look generated.
+fn generated(pattern: Pattern) -> Pattern {
+    Pattern {
+        generated_only: true,
+        ..pattern
+    }
+}
+
+/// Whether a value looks generated rather than written: 16 characters or
+/// more mixing letters and digits (a hex digest, a random token), as keys
+/// and tokens are and names are not.
+fn looks_generated(value: &str) -> bool {
+    value.len() >= 16
+        && value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_alphabetic())
+        && value.bytes().filter(|b| b.is_ascii_digit()).count() * 8 >= value.len()
 }
 
 /// Values that follow "password is" without being one.
@@ -243,10 +275,18 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // A key or token stated in prose: "the secret access key for the
         // backup user is …" — taken out where it stands.
         pattern(
-            r#"(?i)(?-u:\b)(?:secret(?: access)? key|secret|api key|access key|access token|auth token|token|private key)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?[ \t]+(?:(?:is|was)(?-u:\b)|=|:)[ \t]*["'“‘`]?([^\s"'”’`,;]{12,})"#,
+            r#"(?i)(?-u:\b)(?:secret(?: access)? key|secret|api key|access key|access token|auth token|token|private key)(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?(?:[ \t]+(?:is|was)(?-u:\b)|[ \t]*[=:])[ \t]*["'“‘`]?([^\s"'”’`,;]{12,})"#,
             1,
             Token,
         ),
+        // A bare "key" stated in prose ("use this key for the geocoding
+        // calls: 7e3b…"): only a value that looks generated (see
+        // `looks_generated`), not "the primary key is customer_id".
+        generated(pattern(
+            r#"(?i)(?-u:\b)keys?(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?(?:[ \t]+(?:is|was)(?-u:\b)|[ \t]*[=:])[ \t]*["'“‘`]?([A-Za-z0-9_+/-]{16,}=*)"#,
+            1,
+            Token,
+        )),
         // Webhook URLs whose last part is the secret.
         pattern(
             r"hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/([A-Za-z0-9]{16,})",
@@ -277,7 +317,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // value with a digit, not a word ("password isolation", "sent the
         // password to Maria").
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?[ \t]+["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?(?:[ \t]+|[-:=])["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
             1,
             Password,
         ),
@@ -327,6 +367,9 @@ pub fn find(text: &str) -> Vec<Found> {
                 range.end -= 1;
             }
             let value = &text[range.clone()];
+            if pattern.generated_only && !looks_generated(value) {
+                continue;
+            }
             if pattern.kind == SecretKind::Password || pattern.group == 1 {
                 if value.is_empty() || NOT_A_PASSWORD.contains(&value.to_lowercase().as_str()) {
                     continue;
@@ -455,18 +498,29 @@ pub fn redact(text: &str) -> Redacted {
             kinds,
         };
     }
-    // Whole sentences widen their ranges first; then merge again.
-    let cuts = found
-        .into_iter()
-        .map(|f| Found {
-            range: if f.whole_sentence {
-                sentence_around(text, &f.range)
-            } else {
-                f.range
-            },
-            ..f
-        })
-        .collect();
+    // Whole sentences widen their ranges first; then merge again. A secret
+    // inside the sentence already cut for the one before it needs no
+    // second look for its sentence: each sentence is scanned once, so the
+    // cost stays linear in the text however many secrets one line holds.
+    let mut cuts = Vec::with_capacity(found.len());
+    let mut sentence_end = 0;
+    for f in found {
+        let range = if !f.whole_sentence {
+            f.range
+        } else if f.range.start >= sentence_end {
+            let sentence = sentence_around(text, &f.range);
+            sentence_end = sentence.end;
+            sentence
+        } else if f.range.end > sentence_end {
+            // It runs past an end mark ("Maple!Fox42"): to the end of the
+            // sentence it ends in.
+            sentence_end = sentence_end_from(text, f.range.end);
+            f.range.start..sentence_end
+        } else {
+            f.range.start..sentence_end
+        };
+        cuts.push(Found { range, ..f });
+    }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for cut in merge_overlaps(cuts) {
@@ -492,19 +546,25 @@ fn sentence_around(text: &str, range: &Range<usize>) -> Range<usize> {
         start -= 1;
     }
     // Keep a speaker's "User:" prefix on its line.
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    if start == line_start {
-        let (speaker, _) = injection::speaker_prefix(&text[line_start..range.start]);
+    if start == 0 || bytes[start - 1] == b'\n' {
+        let (speaker, _) = injection::speaker_prefix(&text[start..range.start]);
         start += speaker.len();
     }
-    let mut end = range.end;
+    start..sentence_end_from(text, range.end)
+}
+
+/// Where the sentence that goes on at `from` ends: after its end mark, or
+/// before its line break.
+fn sentence_end_from(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = from;
     while end < bytes.len() && !matches!(bytes[end], b'.' | b'!' | b'?' | b'\n' | b';') {
         end += 1;
     }
     if end < bytes.len() && bytes[end] != b'\n' {
         end += 1;
     }
-    start..end
+    end
 }
 
 /// Spaces left doubled or before punctuation by a cut, tidied.
@@ -696,6 +756,47 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
+    }
+
+    /// What the hardening probe found stored (issue 25).
+    #[test]
+    fn keys_tokens_and_joined_passwords_the_probe_found() {
+        for (text, secret) in [
+            (
+                "the studio pw-Tr0mb0ne!2023 works on both floors",
+                "Tr0mb0ne!2023",
+            ),
+            (
+                "always use this key for the geocoding calls: 7e3b9a41c2d84f6b9e0a5c7d1f2b3a4e",
+                "7e3b9a41c2d84f6b9e0a5c7d1f2b3a4e",
+            ),
+            (
+                "use this token to call our API: tk_94be2c71a0f34d5e8b6c",
+                "tk_94be2c71a0f34d5e8b6c",
+            ),
+            ("the wifi pw:Hazel#Cove9 for guests", "Hazel#Cove9"),
+        ] {
+            let redacted = redact(text);
+            assert!(
+                !redacted.text.contains(secret),
+                "{text} -> {}",
+                redacted.text
+            );
+        }
+        for not in [
+            "the primary key is customer_id_and_timestamp",
+            "the key takeaway: latency_budget_is_tight",
+            "sort key = created_at_then_sequence_number",
+        ] {
+            assert!(find(not).is_empty(), "{not}: {:?}", find(not));
+        }
+    }
+
+    #[test]
+    fn a_line_of_many_passwords_is_redacted_whole() {
+        let line = "pw 1234 ".repeat(8 * 1024);
+        let redacted = redact(&line);
+        assert!(!redacted.text.contains("1234"), "{}", &redacted.text[..80]);
     }
 
     #[test]

@@ -17,7 +17,6 @@ use super::{
 use crate::domain::{Actor, Created, Micros, NewMemory, PageCursor, Scope, now_micros};
 use crate::engine::create_batch::CreateBatch;
 use crate::engine::search::{Retrieval, SemanticUse};
-use crate::engine::secrets::OnSecret;
 use crate::engine::watch::Watch;
 use crate::engine::{context, episode_learning, episodes, memories, search};
 use crate::error::Error;
@@ -34,8 +33,6 @@ pub struct MemoryApi {
     /// Turns true when the server starts to shut down: open watches end
     /// then, so that draining does not wait for them.
     stopping: tokio::sync::watch::Receiver<bool>,
-    /// Whether memories holding a credential are refused.
-    on_secret: OnSecret,
     /// The database's id, which watch cursors are bound to (read once: it
     /// does not change while the server runs).
     database_id: tokio::sync::OnceCell<String>,
@@ -47,7 +44,6 @@ impl MemoryApi {
         retrieval: Arc<Retrieval>,
         stream_idle_timeout: Duration,
         stopping: tokio::sync::watch::Receiver<bool>,
-        on_secret: OnSecret,
     ) -> Self {
         MemoryApi {
             store,
@@ -55,7 +51,6 @@ impl MemoryApi {
             retrieval,
             stream_idle_timeout,
             stopping,
-            on_secret,
             database_id: tokio::sync::OnceCell::new(),
         }
     }
@@ -244,7 +239,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::CreateMemoryResponse> {
         let now = now_micros();
         let key_id = caller_key(&request);
-        let mut create = requests::create(begin(request)?, now, self.on_secret)?;
+        let mut create = requests::create(begin(request)?, now)?;
         stamp(&mut create.memories, &key_id);
         let created = self
             .store_memories(create, now)
@@ -261,7 +256,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::BatchCreateMemoriesResponse> {
         let now = now_micros();
         let key_id = caller_key(&request);
-        let mut create = requests::batch_create(begin(request)?, now, self.on_secret)?;
+        let mut create = requests::batch_create(begin(request)?, now)?;
         stamp(&mut create.memories, &key_id);
         let created = self.store_memories(create, now).await?;
         Ok(Response::new(pb::BatchCreateMemoriesResponse {
@@ -283,7 +278,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {
         let now = now_micros();
         let key_id = caller_key(&request);
-        let update = requests::update(begin(request)?, now, self.on_secret)?;
+        let update = requests::update(begin(request)?, now)?;
         let actor = actor(key_id, &update.scope);
         let memory = memories::update_memory(
             &*self.store,

@@ -13,7 +13,6 @@ use crate::domain::{
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
-use crate::engine::secrets::OnSecret;
 use crate::engine::watch::{Start, WatchFilter, WatchRequest};
 use crate::error::Result;
 
@@ -62,12 +61,12 @@ pub struct Create {
     pub memories: Vec<NewMemory>,
 }
 
-pub fn create(mut req: pb::CreateMemoryRequest, now: Micros, secrets: OnSecret) -> Result<Create> {
+pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
     let memory = match &req.memory {
-        Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now, secrets)),
+        Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now)),
         None => {
             v.add("memory", "is required");
             None
@@ -81,11 +80,7 @@ pub fn create(mut req: pb::CreateMemoryRequest, now: Micros, secrets: OnSecret) 
     })
 }
 
-pub fn batch_create(
-    mut req: pb::BatchCreateMemoriesRequest,
-    now: Micros,
-    secrets: OnSecret,
-) -> Result<Create> {
+pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
@@ -103,16 +98,7 @@ pub fn batch_create(
         .iter()
         .take(MAX_BATCH)
         .enumerate()
-        .map(|(i, input)| {
-            memory_input(
-                &mut v,
-                &format!("memories[{i}]"),
-                input,
-                &scope,
-                now,
-                secrets,
-            )
-        })
+        .map(|(i, input)| memory_input(&mut v, &format!("memories[{i}]"), input, &scope, now))
         .collect();
     v.finish(())?;
     Ok(Create {
@@ -129,7 +115,6 @@ fn memory_input(
     input: &pb::MemoryInput,
     scope: &Scope,
     now: Micros,
-    secrets: OnSecret,
 ) -> NewMemory {
     let level = v
         .enum_value(
@@ -157,7 +142,7 @@ fn memory_input(
             MemorySource::from_code,
         )
         .unwrap_or(MemorySource::Explicit);
-    let fields = MemoryFields::check(v, field, input, now, secrets);
+    let fields = MemoryFields::check(v, field, input, now);
     NewMemory {
         scope: scope.for_level(level),
         // The API key is the handler's to add.
@@ -199,7 +184,6 @@ impl MemoryFields {
         field: &str,
         input: &pb::MemoryInput,
         now: Micros,
-        secrets: OnSecret,
     ) -> MemoryFields {
         let memory_type = v
             .enum_value(
@@ -239,16 +223,6 @@ impl MemoryFields {
             MAX_METADATA_KEY_CHARS,
             MAX_METADATA_VALUE_CHARS,
         );
-        if secrets == OnSecret::Reject {
-            v.no_secret(&format!("{field}.content"), &input.content);
-            v.no_secret(&format!("{field}.summary"), &input.summary);
-            for (i, tag) in input.tags.iter().enumerate() {
-                v.no_secret(&format!("{field}.tags[{i}]"), tag);
-            }
-            for (key, value) in &input.metadata {
-                v.no_secret(&format!("{field}.metadata[{key:?}]"), value);
-            }
-        }
         let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE);
         v.unit_interval(&format!("{field}.importance"), importance);
         let confidence = input.confidence.unwrap_or(DEFAULT_CONFIDENCE);
@@ -299,7 +273,7 @@ pub struct Update {
     pub etag: Option<String>,
 }
 
-pub fn update(req: pb::UpdateMemoryRequest, now: Micros, secrets: OnSecret) -> Result<Update> {
+pub fn update(req: pb::UpdateMemoryRequest, now: Micros) -> Result<Update> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     let id = v.uuid("id", &req.id);
@@ -320,7 +294,7 @@ pub fn update(req: pb::UpdateMemoryRequest, now: Micros, secrets: OnSecret) -> R
     );
     // Check every field as a create would, but report only the masked ones.
     let mut checked = Violations::default();
-    let fields = MemoryFields::check(&mut checked, "memory", &input, now, secrets);
+    let fields = MemoryFields::check(&mut checked, "memory", &input, now);
     for violation in checked.into_violations() {
         let name = violation.field.trim_start_matches("memory.");
         let name = name.split(['.', '[']).next().unwrap_or(name);
@@ -580,6 +554,9 @@ pub fn list(req: &pb::ListMemoriesRequest) -> Result<(ListQuery, String)> {
             order,
             page_size,
             after,
+            // The reply's budget: a page of large memories is cut as it is
+            // read, not after.
+            max_bytes: Some(page_token::MAX_PAGE_BYTES),
         },
         fingerprint,
     ))

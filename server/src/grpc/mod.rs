@@ -16,6 +16,7 @@ pub mod overload;
 mod page_token;
 pub mod policy;
 mod request_key;
+pub mod secret_screen;
 mod status;
 pub mod trace;
 mod validate;

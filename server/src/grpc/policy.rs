@@ -18,7 +18,6 @@ use crate::domain::{
 use crate::engine::examples::LabelledExamples;
 use crate::engine::memories::{self, Supersede};
 use crate::engine::policy::{self, Decision, DecisionSource, Screened};
-use crate::engine::secrets::OnSecret;
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
 use crate::store::{Remembered, Store};
@@ -34,8 +33,6 @@ pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024;
 pub struct PolicyApi {
     store: Arc<dyn Store>,
     llm: Option<Arc<LlmClient>>,
-    /// Whether a Remember whose tags hold a credential is refused.
-    on_secret: OnSecret,
     /// With an embedder: the labelled examples the rules consult.
     examples: Option<Arc<LabelledExamples>>,
 }
@@ -45,13 +42,11 @@ impl PolicyApi {
     pub fn new(
         store: Arc<dyn Store>,
         llm: Option<Arc<LlmClient>>,
-        on_secret: OnSecret,
         examples: Option<Arc<LabelledExamples>>,
     ) -> Self {
         PolicyApi {
             store,
             llm,
-            on_secret,
             examples,
         }
     }
@@ -63,7 +58,8 @@ impl PolicyApi {
     /// Either reads the transcript screened: secrets and injected
     /// instructions never reach the rules, the model or the decision.
     async fn decide(&self, request: &Classification) -> (Decision, Screened) {
-        let screened = policy::screen(&request.transcript);
+        let transcript = request.transcript.clone();
+        let screened = off_runtime(transcript.len(), move || policy::screen(&transcript)).await;
         let decision = self.decide_screened(request, &screened.text).await;
         (screened.finish(decision), screened)
     }
@@ -95,6 +91,7 @@ impl PolicyApi {
             order: MemoryOrder::CreateTimeDesc,
             page_size: MAX_SUPERSEDE_CANDIDATES,
             after: None,
+            max_bytes: None,
         };
         let ids = self
             .store
@@ -121,12 +118,16 @@ impl PolicyApi {
                 Some(examples) => Some(examples.vote(transcript).await),
                 None => None,
             };
-            let mut decision = policy::classify_with_vote(
-                transcript,
-                &request.scope,
-                &request.task_id,
-                vote.as_ref().and_then(|v| v.as_ref().ok()),
+            let (text, scope, task_id) = (
+                transcript.to_owned(),
+                request.scope.clone(),
+                request.task_id.clone(),
             );
+            let voted = vote.as_ref().and_then(|v| v.as_ref().ok()).copied();
+            let mut decision = off_runtime(text.len(), move || {
+                policy::classify_with_vote(&text, &scope, &task_id, voted.as_ref())
+            })
+            .await;
             if let Some(Err(no_vote)) = vote {
                 decision
                     .metadata
@@ -154,6 +155,26 @@ impl PolicyApi {
 }
 
 type Reply<T> = Result<Response<T>, Status>;
+
+/// Transcripts longer than this are screened and classified on a blocking
+/// thread: the work is linear in the text, but a long text would still hold
+/// one of the runtime's few workers for milliseconds.
+const INLINE_TRANSCRIPT_BYTES: usize = 8 * 1024;
+
+/// Runs `work` on a text of `bytes` here when it is short, else on a
+/// blocking thread.
+async fn off_runtime<T: Send + 'static>(
+    bytes: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    if bytes <= INLINE_TRANSCRIPT_BYTES {
+        return work();
+    }
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(err) => std::panic::resume_unwind(err.into_panic()),
+    }
+}
 
 /// A validated classification request.
 struct Classification {
@@ -285,11 +306,6 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         )?;
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
-        if self.on_secret == OnSecret::Reject {
-            for (i, tag) in req.tags.iter().enumerate() {
-                v.no_secret(&format!("tags[{i}]"), tag);
-            }
-        }
         v.finish(())?;
         request.check_model()?;
         // A retry with the same request id gets the first answer, without

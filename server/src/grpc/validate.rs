@@ -52,22 +52,6 @@ impl Violations {
         self.0
     }
 
-    /// Refuses a credential in `value` (with `--reject-secrets`): the
-    /// violation names its kind, never the secret.
-    pub fn no_secret(&mut self, field: &str, value: &str) {
-        if let Some(found) = crate::engine::secrets::find(value).first() {
-            self.add(
-                field,
-                format!(
-                    "contains {}; Engram does not store credentials: keep it in a secret \
-                     manager and store where to find it (the server's --reject-secrets \
-                     false allows them)",
-                    found.kind.describe()
-                ),
-            );
-        }
-    }
-
     /// Checks a text field: at most `max_chars` characters, no control
     /// characters other than white space, and, when `required`, not blank.
     pub fn text(&mut self, field: &str, value: &str, max_chars: usize, required: bool) {

@@ -12,6 +12,7 @@ use crate::domain::{
     Neighbours, Revision, Scope, TimeRange,
 };
 use crate::error::{Error, Result};
+use crate::store::budget;
 use crate::store::tx::{Identity, MemoryInsert};
 
 /// `memory_changes.kind` of a deletion.
@@ -505,8 +506,8 @@ pub(super) async fn list(
         }
     });
     qb.push(" LIMIT ").push_bind(limit_of(query.page_size + 1));
-    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows::all(&rows, rows::memory)
+    let rows = budget::rows_of(qb.build().fetch(&mut *conn), db_error);
+    budget::memories_within(rows, query.max_bytes, rows::memory).await
 }
 
 /// The memories with these sequence numbers that are visible from `scope`

@@ -412,6 +412,7 @@ mod tests {
                             order: MemoryOrder::default(),
                             page_size: 1000,
                             after: None,
+                            max_bytes: None,
                         };
                         let listed: BTreeSet<String> = store
                             .list_memories(&query, 2)

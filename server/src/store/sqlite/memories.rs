@@ -12,6 +12,7 @@ use crate::domain::{
     MemoryType, Micros, Neighbours, Revision, Scope, TimeRange,
 };
 use crate::error::{Error, Result};
+use crate::store::budget;
 use crate::store::tx::{self, MemoryInsert};
 
 /// Rows are decoded by column name, so every memory column can be selected
@@ -560,8 +561,8 @@ pub(super) async fn list(
     });
     qb.push(" LIMIT ")
         .push_bind(i64::try_from(query.page_size + 1).unwrap_or(i64::MAX));
-    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows.iter().map(memory_from_row).collect()
+    let rows = budget::rows_of(qb.build().fetch(&mut *conn), db_error);
+    budget::memories_within(rows, query.max_bytes, memory_from_row).await
 }
 
 /// The memories with these sequence numbers that are visible from `scope`
