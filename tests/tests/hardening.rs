@@ -707,3 +707,151 @@ async fn a_key_may_open_at_most_max_streams_per_key_and_still_call() {
         .await
         .expect("unary calls still get in");
 }
+
+/// Asserts `status` refuses `field` for holding a credential, without
+/// echoing `secret`.
+fn assert_refuses_secret(status: &Error, field: &str, secret: &str) {
+    assert_rejects(status, field);
+    assert!(
+        status
+            .message()
+            .contains("Engram does not store credentials"),
+        "{status:?}"
+    );
+    assert!(!status.message().contains(secret), "{status:?}");
+    let violations = format!("{:?}", status.field_violations());
+    assert!(!violations.contains(secret), "{violations}");
+}
+
+#[tokio::test]
+async fn credentials_are_refused_in_every_free_text_field() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("secret-fields").with_agent("deployer");
+    let aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let export = format!("export AWS_SECRET_ACCESS_KEY={aws}");
+    let episode = engram
+        .memory()
+        .start_episode(proto::StartEpisodeRequest {
+            scope: Some(ns.clone()),
+            task_id: "deploy".into(),
+            description: "deploy the shop".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("start episode");
+
+    // Steps: output and parameters.
+    let mut leaky = step(1, &export);
+    let status = engram
+        .memory()
+        .append_steps(proto::AppendStepsRequest {
+            scope: Some(ns.clone()),
+            episode_id: episode.id.clone(),
+            steps: vec![leaky.clone()],
+        })
+        .await
+        .expect_err("a key in a step's output");
+    assert_refuses_secret(&status, "steps[0].output", aws);
+    leaky.output = "ok".into();
+    leaky.parameters = format!(r#"{{"env": "AWS_SECRET_ACCESS_KEY={aws}"}}"#);
+    let status = engram
+        .memory()
+        .append_steps(proto::AppendStepsRequest {
+            scope: Some(ns.clone()),
+            episode_id: episode.id.clone(),
+            steps: vec![leaky],
+        })
+        .await
+        .expect_err("a key in a step's parameters");
+    assert_refuses_secret(&status, "steps[0].parameters", aws);
+
+    // An episode's description and its outcome's summary and mistakes.
+    let status = engram
+        .memory()
+        .start_episode(proto::StartEpisodeRequest {
+            scope: Some(ns.clone()),
+            task_id: "deploy".into(),
+            description: "log in with password is Tr0ub4dor&3 first".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a password in a description");
+    assert_refuses_secret(&status, "description", "Tr0ub4dor&3");
+    let status = engram
+        .memory()
+        .complete_episode(proto::CompleteEpisodeRequest {
+            scope: Some(ns.clone()),
+            episode_id: episode.id.clone(),
+            outcome: Some(proto::EpisodeOutcome {
+                score: 0.2,
+                success: false,
+                summary: "failed".into(),
+                mistakes: vec![format!("forgot to unset {export}")],
+                ..Default::default()
+            }),
+        })
+        .await
+        .expect_err("a key in a mistake");
+    assert_refuses_secret(&status, "outcome.mistakes[0]", aws);
+
+    // An outcome's strategy, a memory's metadata key, a search query.
+    let status = engram
+        .learning()
+        .record_outcome(proto::RecordOutcomeRequest {
+            scope: Some(ns.clone()),
+            task: "deploy".into(),
+            success: true,
+            strategy: format!("run {export} then deploy"),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a key in a strategy");
+    assert_refuses_secret(&status, "strategy", aws);
+    let mut memory = input(MemoryType::Fact, "the deploy user is ci-bot");
+    memory
+        .metadata
+        .insert("password is Hunter2Hunter2".into(), "x".into());
+    let status = engram
+        .memory()
+        .create_memory(proto::CreateMemoryRequest {
+            scope: Some(ns.clone()),
+            memory: Some(memory),
+            request_id: String::new(),
+        })
+        .await
+        .expect_err("a password in a metadata key");
+    assert_refuses_secret(&status, "memory.metadata", "Hunter2Hunter2");
+    let status = engram
+        .memory()
+        .search_memories(proto::SearchMemoriesRequest {
+            scope: Some(ns.clone()),
+            query: format!("where is {export}"),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a key in a query");
+    assert_refuses_secret(&status, "query", aws);
+
+    // Nothing of it was stored; ids and plain text pass.
+    assert_eq!(steps_stored(&engram, &ns, &episode.id).await, 0);
+    assert!(list_all(&engram, &ns, 50).await.is_empty());
+    let outcomes = engram
+        .learning()
+        .list_outcomes(proto::ListOutcomesRequest {
+            scope: Some(ns.clone()),
+            ..Default::default()
+        })
+        .await
+        .expect("list outcomes");
+    assert!(outcomes.outcomes.is_empty(), "{outcomes:?}");
+    engram
+        .memory()
+        .append_steps(proto::AppendStepsRequest {
+            scope: Some(ns.clone()),
+            episode_id: episode.id.clone(),
+            steps: vec![step(1, "deployed 3 services; token budget 400")],
+        })
+        .await
+        .expect("plain output");
+}
