@@ -2,7 +2,6 @@
 //! suite's database (the test command runs this file on SQLite and on
 //! PostgreSQL).
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use engram_client::proto::{self, MemoryType, StepResult};
@@ -403,24 +402,40 @@ async fn without_keys_a_reachable_listener_or_any_page_refuses_to_start() {
         })
         .await
         .expect("served");
-    let dir = TempDir::new().expect("temp dir");
-    let keys = dir.path().join("keys");
-    write_keys(&keys, "k admin *\n");
+    let keys = KeyFile::new("k admin *\n");
     let keyed = Server::start_listening_on(
         "0.0.0.0:0",
-        &[
-            "--auth-keys",
-            keys.to_str().expect("utf-8"),
-            "--cors-allow-origin",
-            "*",
-        ],
+        &["--auth-keys", keys.path(), "--cors-allow-origin", "*"],
     )
     .await;
     assert!(keyed.url.contains("0.0.0.0"), "{}", keyed.url);
 }
 
-fn write_keys(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write the key file");
+/// An `--auth-keys` file in a folder of its own, removed with it.
+struct KeyFile {
+    _dir: TempDir,
+    path: String,
+}
+
+impl KeyFile {
+    fn new(text: &str) -> KeyFile {
+        let dir = TempDir::new().expect("temp dir");
+        let path = dir.path().join("keys");
+        std::fs::write(&path, text).expect("write the key file");
+        KeyFile {
+            path: path.to_str().expect("a UTF-8 path").to_owned(),
+            _dir: dir,
+        }
+    }
+
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Writes the file anew (the server reads it at its next SIGHUP).
+    fn rewrite(&self, text: &str) {
+        std::fs::write(&self.path, text).expect("write the key file");
+    }
 }
 
 /// How long a test waits for the server to act on a SIGHUP.
@@ -458,13 +473,10 @@ async fn until_refused(server: &Server, gone: &str, namespace: &str) {
 
 #[tokio::test]
 async fn a_reload_that_takes_a_keys_grant_away_ends_its_open_streams() {
-    let dir = TempDir::new().expect("temp dir");
-    let keys = dir.path().join("keys");
-    write_keys(
-        &keys,
+    let keys = KeyFile::new(
         "watcher-key read team\nnarrowed-key read team,other\nsteps-key write team\nwriter-key write team\n",
     );
-    let server = Server::start_with_args(&["--auth-keys", keys.to_str().expect("utf-8")]).await;
+    let server = Server::start_with_args(&["--auth-keys", keys.path()]).await;
     let ns = scope("team");
     let writer = as_key(&server, "writer-key").await;
     let mut revoked_watch = as_key(&server, "watcher-key")
@@ -538,7 +550,7 @@ async fn a_reload_that_takes_a_keys_grant_away_ends_its_open_streams() {
     }
 
     // Two keys go, one is narrowed to another namespace.
-    write_keys(&keys, "narrowed-key read other\nwriter-key write team\n");
+    keys.rewrite("narrowed-key read other\nwriter-key write team\n");
     server.hang_up();
     until_refused(&server, "watcher-key", "team").await;
     let reloaded = Instant::now();
@@ -615,13 +627,11 @@ async fn watch_until_refused(
 
 #[tokio::test]
 async fn one_key_cannot_take_every_slot_with_watches() {
-    let dir = TempDir::new().expect("temp dir");
-    let keys = dir.path().join("keys");
-    write_keys(&keys, "greedy-key read *\nother-key write *\n");
+    let keys = KeyFile::new("greedy-key read *\nother-key write *\n");
     // 8 calls in flight at most: a key's default share is 4 of them.
     let server = Server::start_with_args(&[
         "--auth-keys",
-        keys.to_str().expect("utf-8"),
+        keys.path(),
         "--max-concurrent-calls",
         "8",
         "--metrics-listen",
@@ -680,16 +690,9 @@ async fn one_key_cannot_take_every_slot_with_watches() {
 
 #[tokio::test]
 async fn a_key_may_open_at_most_max_streams_per_key_and_still_call() {
-    let dir = TempDir::new().expect("temp dir");
-    let keys = dir.path().join("keys");
-    write_keys(&keys, "watcher-key read *\n");
-    let server = Server::start_with_args(&[
-        "--auth-keys",
-        keys.to_str().expect("utf-8"),
-        "--max-streams-per-key",
-        "2",
-    ])
-    .await;
+    let keys = KeyFile::new("watcher-key read *\n");
+    let server =
+        Server::start_with_args(&["--auth-keys", keys.path(), "--max-streams-per-key", "2"]).await;
     let watcher = impatient(&server, "watcher-key").await;
     let (watches, refused) = watch_until_refused(&watcher, "streams", 64).await;
     assert_eq!(watches.len(), 2);

@@ -388,6 +388,8 @@ async fn relevant_memories(
             filter: not_preferences,
             limit: MAX_RELEVANT,
             weights: Weights::default(),
+            // The context block's token budget cuts far below any reply's.
+            max_bytes: None,
         },
         now,
         deadline,

@@ -93,6 +93,49 @@ pub struct SearchRequest {
     pub filter: MemoryFilter,
     pub limit: usize,
     pub weights: Weights,
+    /// Stop reading the hits' memories once their text passes this many
+    /// bytes (the reply's budget): the hits after are left out, as the
+    /// reply would cut them. `None`: read every hit.
+    pub max_bytes: Option<usize>,
+}
+
+/// How many hits' memories are read in one query first; the rest follow
+/// in one more query when these were small, else a chunk at a time until
+/// the reply's budget is full. A search of up to this many hits reads them
+/// at once.
+const FIRST_READ: usize = 16;
+
+/// Reads the memories of `seqs` (hits in rank order) into `memories`: all
+/// of them, or, with a byte budget, as many in rank order as it takes to
+/// pass the budget — so a search of large memories never holds a hundred of
+/// them only for the reply to be cut to a few.
+async fn read_within(
+    store: &dyn Store,
+    request: &SearchRequest,
+    seqs: &[i64],
+    memories: &mut HashMap<i64, Memory>,
+    now: Micros,
+) -> Result<()> {
+    let budget = request.max_bytes.unwrap_or(usize::MAX);
+    let mut bytes: usize = memories.values().map(Memory::text_bytes).sum();
+    let mut rest = seqs;
+    while !rest.is_empty() && bytes <= budget {
+        // After a first chunk that used little of the budget, the rest in
+        // one query.
+        let take = if rest.len() == seqs.len() || bytes.saturating_mul(4) > budget {
+            FIRST_READ.min(rest.len())
+        } else {
+            rest.len()
+        };
+        let (chunk, after) = rest.split_at(take);
+        rest = after;
+        let read = store
+            .memories_by_seq(&request.scope, &request.filter, chunk, now)
+            .await?;
+        bytes = bytes.saturating_add(read.iter().map(Memory::text_bytes).sum());
+        memories.extend(read.into_iter().map(|m| (m.seq, m)));
+    }
+    Ok(())
 }
 
 /// Semantic retrieval: the embedder for queries, the vector index, and how
@@ -214,15 +257,7 @@ pub async fn search(
         .map(|r| r.seq)
         .filter(|seq| !memories.contains_key(seq))
         .collect();
-    if !unread.is_empty() {
-        memories.extend(
-            store
-                .memories_by_seq(&request.scope, &request.filter, &unread, now)
-                .await?
-                .into_iter()
-                .map(|m| (m.seq, m)),
-        );
-    }
+    read_within(store, request, &unread, &mut memories, now).await?;
     // A memory deleted since the index answered is simply left out.
     let hits: Vec<Hit> = ranked
         .into_iter()

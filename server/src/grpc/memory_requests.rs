@@ -581,6 +581,7 @@ pub fn search(req: &pb::SearchMemoriesRequest) -> Result<SearchRequest> {
         filter,
         limit,
         weights,
+        max_bytes: Some(page_token::MAX_PAGE_BYTES),
     })
 }
 
