@@ -1987,7 +1987,11 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<usize>>,
 {
-    let (_, before) = rss_mib(pid);
+    // The peak so far is the fill's: start it again from now (Linux resets
+    // VmHWM to the current RSS on "5" in clear_refs).
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5")
+        .context("resetting the server's peak RSS (/proc/PID/clear_refs)")?;
+    let (before, _) = rss_mib(pid);
     let started = Instant::now();
     let results = futures_util::future::join_all((0..4).map(|_| call())).await;
     let elapsed = started.elapsed();
