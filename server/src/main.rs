@@ -9,7 +9,7 @@ use clap::Parser as _;
 use engram_server::config::{Command, Config, Database, LogFormat, Synchronous};
 use engram_server::embed::{Embedder, EmbedderConfig, Pooling, backfill};
 use engram_server::engine::search::{Retrieval, Semantic};
-use engram_server::grpc::auth::ApiKeys;
+use engram_server::grpc::auth::{ApiKeys, KeyIds};
 use engram_server::index::{IndexOptions, TextIndex, VectorIndex};
 use engram_server::llm::LlmClient;
 use engram_server::metrics::{self, exporter::Exporter, http::METRICS_PATH};
@@ -54,7 +54,7 @@ async fn main() -> anyhow::Result<()> {
     };
 
     let embedder = open_embedder(&config).await?;
-    let security = security(&config)?;
+    let security = security(&config, &*store).await?;
     let vectors = embedder
         .as_ref()
         .map(|e| Arc::new(VectorIndex::new(&e.info().id, e.info().dimensions)));
@@ -234,10 +234,17 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
 }
 
 /// The API keys and TLS identity named by the flags, read at start so a
-/// missing or empty file stops the server before it listens.
-fn security(config: &Config) -> anyhow::Result<server::Security> {
+/// missing or empty file stops the server before it listens. Keys are named
+/// with `store`'s secret.
+async fn security(config: &Config, store: &dyn Store) -> anyhow::Result<server::Security> {
     let api_keys = match &config.auth_keys {
-        Some(path) => ApiKeys::load(path)?,
+        Some(path) => {
+            let secret = store
+                .key_id_secret()
+                .await
+                .context("reading the database's secret for API key ids")?;
+            ApiKeys::load(path, KeyIds::new(&secret))?
+        }
         None => ApiKeys::open(),
     };
     let read = |path: &std::path::Path| {

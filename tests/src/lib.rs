@@ -523,6 +523,22 @@ impl Server {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }
 
+    /// The id the key on `line` of the server's key file goes by (in
+    /// history, watch events and the log), as the server logged it when it
+    /// last read the file.
+    pub fn key_id(&self, line: usize) -> String {
+        let log = self.log();
+        let wanted = format!(" line={line} ");
+        log.lines()
+            .rev()
+            .filter(|entry| entry.contains("API key ") && entry.contains(&wanted))
+            .find_map(|entry| {
+                let (_, rest) = entry.split_once(" key=")?;
+                Some(rest.split_whitespace().next()?.to_owned())
+            })
+            .unwrap_or_else(|| panic!("no key id logged for line {line}:\n{log}"))
+    }
+
     /// Sends SIGHUP: the server reads its key file again.
     pub fn hang_up(&self) {
         let pid = self.pid();

@@ -858,3 +858,62 @@ async fn credentials_are_refused_in_every_free_text_field() {
         .await
         .expect("plain output");
 }
+
+#[tokio::test]
+async fn idle_watchers_do_not_read_the_feed_for_other_namespaces_writes() {
+    let server = Server::start_with_args(&["--metrics-listen", "127.0.0.1:0"]).await;
+    let engram = server.client().await;
+    const WATCHES: usize = 8;
+    let (mut watches, refused) = watch_until_refused(&engram, "quiet", WATCHES).await;
+    assert!(refused.is_none(), "{refused:?}");
+    let reads =
+        |scrape: &engram_tests::scrape::Scrape| scrape.value("engram_watch_feed_reads_total", &[]);
+    // Each watch reads the feed once as it starts.
+    let started = server
+        .scrape_until("every watch's first read", |s| reads(s) >= WATCHES as f64)
+        .await;
+    let before = reads(&started);
+
+    // A busy neighbour: 100 commits, none of them the watchers'.
+    for i in 0..100 {
+        engram
+            .memory()
+            .create_memory(CreateMemory::new(
+                scope("busy"),
+                MemoryType::Note,
+                format!("a write the quiet namespace's watchers need not read {i}"),
+            ))
+            .await
+            .expect("create");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        reads(&server.scrape().await),
+        before,
+        "an idle watcher read the feed for another namespace's commits"
+    );
+
+    // A change of their own namespace wakes each of them.
+    engram
+        .memory()
+        .create_memory(CreateMemory::new(
+            scope("quiet"),
+            MemoryType::Note,
+            "the one change the watchers wait for",
+        ))
+        .await
+        .expect("create");
+    for watch in &mut watches {
+        let event = tokio::time::timeout(Duration::from_secs(10), watch.next())
+            .await
+            .expect("an event in time")
+            .expect("the watch goes on")
+            .expect("an event");
+        assert_eq!(
+            event.memory.map(|m| m.content).as_deref(),
+            Some("the one change the watchers wait for")
+        );
+    }
+    let after = reads(&server.scrape().await);
+    assert!(after >= before + WATCHES as f64, "{before} → {after}");
+}

@@ -19,7 +19,7 @@ use engram_client::Engram;
 use engram_client::proto::{self, MemoryLevel, MemoryType, RevisionAction};
 use engram_tests::{
     Backend, DATABASE_FILE, Server, create, create_batch, input, list_all, run_operator_script,
-    run_operator_script_with_env, scope, search, server_binary, sha256_hex,
+    run_operator_script_with_env, scope, search, server_binary,
 };
 use prost_types::Timestamp;
 use tempfile::TempDir;
@@ -904,11 +904,6 @@ async fn with_key(server: &Server, key: &str) -> Engram {
         .expect("connect")
 }
 
-/// The id an API key is known by in a memory's history.
-fn key_id(key: &str) -> String {
-    sha256_hex(key)[..16].to_owned()
-}
-
 /// Each revision of `history` as (action, version, key id, agent id,
 /// changed fields).
 fn summary(history: &[proto::MemoryRevision]) -> Vec<(RevisionAction, i64, &str, &str, Vec<&str>)> {
@@ -1052,7 +1047,8 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
     for id in &ids {
         before.push(history(&admin, LEDGER, id).await);
     }
-    let (writer_id, admin_id) = (key_id("writer-key"), key_id("admin-key"));
+    // The ids of the keys on KEYS' lines.
+    let (writer_id, admin_id) = (original.key_id(1), original.key_id(2));
     assert_eq!(
         summary(&before[0]),
         [

@@ -6,6 +6,7 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { inspect } from "node:util";
 
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import {
@@ -71,6 +72,26 @@ export class Connection {
   close(): void {
     this.closed = true;
     this.sessions.abort(new ConnectError("the Engram client was closed", Code.Canceled));
+  }
+
+  /**
+   * What `console.log`, `util.inspect` and `JSON.stringify` show of the
+   * connection (and so of a client): the server and the settings, never the
+   * API key or a TLS private key.
+   */
+  toJSON(): Record<string, unknown> {
+    const { baseUrl, headers, nodeOptions, timeoutMs } = this.settings;
+    return {
+      baseUrl,
+      apiKey: "authorization" in headers ? "[hidden]" : null,
+      tlsClientKey: nodeOptions.key !== undefined ? "[hidden]" : null,
+      timeoutMs: timeoutMs ?? null,
+      closed: this.closed,
+    };
+  }
+
+  [inspect.custom](): string {
+    return `Connection ${inspect(this.toJSON())}`;
   }
 
   /**

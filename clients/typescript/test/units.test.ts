@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { inspect } from "node:util";
 
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
@@ -136,4 +137,19 @@ test("settings that cannot work are refused before anything is sent", () => {
     assert.throws(() => new Engram(address, options), { name: "TypeError", message: complaint }, `${address} ${JSON.stringify(options)}`);
   }
   new Engram("https://engram.internal:443", { apiKey: "k", timeoutMs: null }).close();
+});
+
+test("a client never shows its API key or TLS private key", () => {
+  const key = "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LXByaXZhdGUta2V5\n-----END PRIVATE KEY-----\n";
+  const engram = new Engram("https://engram.internal:443", {
+    apiKey: "s3cret-api-key",
+    tls: { certificateChain: "-----BEGIN CERTIFICATE-----\nY2VydA==\n-----END CERTIFICATE-----\n", privateKey: key },
+  });
+  for (const shown of [inspect(engram, { depth: 10, showHidden: true }), JSON.stringify(engram), String(engram.memory)]) {
+    assert.ok(!shown.includes("s3cret-api-key"), shown);
+    assert.ok(!shown.includes("c2VjcmV0LXByaXZhdGUta2V5"), shown);
+  }
+  assert.match(inspect(engram), /engram\.internal:443/);
+  assert.match(inspect(engram), /apiKey: '\[hidden\]'/);
+  engram.close();
 });

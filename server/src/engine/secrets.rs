@@ -196,7 +196,8 @@ const NOT_A_PASSWORD: &[&str] = &[
     "and",
     "or",
     "but",
-    "[redacted]",
+    // A mark already in place (its brackets are not part of a value).
+    "redacted",
 ];
 
 // Word boundaries are ASCII ones, `(?-u:\b)`: a Unicode boundary would keep
@@ -283,7 +284,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // calls: 7e3b…"): only a value that looks generated (see
         // `looks_generated`), not "the primary key is customer_id".
         generated(pattern(
-            r#"(?i)(?-u:\b)keys?(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?(?:[ \t]+(?:is|was)(?-u:\b)|[ \t]*[=:])[ \t]*["'“‘`]?([A-Za-z0-9_+/-]{16,}=*)"#,
+            r#"(?i)(?-u:\b)keys?(?:[ \t]+(?:in|on|for|of|to|at)[ \t]+[\w' -]{1,40}?)?(?:[ \t]+(?:is|was)(?-u:\b)|[ \t]*[=:])[ \t]*["'“‘`(\[]?([A-Za-z0-9_+/-]{16,}=*)"#,
             1,
             Token,
         )),
@@ -357,7 +358,9 @@ pub fn find(text: &str) -> Vec<Found> {
                 continue;
             };
             let mut range = m.range();
-            // Sentence punctuation after a value is not part of it.
+            // Sentence punctuation after a value is not part of it, nor
+            // are brackets around it: "(token: [tk_…])" keeps its brackets
+            // around the mark, none left over on one side.
             while range.end > range.start
                 && matches!(
                     text.as_bytes()[range.end - 1],
@@ -365,6 +368,9 @@ pub fn find(text: &str) -> Vec<Found> {
                 )
             {
                 range.end -= 1;
+            }
+            while range.end > range.start && matches!(text.as_bytes()[range.start], b'(' | b'[') {
+                range.start += 1;
             }
             let value = &text[range.clone()];
             if pattern.generated_only && !looks_generated(value) {
@@ -759,6 +765,32 @@ mod tests {
     }
 
     /// What the hardening probe found stored (issue 25).
+    #[test]
+    fn brackets_around_a_secret_stay_whole_around_the_mark() {
+        for (text, redacted) in [
+            (
+                "use this token to call our API: [tk_94be7c1d2e3f4a5b6c7d8e9f]",
+                "use this token to call our API: [[REDACTED]]",
+            ),
+            (
+                "(token: tk_94be7c1d2e3f4a5b6c7d8e9f)",
+                "(token: [REDACTED])",
+            ),
+            (
+                "use this key: [7e3b9a1c5d2f4e6a8b0c1d3e5f7a9b2c] for geocoding",
+                "use this key: [[REDACTED]] for geocoding",
+            ),
+            (
+                "[Authorization: Bearer tk_94be7c1d2e3f4a5b6c7d8e9f]",
+                "[Authorization: Bearer [REDACTED]]",
+            ),
+            // A mark already in place is no password.
+            ("my password is [REDACTED]", "my password is [REDACTED]"),
+        ] {
+            assert_eq!(redact(text).text, redacted, "{text}");
+        }
+    }
+
     #[test]
     fn keys_tokens_and_joined_passwords_the_probe_found() {
         for (text, secret) in [

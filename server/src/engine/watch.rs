@@ -2,12 +2,14 @@
 //! watcher is shown, and following that feed from a position as it grows.
 //!
 //! The change feed is the one ordered record: a watch reads it from its
-//! position on and wakes when the feed's head moves, but the head is only a
-//! wake-up — whatever moved it, the watch reads the feed itself, so nothing
-//! is missed if a wake-up is (or a notification is lost, on a backend whose
-//! head moves by notification).
+//! position on and wakes when its namespace changes ([`Wakeups`]), but a
+//! wake-up is only that — whatever caused it, the watch reads the feed
+//! itself, so nothing is missed if a wake-up is spurious (or a notification
+//! is lost, on a backend whose head moves by notification). A watcher of a
+//! quiet namespace costs no query however much the others write.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -31,6 +33,116 @@ pub const FEED_BATCH: usize = 100;
 /// this many queries a second. (A change after a quiet spell is read at
 /// once.)
 const MIN_READ_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Above this many changes between two looks at the head (an import, a
+/// Forget), every watcher is woken rather than the changes' namespaces
+/// read: a watcher's own read then finds what is its.
+const WAKE_ALL_ABOVE: i64 = 10_000;
+
+/// Wakes the watchers of a namespace when a change of it is committed. One
+/// task follows the feed's head for the whole server: when the head moves
+/// and anyone watches, it reads which namespaces the new changes are of
+/// (one query, at most one per [`MIN_READ_INTERVAL`]) and wakes only their
+/// watchers.
+pub struct Wakeups {
+    /// Each watched namespace's signal, dropped with its last watcher
+    /// (pruned as the head moves). The value is the head when it was sent.
+    namespaces: Mutex<HashMap<String, Weak<watch::Sender<i64>>>>,
+}
+
+/// A watcher's wake-up: changes when its namespace may have a change after
+/// what the watcher read before it looked at this.
+pub struct Wakeup {
+    receiver: watch::Receiver<i64>,
+    /// Keeps the namespace's signal registered while the watch lives.
+    _sender: Arc<watch::Sender<i64>>,
+}
+
+impl Wakeups {
+    /// Starts following `store`'s feed head; the task ends with the last
+    /// handle or with the store (it holds neither alive).
+    pub fn spawn(store: &Arc<dyn Store>) -> Arc<Wakeups> {
+        let wakeups = Arc::new(Wakeups {
+            namespaces: Mutex::default(),
+        });
+        let mut head = store.feed_head();
+        let (handle, store) = (Arc::downgrade(&wakeups), Arc::downgrade(store));
+        tokio::spawn(async move {
+            let mut seen = *head.borrow_and_update();
+            while head.changed().await.is_ok() {
+                let (Some(wakeups), Some(store)) = (handle.upgrade(), store.upgrade()) else {
+                    return;
+                };
+                let read_at = Instant::now();
+                let newest = *head.borrow_and_update();
+                wakeups.wake(&*store, seen, newest).await;
+                seen = newest;
+                drop((wakeups, store));
+                tokio::time::sleep_until(read_at + MIN_READ_INTERVAL).await;
+            }
+        });
+        wakeups
+    }
+
+    /// A wake-up for a watcher of `namespace`, registered from now on.
+    pub fn subscribe(&self, namespace: &str) -> Wakeup {
+        let mut namespaces = self.lock();
+        let sender = match namespaces.get(namespace).and_then(Weak::upgrade) {
+            Some(sender) => sender,
+            None => {
+                let sender = Arc::new(watch::Sender::new(0));
+                namespaces.insert(namespace.to_owned(), Arc::downgrade(&sender));
+                sender
+            }
+        };
+        Wakeup {
+            receiver: sender.subscribe(),
+            _sender: sender,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<watch::Sender<i64>>>> {
+        self.namespaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes the watchers of the namespaces changed in `(after, upto]`:
+    /// all of them when that range is long, or cannot be read.
+    async fn wake(&self, store: &dyn Store, after: i64, upto: i64) {
+        let watched = {
+            let mut namespaces = self.lock();
+            namespaces.retain(|_, sender| sender.strong_count() > 0);
+            namespaces.len()
+        };
+        if watched == 0 {
+            return;
+        }
+        let changed = if upto - after > WAKE_ALL_ABOVE {
+            None
+        } else {
+            match store.changed_namespaces(after, upto).await {
+                Ok(changed) => Some(changed),
+                Err(err) => {
+                    tracing::warn!(error = %err, "reading which namespaces changed failed; waking every watcher");
+                    None
+                }
+            }
+        };
+        let namespaces = self.lock();
+        let woken: Vec<Arc<watch::Sender<i64>>> = match changed {
+            Some(changed) => changed
+                .iter()
+                .filter_map(|namespace| namespaces.get(namespace)?.upgrade())
+                .collect(),
+            None => namespaces.values().filter_map(Weak::upgrade).collect(),
+        };
+        drop(namespaces);
+        for sender in woken {
+            sender.send_replace(upto);
+        }
+    }
+}
 
 /// Only events of memories that match every set field, as ListMemories'
 /// filter of the same name does.
@@ -134,7 +246,12 @@ pub struct Watch {
     filter: WatchFilter,
     /// Every change up to it has been shown, or is not for this watcher.
     position: i64,
-    head: watch::Receiver<i64>,
+    wakeup: Wakeup,
+    /// Whether the last read found nothing more after the position: the
+    /// next one waits for a wake-up.
+    caught_up: bool,
+    /// When the feed was last read.
+    read_at: Instant,
 }
 
 impl Watch {
@@ -142,10 +259,14 @@ impl Watch {
     /// the feed cannot have come from this database (it is
     /// INVALID_ARGUMENT); one before what the feed still keeps cannot go on
     /// without a gap (FAILED_PRECONDITION).
-    pub async fn start(store: Arc<dyn Store>, request: WatchRequest) -> Result<Watch> {
+    pub async fn start(
+        store: Arc<dyn Store>,
+        wakeups: &Wakeups,
+        request: WatchRequest,
+    ) -> Result<Watch> {
         // Subscribed before the feed is read, so no commit after the start
         // goes by unnoticed.
-        let head = store.feed_head();
+        let wakeup = wakeups.subscribe(&request.scope.namespace);
         let bounds = store.feed_bounds().await?;
         let position = match request.start {
             Start::Now => bounds.newest,
@@ -169,7 +290,9 @@ impl Watch {
             scope: request.scope,
             filter: request.filter,
             position,
-            head,
+            wakeup,
+            caught_up: false,
+            read_at: Instant::now(),
         })
     }
 
@@ -193,9 +316,26 @@ impl Watch {
     pub async fn next(&mut self, quiet: Duration) -> Result<Batch> {
         let give_up = Instant::now() + quiet;
         loop {
-            // Whatever is committed after this wakes the wait below.
-            self.head.borrow_and_update();
-            let read_at = Instant::now();
+            if self.caught_up {
+                // Nothing of its namespace was committed since the last
+                // read: wait for a change (or for `quiet` to pass).
+                tokio::select! {
+                    biased;
+                    () = tokio::time::sleep_until(give_up) => {
+                        return Ok(Batch { events: Vec::new(), end: self.position });
+                    }
+                    // Never closed: this watch holds its namespace's signal.
+                    _ = self.wakeup.receiver.changed() => {}
+                }
+                // Seen now: should the future be dropped before the read,
+                // the next call reads all the same.
+                self.caught_up = false;
+                tokio::time::sleep_until(self.read_at + MIN_READ_INTERVAL).await;
+            }
+            // Whatever is committed after this wakes the wait above.
+            self.wakeup.receiver.borrow_and_update();
+            self.read_at = Instant::now();
+            crate::metrics::recorders().watch_reads.inc();
             let events = self
                 .store
                 .memory_events(&self.scope.namespace, self.position, FEED_BATCH)
@@ -208,33 +348,21 @@ impl Watch {
                 .filter_map(|event| shown(&self.scope, &self.filter, event, now))
                 .collect();
             if !events.is_empty() {
+                // Read again next time: the caller may take only some of
+                // them, and more may follow.
                 return Ok(Batch { events, end });
             }
             self.position = end;
-            if !caught_up {
-                // A long backlog of changes this watcher is not shown is
-                // read a batch at a time, with a heartbeat (carrying how far
-                // it got) at least every `quiet`.
-                if Instant::now() >= give_up {
-                    return Ok(Batch {
-                        events: Vec::new(),
-                        end: self.position,
-                    });
-                }
-                continue;
+            self.caught_up = caught_up;
+            // A long backlog of changes this watcher is not shown is read a
+            // batch at a time, with a heartbeat (carrying how far it got) at
+            // least every `quiet`.
+            if !caught_up && Instant::now() >= give_up {
+                return Ok(Batch {
+                    events: Vec::new(),
+                    end: self.position,
+                });
             }
-            tokio::select! {
-                biased;
-                () = tokio::time::sleep_until(give_up) => {
-                    return Ok(Batch { events: Vec::new(), end: self.position });
-                }
-                changed = self.head.changed() => {
-                    if changed.is_err() {
-                        return Err(Error::Unavailable("the server is shutting down".into()));
-                    }
-                }
-            }
-            tokio::time::sleep_until(read_at + MIN_READ_INTERVAL).await;
         }
     }
 }

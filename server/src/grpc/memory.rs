@@ -17,7 +17,7 @@ use super::{
 use crate::domain::{Actor, Created, Micros, NewMemory, PageCursor, Scope, now_micros};
 use crate::engine::create_batch::CreateBatch;
 use crate::engine::search::{Retrieval, SemanticUse};
-use crate::engine::watch::Watch;
+use crate::engine::watch::{Wakeups, Watch};
 use crate::engine::{context, episode_learning, episodes, memories, search};
 use crate::error::Error;
 use crate::store::Store;
@@ -28,6 +28,8 @@ pub struct MemoryApi {
     /// Creates without a request id, stored together.
     creates: Arc<CreateBatch>,
     retrieval: Arc<Retrieval>,
+    /// Wakes WatchMemories watchers on changes of their namespace.
+    wakeups: Arc<Wakeups>,
     /// How long a StreamSteps stream may go without a message.
     stream_idle_timeout: Duration,
     /// Turns true when the server starts to shut down: open watches end
@@ -46,6 +48,7 @@ impl MemoryApi {
         stopping: tokio::sync::watch::Receiver<bool>,
     ) -> Self {
         MemoryApi {
+            wakeups: Wakeups::spawn(&store),
             store,
             creates: Arc::default(),
             retrieval,
@@ -366,7 +369,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             return Err(Status::unavailable(watch::SHUTTING_DOWN));
         }
         let (request, cursors) = requests::watch(&req, self.database_id().await?)?;
-        let started = Watch::start(self.store.clone(), request).await?;
+        let started = Watch::start(self.store.clone(), &self.wakeups, request).await?;
         Ok(Response::new(watch::stream(
             started,
             cursors,

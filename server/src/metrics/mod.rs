@@ -148,6 +148,8 @@ pub struct Recorders {
     /// Transactions run again after losing a race with a concurrent one
     /// (PostgreSQL: a deadlock, a unique key inserted meanwhile).
     pub transaction_retries: Counter,
+    /// Reads of the change feed by WatchMemories watchers.
+    pub watch_reads: Counter,
     /// Calls to the LLM.
     pub llm: CallOutcomes,
     /// Calls to the embedder.
@@ -194,6 +196,7 @@ impl Recorders {
             forget_batches: Counter::default(),
             writer_abandoned: Counter::default(),
             transaction_retries: Counter::default(),
+            watch_reads: Counter::default(),
             llm: CallOutcomes::new(&[
                 CallOutcome::Ok,
                 CallOutcome::Error,
@@ -278,6 +281,11 @@ impl Recorders {
             "engram_transaction_retries",
             "Transactions run again after losing a race with a concurrent writer (PostgreSQL: deadlock, unique key inserted meanwhile, serialization failure)",
             self.transaction_retries.clone(),
+        );
+        registry.register(
+            "engram_watch_feed_reads",
+            "Reads of the change feed by WatchMemories watchers (each wakes only on a change of its namespace)",
+            self.watch_reads.clone(),
         );
         registry.register(
             "engram_llm_calls",

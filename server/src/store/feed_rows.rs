@@ -68,6 +68,18 @@ pub(crate) fn events_sql(dialect: &Dialect<'_>) -> String {
     )
 }
 
+/// The namespaces with a change a watcher is shown (of a memory's fields,
+/// naming its memory) numbered above the first placeholder and up to the
+/// second: a walk of the feed's key over that range, whatever the number
+/// of namespaces.
+pub(crate) fn changed_namespaces_sql(params: [&str; 2]) -> String {
+    let [after, upto] = params;
+    format!(
+        "SELECT DISTINCT namespace FROM memory_changes \
+         WHERE seq > {after} AND seq <= {upto} AND namespace <> '' AND kind <= {DELETED}"
+    )
+}
+
 /// A row of [`events_sql`] as a [`FeedEvent`] of `namespace`; `memory`
 /// decodes the memory's columns, `db_error` the backend's errors.
 pub(crate) fn event<R>(

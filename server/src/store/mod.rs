@@ -22,7 +22,7 @@ use crate::domain::{
     Created, Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter,
     Micros, Neighbours, Revision, Scope, Unembedded,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A Remember's answer: the decision and the memory it stored or reinforced.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,6 +247,11 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<FeedEvent>>;
 
+    /// The namespaces of the changes [`Store::memory_events`] would return
+    /// numbered above `after` and up to `upto`, in no order: which watchers
+    /// a move of the feed's head concerns.
+    async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>>;
+
     /// Up to `limit` memories (expired ones included) with a sequence number
     /// above `after_seq`, in sequence order. For rebuilding an index: what
     /// changes during the scan is caught up from the feed afterwards.
@@ -292,9 +297,28 @@ pub trait Store: Send + Sync + 'static {
     /// How many memories are stored, expired ones included.
     async fn count_memories(&self) -> Result<i64>;
 
+    /// A fact about the database itself from `engram_meta`, by its key.
+    async fn meta(&self, key: &str) -> Result<String>;
+
     /// A random identifier of this database, made when it was created: an
     /// index built from another database is not to be trusted.
-    async fn database_id(&self) -> Result<String>;
+    async fn database_id(&self) -> Result<String> {
+        self.meta("database_id").await
+    }
+
+    /// The secret API keys' ids are derived with (HMAC), made with the
+    /// database (or by the migration that brought it in) and never shown.
+    async fn key_id_secret(&self) -> Result<Vec<u8>> {
+        let hex = self.meta("key_id_secret").await?;
+        (0..hex.len())
+            .step_by(2)
+            .map(|at| {
+                hex.get(at..at + 2)
+                    .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                    .ok_or_else(|| Error::Internal("engram_meta's key_id_secret is not hex".into()))
+            })
+            .collect()
+    }
 
     /// Deletes up to `limit` memories whose expire time is at or before
     /// `now`, soonest expired first, each exactly as [`Store::delete_memory`]

@@ -46,6 +46,10 @@ struct Rounds {
     /// Rounds per server; the medians are reported.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
     rounds: u16,
+    /// SearchMemories per server at `--concurrency` in flight (10 hits
+    /// among the memories written so far), over all rounds; 0 for none.
+    #[arg(long, default_value_t = 0)]
+    searches: usize,
     /// Calls of each kind measured one at a time per server.
     #[arg(long, default_value_t = 2_000)]
     sequential: usize,
@@ -152,6 +156,19 @@ enum Command {
     /// effectively off (never reached), in alternating rounds as `metrics`
     /// runs them, with the ratios.
     Overload(Rounds),
+    /// Another build beside this one: grpc.health Check, CreateMemory and
+    /// SearchMemories at `--concurrency` in flight (then one client's
+    /// latency) on a server of each, in alternating rounds, with the ratios
+    /// and each call's share of its server's Check. Build the baseline
+    /// from another commit (e.g. in a `git worktree` with its own
+    /// CARGO_TARGET_DIR) and pass its engram-server.
+    Versions {
+        #[command(flatten)]
+        rounds: Rounds,
+        /// The other build's engram-server binary.
+        #[arg(long)]
+        baseline: PathBuf,
+    },
     /// The operator commands on a database of `--memories` memories: a
     /// backup while `--concurrency` creates stay in flight (and how many of
     /// them went through meanwhile), an export, an import into a fresh
@@ -211,6 +228,7 @@ async fn main() -> anyhow::Result<()> {
         } => bounds(memories, classifies.max(1), server_binary.as_deref()).await,
         Command::Metrics(rounds) => metrics_cost(&rounds).await,
         Command::Overload(rounds) => overload_cost(&rounds).await,
+        Command::Versions { rounds, baseline } => versions(&rounds, &baseline).await,
         Command::Transfer {
             memories,
             namespaces,
@@ -1242,6 +1260,16 @@ impl Target {
         Ok(())
     }
 
+    /// Call `i`'s SearchMemories of `query` in the namespace written to.
+    async fn search(&self, i: usize, query: String) -> anyhow::Result<()> {
+        let request = search_request(&self.writes, &query);
+        self.stub[i % self.stub.len()]
+            .clone()
+            .search_memories(request)
+            .await?;
+        Ok(())
+    }
+
     /// Call `i`'s CreateMemory of `content`.
     async fn create(&self, i: usize, content: String) -> anyhow::Result<()> {
         let request = create_request(&self.writes, content);
@@ -1259,15 +1287,20 @@ struct Round {
     check_latencies: Vec<Duration>,
     create_rate: f64,
     create_latencies: Vec<Duration>,
+    /// Empty when the round searched nothing.
+    search_rate: f64,
+    search_latencies: Vec<Duration>,
 }
 
 /// One round against `target`: `checks` grpc.health Check calls, then
-/// CreateMemory of `texts[creates]`, each with `concurrency` in flight.
+/// CreateMemory of `texts[creates]`, then `searches` SearchMemories for
+/// three words of those texts in turn, each with `concurrency` in flight.
 async fn throughput_round(
     target: &Target,
     checks: usize,
     texts: std::sync::Arc<Vec<String>>,
     creates: std::ops::Range<usize>,
+    searches: usize,
     concurrency: usize,
 ) -> anyhow::Result<Round> {
     let (check_latencies, wall) = run_concurrently(checks, concurrency, {
@@ -1281,18 +1314,41 @@ async fn throughput_round(
     let check_rate = checks as f64 / wall.as_secs_f64();
     let offset = creates.start;
     let (create_latencies, wall) = run_concurrently(creates.len(), concurrency, {
-        let target = target.clone();
+        let (target, texts) = (target.clone(), texts.clone());
         move |i| {
             let (target, content) = (target.clone(), texts[offset + i].clone());
             async move { target.create(i, content).await }
         }
     })
     .await?;
+    let create_rate = creates.len() as f64 / wall.as_secs_f64();
+    let queries: Vec<String> = creates
+        .clone()
+        .map(|i| {
+            texts[i]
+                .split(' ')
+                .skip(1)
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let queries = std::sync::Arc::new(queries);
+    let (search_latencies, wall) = run_concurrently(searches, concurrency, {
+        let target = target.clone();
+        move |i| {
+            let (target, query) = (target.clone(), queries[i % queries.len()].clone());
+            async move { target.search(i, query).await }
+        }
+    })
+    .await?;
     Ok(Round {
         check_rate,
         check_latencies,
-        create_rate: creates.len() as f64 / wall.as_secs_f64(),
+        create_rate,
         create_latencies,
+        search_rate: searches as f64 / wall.as_secs_f64(),
+        search_latencies,
     })
 }
 
@@ -1301,8 +1357,10 @@ async fn throughput_round(
 struct Measured {
     check_rates: Vec<f64>,
     create_rates: Vec<f64>,
+    search_rates: Vec<f64>,
     check_latencies: Vec<Duration>,
     create_latencies: Vec<Duration>,
+    search_latencies: Vec<Duration>,
     one_check: Vec<Duration>,
     one_create: Vec<Duration>,
 }
@@ -1317,24 +1375,20 @@ const SCRAPES: usize = 200;
 async fn compare(
     config: &Rounds,
     command: &str,
-    servers: [(&str, &[&str]); 2],
+    servers: [Side<'_>; 2],
 ) -> anyhow::Result<[Server; 2]> {
     let rounds = usize::from(config.rounds);
-    let binary = config.server_binary.as_deref();
-    let [(base_label, base_args), (label, args)] = servers;
-    let first = start(binary, base_args).await;
-    let second = start(binary, args).await;
+    let [base_side, side] = servers;
+    let (base_label, label) = (base_side.label, side.label);
+    let first = start(base_side.binary, base_side.args).await;
+    let second = start(side.binary, side.args).await;
     let (base_engram, compared_engram) = (first.client().await, second.client().await);
     let targets = [Target::of(&base_engram), Target::of(&compared_engram)];
     println!(
-        "engram-bench {command}: server {}, {} CPUs; {base_label} ({}) and {label} ({}), alternating rounds",
-        config.server_binary.as_ref().map_or_else(
-            || "of this workspace (release)".to_owned(),
-            |b| b.display().to_string()
-        ),
+        "engram-bench {command}: {} CPUs; {base_label}: {}; {label}: {}; alternating rounds",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        flags(base_args),
-        flags(args),
+        base_side.describe(),
+        side.describe(),
     );
     let per_round = config.concurrent_writes / rounds;
     let mut rng = Text::new(0x5eed);
@@ -1355,6 +1409,7 @@ async fn compare(
                 config.checks / rounds,
                 texts.clone(),
                 offset..offset + per_round,
+                config.searches / rounds,
                 config.concurrency,
             )
             .await?;
@@ -1363,6 +1418,10 @@ async fn compare(
             m.check_latencies.extend(ran.check_latencies);
             m.create_rates.push(ran.create_rate);
             m.create_latencies.extend(ran.create_latencies);
+            if !ran.search_latencies.is_empty() {
+                m.search_rates.push(ran.search_rate);
+                m.search_latencies.extend(ran.search_latencies);
+            }
         }
     }
     // One client, one call at a time, interleaved call by call.
@@ -1400,6 +1459,43 @@ async fn compare(
         median(&mut with.create_rates),
         "   ",
     );
+    let searched = !without.search_rates.is_empty();
+    if searched {
+        row(
+            format!("SearchMemories, {} in flight, calls/s", config.concurrency),
+            median(&mut without.search_rates),
+            median(&mut with.search_rates),
+            "   ",
+        );
+    }
+    // Each as a share of its own server's Check (the empty call).
+    let share = |what: &str, rates: [&mut Vec<f64>; 2], checks: [&mut Vec<f64>; 2]| {
+        let [rates_without, rates_with] = rates;
+        let [checks_without, checks_with] = checks;
+        let (without, with) = (
+            median(rates_without) / median(checks_without),
+            median(rates_with) / median(checks_with),
+        );
+        println!(
+            "{:<40} {:>13.1}% {:>13.1}% {:>8.3}",
+            format!("  {what} ÷ Check"),
+            100.0 * without,
+            100.0 * with,
+            with / without
+        );
+    };
+    share(
+        "CreateMemory",
+        [&mut without.create_rates, &mut with.create_rates],
+        [&mut without.check_rates, &mut with.check_rates],
+    );
+    if searched {
+        share(
+            "SearchMemories",
+            [&mut without.search_rates, &mut with.search_rates],
+            [&mut without.check_rates, &mut with.check_rates],
+        );
+    }
     let ms_row = |what: String, without: &mut Vec<Duration>, with: &mut Vec<Duration>| {
         let (without, with) = (Latency::of(without), Latency::of(with));
         println!(
@@ -1426,6 +1522,13 @@ async fn compare(
         &mut without.create_latencies,
         &mut with.create_latencies,
     );
+    if searched {
+        ms_row(
+            format!("SearchMemories, {} in flight, p50", config.concurrency),
+            &mut without.search_latencies,
+            &mut with.search_latencies,
+        );
+    }
     ms_row(
         "Check, 1 client, p50".into(),
         &mut without.one_check,
@@ -1439,12 +1542,26 @@ async fn compare(
     Ok([first, second])
 }
 
-/// A server's extra flags, as the header of `compare` shows them.
-fn flags(args: &[&str]) -> String {
-    if args.is_empty() {
-        "no flags".to_owned()
-    } else {
-        args.join(" ")
+/// One of the two servers `compare` measures: its label, binary (this
+/// workspace's release build when `None`) and flags.
+struct Side<'a> {
+    label: &'a str,
+    binary: Option<&'a Path>,
+    args: &'a [&'a str],
+}
+
+impl Side<'_> {
+    /// The binary and flags, as the header of `compare` shows them.
+    fn describe(&self) -> String {
+        let binary = self.binary.map_or_else(
+            || "engram-server of this workspace (release)".to_owned(),
+            |b| b.display().to_string(),
+        );
+        if self.args.is_empty() {
+            format!("{binary}, no flags")
+        } else {
+            format!("{binary} {}", self.args.join(" "))
+        }
     }
 }
 
@@ -1453,12 +1570,44 @@ fn flags(args: &[&str]) -> String {
 const LIMIT_OFF: &str = "1000000";
 
 async fn overload_cost(config: &Rounds) -> anyhow::Result<()> {
+    let binary = config.server_binary.as_deref();
     compare(
         config,
         "overload",
         [
-            ("limit off", &["--max-concurrent-calls", LIMIT_OFF]),
-            ("default limit", &[]),
+            Side {
+                label: "limit off",
+                binary,
+                args: &["--max-concurrent-calls", LIMIT_OFF],
+            },
+            Side {
+                label: "default limit",
+                binary,
+                args: &[],
+            },
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Another build (`baseline`) beside this workspace's (or
+/// `--server-binary`), with default flags: the before and after of a change.
+async fn versions(config: &Rounds, baseline: &Path) -> anyhow::Result<()> {
+    compare(
+        config,
+        "versions",
+        [
+            Side {
+                label: "baseline",
+                binary: Some(baseline),
+                args: &[],
+            },
+            Side {
+                label: "this build",
+                binary: config.server_binary.as_deref(),
+                args: &[],
+            },
         ],
     )
     .await?;
@@ -1466,12 +1615,21 @@ async fn overload_cost(config: &Rounds) -> anyhow::Result<()> {
 }
 
 async fn metrics_cost(config: &Rounds) -> anyhow::Result<()> {
+    let binary = config.server_binary.as_deref();
     let [_, metered] = compare(
         config,
         "metrics",
         [
-            ("without", &[]),
-            ("with metrics", &["--metrics-listen", "127.0.0.1:0"]),
+            Side {
+                label: "without",
+                binary,
+                args: &[],
+            },
+            Side {
+                label: "with metrics",
+                binary,
+                args: &["--metrics-listen", "127.0.0.1:0"],
+            },
         ],
     )
     .await?;
@@ -1559,6 +1717,7 @@ async fn load(config: Load) -> anyhow::Result<()> {
             config.checks / config.rounds,
             texts.clone(),
             offset..offset + per_round,
+            0,
             config.concurrency,
         )
         .await?;

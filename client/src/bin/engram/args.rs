@@ -131,7 +131,7 @@ pub enum Command {
     /// in the scope of the flags above (the model cannot change it). The
     /// server is reached at the first call. Configure it in the client as
     /// the command `engram` with the arguments `mcp --namespace NAME ...`.
-    Mcp,
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -472,6 +472,41 @@ impl From<Level> for proto::MemoryLevel {
             Level::Conversation => proto::MemoryLevel::Conversation,
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The most bytes one tool result may put in the model's context, its
+    /// text and structured content together: a larger one loses its last
+    /// search hits (then the ends of its longest texts) and says so, e.g.
+    /// "64KiB", "1MiB" or a number of bytes.
+    #[arg(long, env = "ENGRAM_MCP_MAX_OUTPUT", default_value = "64KiB", value_parser = parse_size)]
+    pub max_output: usize,
+}
+
+/// `65536`, `64KiB`, `1MiB` (KB and MB are taken as KiB and MiB); at least 1 KiB.
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: usize = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 64KiB, 1MiB or 65536"))?;
+    let unit = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" | "KB" | "K" => 1 << 10,
+        "MiB" | "MB" | "M" => 1 << 20,
+        other => return Err(format!("unknown unit {other:?}: use B, KiB or MiB")),
+    };
+    let bytes = number
+        .checked_mul(unit)
+        .ok_or_else(|| format!("{text:?} is too large"))?;
+    if bytes < 1 << 10 {
+        return Err(format!("{text:?} is below the least, 1KiB"));
+    }
+    Ok(bytes)
 }
 
 /// `500ms`, `30s`, `2m`, `1h`; a bare number is seconds.

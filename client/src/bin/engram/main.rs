@@ -113,8 +113,8 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             builder.tls_client_certificate(read("--tls-cert", cert)?, read("--tls-key", key)?);
     }
     let scope = cli.scope.to_proto();
-    if matches!(cli.command, Command::Mcp) {
-        return mcp::EngramTools::new(builder, &scope)
+    if let Command::Mcp(args) = &cli.command {
+        return mcp::EngramTools::new(builder, &scope, args.max_output)
             .serve_stdio()
             .await
             .map_err(Failure::Mcp);
@@ -310,7 +310,7 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             }
             out.outcome(&engram.learning().record_outcome(request).await?);
         }
-        Command::Mcp => unreachable!("served above, without connecting first"),
+        Command::Mcp(_) => unreachable!("served above, without connecting first"),
         Command::Stats => {
             let request = proto::GetStatsRequest { scope: Some(scope) };
             out.stats(&engram.learning().get_stats(request).await?);

@@ -18,6 +18,7 @@
 //! the schema. The Engram server is reached at the first call, not at
 //! start, so an MCP client may start `engram mcp` before the server is up.
 
+mod bound;
 mod schema;
 
 use std::future::Future;
@@ -159,12 +160,15 @@ pub struct EngramTools {
     scope: DynamicMessage,
     builder: EngramBuilder,
     engram: tokio::sync::OnceCell<Engram>,
+    /// The most bytes of one tool result (text and structured content).
+    max_output: usize,
 }
 
 impl EngramTools {
     /// The tools, described from the descriptor set compiled into the
-    /// binary, for calls made with `builder` in `scope`.
-    pub fn new(builder: EngramBuilder, scope: &proto::Scope) -> Self {
+    /// binary, for calls made with `builder` in `scope`, each result within
+    /// `max_output` bytes.
+    pub fn new(builder: EngramBuilder, scope: &proto::Scope, max_output: usize) -> Self {
         let pool = DescriptorPool::decode(engram::FILE_DESCRIPTOR_SET)
             .expect("the descriptor set compiled into this binary is valid");
         let tools = SPECS
@@ -210,6 +214,7 @@ impl EngramTools {
             scope: scope_message,
             builder,
             engram: tokio::sync::OnceCell::new(),
+            max_output,
         }
     }
 
@@ -244,7 +249,7 @@ impl EngramTools {
             Err(error) => return failure(error_json(&error)),
         };
         match dispatch(engram, entry, request).await {
-            Ok(response) => success(entry, &response),
+            Ok(response) => success(entry, &response, self.max_output),
             Err(error) => failure(error_json(&error)),
         }
     }
@@ -417,26 +422,85 @@ where
     Ok(dynamic)
 }
 
-/// A result: the response as structured content and as JSON text — but
-/// for build_context, whose text is the context block itself.
-fn success(entry: &ToolEntry, response: &DynamicMessage) -> CallToolResult {
+/// A result within `max_output` bytes: the response as structured content
+/// (for programs; cut to half of it, see [`bound::bound`]), and text for the
+/// model in the rest — the context block for build_context, the hits one a
+/// line for search_memories, compact JSON for the others — saying what was
+/// left out, if anything.
+fn success(entry: &ToolEntry, response: &DynamicMessage, max_output: usize) -> CallToolResult {
     let options = SerializeOptions::new()
         .skip_default_fields(false)
         .use_proto_field_name(true)
         .stringify_64_bit_integers(false);
-    let value = response
+    let mut value = response
         .serialize_with_options(serde_json::value::Serializer, &options)
         .expect("a protobuf message serializes to JSON");
-    if entry.spec.rpc == Rpc::BuildContext {
-        let text = match value.get("text").and_then(Value::as_str) {
+    let left_out = bound::bound(&mut value, max_output / 2);
+    if left_out.is_some() {
+        // A search says so itself.
+        if let Some(truncated) = value.get_mut("truncated") {
+            *truncated = true.into();
+        }
+    }
+    let mut text = match entry.spec.rpc {
+        Rpc::BuildContext => match value.get("text").and_then(Value::as_str) {
             Some(text) if !text.is_empty() => text.to_owned(),
             _ => "(Nothing is known yet for this scope, task and query.)".to_owned(),
-        };
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(value);
-        return result;
+        },
+        Rpc::SearchMemories => hits_text(&value),
+        _ => value.to_string(),
+    };
+    if let Some(left_out) = left_out {
+        text.push_str(&format!(
+            "\n\n(Left out to keep this result within {max_output} bytes, engram mcp \
+             --max-output: {left_out}. Narrow the request to see the rest.)"
+        ));
     }
-    CallToolResult::structured(value)
+    let room = max_output.saturating_sub(bound::size(&value));
+    if text.len() > room {
+        let mut keep = room.saturating_sub('…'.len_utf8());
+        while !text.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        text.truncate(keep);
+        text.push('…');
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
+}
+
+/// A search's hits for the model, one a line, most relevant first:
+/// `1. [fact] CONTENT (id ID, score 0.83)`.
+fn hits_text(response: &Value) -> String {
+    let hits = response
+        .get("hits")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if hits.is_empty() {
+        return "No memory matches the query in this scope.".to_owned();
+    }
+    let mut text = format!(
+        "{} memor{} found, most relevant first:",
+        hits.len(),
+        if hits.len() == 1 { "y" } else { "ies" }
+    );
+    for (rank, hit) in hits.iter().enumerate() {
+        let memory = &hit["memory"];
+        let memory_type = memory["memory_type"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_start_matches("MEMORY_TYPE_")
+            .to_lowercase();
+        text.push_str(&format!(
+            "\n{}. [{memory_type}] {} (id {}, score {:.2})",
+            rank + 1,
+            memory["content"].as_str().unwrap_or_default(),
+            memory["id"].as_str().unwrap_or_default(),
+            hit["score"].as_f64().unwrap_or_default(),
+        ));
+    }
+    text
 }
 
 /// A tool error: the gRPC code, message and field violations, as text
@@ -491,6 +555,7 @@ mod tests {
         let tools = EngramTools::new(
             Engram::builder("http://127.0.0.1:1"),
             &proto::Scope::new("mcp-unit"),
+            64 << 10,
         );
         let names: Vec<&str> = tools.tools.iter().map(|e| e.tool.name.as_ref()).collect();
         assert_eq!(
@@ -513,6 +578,7 @@ mod tests {
         let tools = EngramTools::new(
             Engram::builder("http://127.0.0.1:1"),
             &proto::Scope::new("mcp-unit").with_project("shop"),
+            64 << 10,
         );
         let entry = tools.entry("search_memories").unwrap();
         let refused = tools

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use hmac::{Hmac, Mac as _};
 use sha2::{Digest as _, Sha256};
 
 /// A key's SHA-256 digest: how keys are stored and compared, so a lookup's
@@ -27,9 +28,44 @@ pub type KeyDigest = [u8; 32];
 /// The prefix of a key given by its digest.
 const DIGEST_PREFIX: &str = "sha256:";
 
-/// How many bytes of the digest name a key in logs and history: enough to
-/// tell keys apart, far too few to help guess one.
+/// How many bytes of a key's HMAC name it in logs and history: enough to
+/// tell keys apart.
 const KEY_ID_BYTES: usize = 8;
+
+/// How keys are named in logs, history and watch events: the first bytes
+/// of HMAC-SHA256 of the key's digest under a secret of the database (made
+/// with it, kept in it). Any reader sees key ids; without the secret, an id
+/// is no help in guessing the key, however weak, and the same key has
+/// unrelated ids in different databases.
+#[derive(Clone)]
+pub struct KeyIds {
+    secret: Vec<u8>,
+}
+
+impl KeyIds {
+    pub fn new(secret: &[u8]) -> KeyIds {
+        KeyIds {
+            secret: secret.to_vec(),
+        }
+    }
+
+    /// The id of the key whose digest is `digest`, in hex.
+    pub fn id(&self, digest: &KeyDigest) -> String {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes a key of any length");
+        mac.update(digest);
+        mac.finalize().into_bytes()[..KEY_ID_BYTES]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    }
+}
+
+impl fmt::Debug for KeyIds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyIds(..)")
+    }
+}
 
 /// What a key may do, each role including the ones before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -113,8 +149,8 @@ impl Namespaces {
 /// What one key may do, and the name it goes by in logs and history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
-    /// The first bytes of the key's SHA-256, in hex: the key's public name
-    /// (`printf %s KEY | sha256sum | cut -c1-16`).
+    /// The key's public name ([`KeyIds`]), logged by line when the file is
+    /// read.
     pub key_id: String,
     pub role: Role,
     pub namespaces: Namespaces,
@@ -124,6 +160,8 @@ pub struct Grant {
 #[derive(Debug, Default)]
 pub struct KeyFile {
     pub grants: HashMap<KeyDigest, Arc<Grant>>,
+    /// The line of each key, in file order.
+    pub lines: Vec<(usize, KeyDigest)>,
     /// Lines in the old format (a key alone), for a deprecation warning.
     pub bare_key_lines: Vec<usize>,
 }
@@ -144,7 +182,7 @@ pub fn digest(key: &str) -> KeyDigest {
 impl KeyFile {
     /// Parses the file's text. A file without a key is an error: it would
     /// lock every caller out.
-    pub fn parse(text: &str) -> Result<KeyFile, LineError> {
+    pub fn parse(text: &str, ids: &KeyIds) -> Result<KeyFile, LineError> {
         let mut file = KeyFile::default();
         let mut first_line: HashMap<KeyDigest, usize> = HashMap::new();
         for (at, line) in text.lines().enumerate() {
@@ -183,11 +221,12 @@ impl KeyFile {
                 return Err(fail(format!("the same key as line {earlier}")));
             }
             let grant = Grant {
-                key_id: key_id(&digest),
+                key_id: ids.id(&digest),
                 role,
                 namespaces,
             };
             file.grants.insert(digest, Arc::new(grant));
+            file.lines.push((number, digest));
         }
         if file.grants.is_empty() {
             return Err(LineError {
@@ -221,16 +260,13 @@ fn key_digest(key: &str) -> Result<KeyDigest, String> {
     Ok(digest)
 }
 
-fn key_id(digest: &KeyDigest) -> String {
-    digest[..KEY_ID_BYTES]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids() -> KeyIds {
+        KeyIds::new(b"test secret")
+    }
 
     fn grant<'a>(file: &'a KeyFile, key: &str) -> &'a Grant {
         file.grants.get(&digest(key)).expect("a grant for the key")
@@ -244,6 +280,7 @@ mod tests {
              dash-key\tread\t*\n\
              \n\
              ops-key admin team-*,ops\n",
+            &ids(),
         )
         .expect("parse");
         let shop = grant(&file, "shop-key");
@@ -268,16 +305,36 @@ mod tests {
         // printf %s secret | sha256sum
         let file = KeyFile::parse(
             "sha256:2BB80D537B1DA3E38BD30361AA855686BDE0EACD7162FEF6A25FE97BF527A25B read shop\n",
+            &ids(),
         )
         .expect("parse");
         let grant = grant(&file, "secret");
         assert_eq!(grant.role, Role::Read);
-        assert_eq!(grant.key_id, "2bb80d537b1da3e3");
+        assert_eq!(file.lines, [(1, digest("secret"))]);
+    }
+
+    #[test]
+    fn a_key_id_is_an_hmac_of_the_keys_digest_under_the_databases_secret() {
+        // python3: hmac.new(SECRET, sha256(b"secret").digest(), sha256).hexdigest()[:16]
+        let by_digest = KeyFile::parse(
+            "sha256:2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b read shop\n",
+            &ids(),
+        )
+        .expect("parse");
+        assert_eq!(grant(&by_digest, "secret").key_id, "a2a1cf0d6b412dac");
+        let by_key = KeyFile::parse("secret read shop\n", &ids()).expect("parse");
+        assert_eq!(grant(&by_key, "secret").key_id, "a2a1cf0d6b412dac");
+        // Not the digest's first bytes (2bb80d537b1da3e3), and another
+        // database names the same key otherwise.
+        let elsewhere =
+            KeyFile::parse("secret read shop\n", &KeyIds::new(b"another database")).expect("parse");
+        assert_eq!(grant(&elsewhere, "secret").key_id, "28580d0c6fa426da");
+        assert_eq!(format!("{:?}", ids()), "KeyIds(..)");
     }
 
     #[test]
     fn a_bare_key_is_admin_everywhere_and_noted() {
-        let file = KeyFile::parse("old-key\nnew-key read a\n").expect("parse");
+        let file = KeyFile::parse("old-key\nnew-key read a\n", &ids()).expect("parse");
         let old = grant(&file, "old-key");
         assert_eq!(old.role, Role::Admin);
         assert!(old.namespaces.allows("whatever"));
@@ -309,7 +366,7 @@ mod tests {
             ),
             ("# nothing yet\n\n", 2, "holds no key"),
         ] {
-            let error = KeyFile::parse(text).expect_err(text);
+            let error = KeyFile::parse(text, &ids()).expect_err(text);
             assert_eq!(error.line, line, "{text:?}: {error}");
             assert!(error.problem.contains(problem), "{text:?}: {error}");
             assert!(!error.to_string().contains("secret-key"), "{error}");

@@ -21,7 +21,7 @@ use anyhow::Context as _;
 use tonic::Status;
 use tower::{Layer, Service};
 
-pub use key_file::{Grant, Namespaces, Role};
+pub use key_file::{Grant, KeyIds, Namespaces, Role};
 use key_file::{KeyDigest, KeyFile, digest};
 pub use revocation::CallNamespace;
 use revocation::{RevocableBody, Revocation};
@@ -78,9 +78,23 @@ const STREAMING_RPCS: &[(&str, Streams)] = &[
     ("StreamSteps", Streams::Request),
 ];
 
+/// Which body of a call of `method` streams, if any.
+fn streams(method: &str) -> Option<Streams> {
+    STREAMING_RPCS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .map(|(_, streams)| *streams)
+}
+
 /// Whether calls of `method` stream (and so hold a place for long).
 pub fn is_streaming(method: &str) -> bool {
-    STREAMING_RPCS.iter().any(|(name, _)| *name == method)
+    streams(method).is_some()
+}
+
+/// The RPC's method name in a gRPC request's path:
+/// "/engram.v1.MemoryService/CreateMemory" → "CreateMemory".
+pub fn rpc_method(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// Which body of a call streams.
@@ -115,6 +129,8 @@ pub struct ApiKeys {
 #[derive(Debug)]
 struct KeySource {
     path: PathBuf,
+    /// How the database names keys.
+    ids: KeyIds,
     /// The keys in use; open streams watch it to learn of reloads.
     current: tokio::sync::watch::Sender<Arc<KeyFile>>,
 }
@@ -125,13 +141,14 @@ impl ApiKeys {
         ApiKeys::default()
     }
 
-    /// The keys in the file at `path`; an unreadable or invalid file is an
-    /// error saying which line is wrong.
-    pub fn load(path: &Path) -> anyhow::Result<ApiKeys> {
-        let file = read(path)?;
+    /// The keys in the file at `path`, named by `ids`; an unreadable or
+    /// invalid file is an error saying which line is wrong.
+    pub fn load(path: &Path, ids: KeyIds) -> anyhow::Result<ApiKeys> {
+        let file = read(path, &ids)?;
         Ok(ApiKeys {
             source: Some(Arc::new(KeySource {
                 path: path.to_owned(),
+                ids,
                 current: tokio::sync::watch::Sender::new(Arc::new(file)),
             })),
         })
@@ -145,7 +162,7 @@ impl ApiKeys {
         let Some(source) = &self.source else {
             return Ok(None);
         };
-        let file = Arc::new(read(&source.path)?);
+        let file = Arc::new(read(&source.path, &source.ids)?);
         let keys = file.grants.len();
         source.current.send_replace(file);
         Ok(Some(keys))
@@ -212,23 +229,36 @@ impl ApiKeys {
     fn revocation(
         &self,
         digest: KeyDigest,
-        method: &str,
+        needed: Role,
         namespace: CallNamespace,
     ) -> Option<Revocation> {
         let source = self.source.as_ref()?;
         Some(Revocation {
             changes: source.current.subscribe(),
             digest,
-            needed: required_role(method),
+            needed,
             namespace,
         })
     }
 }
 
-fn read(path: &Path) -> anyhow::Result<KeyFile> {
+/// Reads the key file and logs the id each line's key goes by (in history,
+/// watch events and the log), so an operator can tell whose it is.
+fn read(path: &Path, ids: &KeyIds) -> anyhow::Result<KeyFile> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the API key file {}", path.display()))?;
-    let file = KeyFile::parse(&text).with_context(|| format!("API key file {}", path.display()))?;
+    let file =
+        KeyFile::parse(&text, ids).with_context(|| format!("API key file {}", path.display()))?;
+    for (line, digest) in &file.lines {
+        let grant = &file.grants[digest];
+        tracing::info!(
+            file = %path.display(),
+            line,
+            key = %grant.key_id,
+            role = %grant.role,
+            "API key"
+        );
+    }
     for line in &file.bare_key_lines {
         tracing::warn!(
             file = %path.display(),
@@ -302,10 +332,9 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        // "/engram.v1.MemoryService/CreateMemory" → "CreateMemory"
-        let path = request.uri().path();
-        let method = path.rsplit('/').next().unwrap_or(path).to_owned();
-        let grant = match self.keys.authenticate(request.headers(), &method) {
+        let method = rpc_method(request.uri().path());
+        let (needed, streams) = (required_role(method), streams(method));
+        let grant = match self.keys.authenticate(request.headers(), method) {
             Ok(grant) => grant,
             Err(status) => {
                 return Box::pin(std::future::ready(Ok(status
@@ -317,14 +346,13 @@ where
         let mut revoked = None;
         let key_id = grant.as_ref().map(|(grant, _)| grant.key_id.clone());
         if let Some((grant, digest)) = grant {
-            let streams = STREAMING_RPCS.iter().find(|(name, _)| *name == method);
-            if let Some((_, streams)) = streams {
+            if let Some(streams) = streams {
                 let namespace = CallNamespace::default();
                 parts.extensions.insert(namespace.clone());
                 revoked = self
                     .keys
-                    .revocation(digest, &method, namespace)
-                    .map(|revocation| (*streams, revocation.revoked()));
+                    .revocation(digest, needed, namespace)
+                    .map(|revocation| (streams, revocation.revoked()));
             }
             parts.extensions.insert(grant);
         }
@@ -369,7 +397,7 @@ mod tests {
     fn keys(text: &str) -> (tempfile::NamedTempFile, ApiKeys) {
         let mut file = tempfile::NamedTempFile::new().expect("temp file");
         file.write_all(text.as_bytes()).expect("write");
-        let keys = ApiKeys::load(file.path()).expect("load");
+        let keys = ApiKeys::load(file.path(), KeyIds::new(b"test")).expect("load");
         (file, keys)
     }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tower::{Layer, Service};
 
 use super::{as_retry_delay, jittered, shed_response};
-use crate::grpc::auth::{Grant, is_streaming};
+use crate::grpc::auth::{Grant, is_streaming, rpc_method};
 use crate::grpc::watched_body::{BodyWatcher, WatchedBody};
 use crate::metrics::ShedReason;
 
@@ -187,7 +187,7 @@ where
         let slot = match request.extensions().get::<Arc<Grant>>() {
             None => None,
             Some(grant) => {
-                let method = request.uri().path().rsplit('/').next().unwrap_or_default();
+                let method = rpc_method(request.uri().path());
                 match self.ledger.take(&grant.key_id, is_streaming(method)) {
                     Ok(slot) => Some(slot),
                     Err(over) => {

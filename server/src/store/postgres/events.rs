@@ -55,3 +55,20 @@ pub(super) async fn events(
         .map(|row| feed_rows::event(row, namespace, rows::memory, db_error))
         .collect()
 }
+
+static CHANGED_NAMESPACES: LazyLock<String> =
+    LazyLock::new(|| feed_rows::changed_namespaces_sql(["$1", "$2"]));
+
+/// The namespaces with a change shown to watchers in `(after, upto]`.
+pub(super) async fn changed_namespaces(
+    conn: &mut PgConnection,
+    after: i64,
+    upto: i64,
+) -> Result<Vec<String>> {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(CHANGED_NAMESPACES.as_str()))
+        .bind(after)
+        .bind(upto)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)
+}

@@ -18,6 +18,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "watch",
         include_str!("../../../migrations/postgres/0002_watch.sql"),
     ),
+    (
+        3,
+        "key_ids",
+        include_str!("../../../migrations/postgres/0003_key_ids.sql"),
+    ),
 ];
 
 /// The advisory lock migrations are applied under: Engram's locks are

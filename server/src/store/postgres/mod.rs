@@ -542,6 +542,11 @@ impl Store for PostgresStore {
         events::events(&mut conn, namespace, after, limit).await
     }
 
+    async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>> {
+        let mut conn = self.connection().await?;
+        events::changed_namespaces(&mut conn, after, upto).await
+    }
+
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
         let mut conn = self.connection().await?;
         memories::scan(&mut conn, after_seq, limit).await
@@ -599,8 +604,9 @@ impl Store for PostgresStore {
             .map_err(db_error)
     }
 
-    async fn database_id(&self) -> Result<String> {
-        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = 'database_id'")
+    async fn meta(&self, key: &str) -> Result<String> {
+        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = $1")
+            .bind(key)
             .fetch_one(&self.pool)
             .await
             .map_err(db_error)

@@ -58,6 +58,23 @@ pub(super) async fn events(
         .collect()
 }
 
+static CHANGED_NAMESPACES: LazyLock<String> =
+    LazyLock::new(|| feed_rows::changed_namespaces_sql(["?", "?"]));
+
+/// The namespaces with a change shown to watchers in `(after, upto]`.
+pub(super) async fn changed_namespaces(
+    conn: &mut SqliteConnection,
+    after: i64,
+    upto: i64,
+) -> Result<Vec<String>> {
+    sqlx::query_scalar(CHANGED_NAMESPACES.as_str())
+        .bind(after)
+        .bind(upto)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};

@@ -104,6 +104,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "watch",
         include_str!("../../../migrations/sqlite/0010_watch.sql"),
     ),
+    (
+        11,
+        "key_ids",
+        include_str!("../../../migrations/sqlite/0011_key_ids.sql"),
+    ),
 ];
 
 /// The schema version this server brings a database to.
@@ -540,6 +545,11 @@ impl Store for SqliteStore {
         feed::events(&mut conn, namespace, after, limit).await
     }
 
+    async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>> {
+        let mut conn = self.readers.acquire().await.map_err(db_error)?;
+        feed::changed_namespaces(&mut conn, after, upto).await
+    }
+
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         memories::scan(&mut conn, after_seq, limit).await
@@ -596,9 +606,10 @@ impl Store for SqliteStore {
             .map_err(db_error)
     }
 
-    async fn database_id(&self) -> Result<String> {
+    async fn meta(&self, key: &str) -> Result<String> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = 'database_id'")
+        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = ?")
+            .bind(key)
             .fetch_one(&mut *conn)
             .await
             .map_err(db_error)

@@ -752,8 +752,11 @@ export type MemoryRevision = Message<"engram.v1.MemoryRevision"> & {
   time?: Timestamp | undefined;
 
   /**
-   * The API key the change was made with, by its id (the first 16 hex
-   * digits of its SHA-256); empty without --auth-keys, and for an expiry.
+   * The API key the change was made with, by its id: 16 hex digits of an
+   * HMAC of the key under a secret of the database, which the server logs
+   * for each line of its key file (changes recorded before key ids were
+   * keyed carry the first 16 hex digits of the key's SHA-256); empty
+   * without --auth-keys, and for an expiry.
    *
    * @generated from field: string key_id = 5;
    */
