@@ -4,6 +4,7 @@
 mod budget;
 mod feed_rows;
 pub mod postgres;
+pub mod sql;
 pub mod sqlite;
 pub mod transfer;
 pub mod tx;

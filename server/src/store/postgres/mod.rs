@@ -15,13 +15,13 @@
 //! which moves every replica's head ([`feed`]).
 
 mod access;
+mod dialect;
 mod episodes;
 mod events;
 mod feed;
 mod learning;
 mod memories;
 mod migrate;
-mod outcomes;
 mod reachability;
 mod requests;
 mod retry;
@@ -35,6 +35,7 @@ mod vectors;
 #[cfg(test)]
 mod schema_tests;
 
+use crate::store::sql::outcomes;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -475,12 +476,12 @@ impl Store for PostgresStore {
         recent: i64,
     ) -> Result<Vec<String>> {
         let mut conn = self.connection().await?;
-        outcomes::compared_strategies(&mut conn, owner, task_type, recent).await
+        outcomes::compared_strategies(&mut *conn, owner, task_type, recent).await
     }
 
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
         let mut conn = self.connection().await?;
-        outcomes::agent_scope(&mut conn, namespace, agent_id).await
+        outcomes::agent_scope(&mut *conn, namespace, agent_id).await
     }
 
     async fn list_outcomes(
@@ -491,7 +492,7 @@ impl Store for PostgresStore {
         after: Option<i64>,
     ) -> Result<Vec<TaskOutcome>> {
         let mut conn = self.connection().await?;
-        outcomes::list_outcomes(&mut conn, scope, filter, limit, after).await
+        outcomes::list_outcomes(&mut *conn, scope, filter, limit, after).await
     }
 
     async fn list_heuristics(
@@ -502,7 +503,7 @@ impl Store for PostgresStore {
         after: Option<(f64, i64)>,
     ) -> Result<Vec<Heuristic>> {
         let mut conn = self.connection().await?;
-        outcomes::list_heuristics(&mut conn, scope, filter, limit, after).await
+        outcomes::list_heuristics(&mut *conn, scope, filter, limit, after).await
     }
 
     async fn list_anti_patterns(
@@ -513,7 +514,7 @@ impl Store for PostgresStore {
         after: Option<(i64, i64)>,
     ) -> Result<Vec<AntiPattern>> {
         let mut conn = self.connection().await?;
-        outcomes::list_anti_patterns(&mut conn, scope, filter, limit, after).await
+        outcomes::list_anti_patterns(&mut *conn, scope, filter, limit, after).await
     }
 
     fn feed_head(&self) -> watch::Receiver<i64> {

@@ -7,7 +7,6 @@ use sqlx::postgres::PgRow;
 
 use super::db_error;
 use crate::domain::episode::{Episode, EpisodeStatus, MistakeCard, RuleOrigin, Step, TaskRule};
-use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
 use crate::domain::{Actor, Memory, MemoryLevel, MemorySource, MemoryType, Revision, Scope};
 use crate::error::{Error, Result};
 
@@ -175,64 +174,6 @@ pub(super) fn card(row: &PgRow) -> Result<MistakeCard> {
         first_seen_episode_id: get(row, "first_seen_episode_id")?,
         last_seen_episode_id: get(row, "last_seen_episode_id")?,
         last_seen: get(row, "last_seen")?,
-        create_time: get(row, "create_time")?,
-        update_time: get(row, "update_time")?,
-        version: get(row, "version")?,
-    })
-}
-
-pub(super) fn outcome(row: &PgRow) -> Result<TaskOutcome> {
-    Ok(TaskOutcome {
-        seq: get(row, "seq")?,
-        id: get(row, "id")?,
-        namespace: get(row, "namespace")?,
-        agent_id: get(row, "agent_id")?,
-        project_id: get(row, "project_id")?,
-        task: get(row, "task")?,
-        task_type: get(row, "task_type")?,
-        task_type_inferred: get(row, "task_type_inferred")?,
-        success: get(row, "success")?,
-        strategy: get(row, "strategy")?,
-        duration_ms: get(row, "duration_ms")?,
-        error: get(row, "error")?,
-        feedback: get(row, "feedback")?,
-        create_time: get(row, "create_time")?,
-    })
-}
-
-pub(super) fn heuristic(row: &PgRow) -> Result<Heuristic> {
-    Ok(Heuristic {
-        seq: get(row, "seq")?,
-        id: get(row, "id")?,
-        namespace: get(row, "namespace")?,
-        agent_id: get(row, "agent_id")?,
-        project_id: get(row, "project_id")?,
-        task_type: get(row, "task_type")?,
-        strategy: get(row, "strategy")?,
-        confidence: get(row, "confidence")?,
-        occurrence_count: get(row, "occurrence_count")?,
-        success_count: get(row, "success_count")?,
-        last_validated_time: get(row, "last_validated_time")?,
-        create_time: get(row, "create_time")?,
-        update_time: get(row, "update_time")?,
-        version: get(row, "version")?,
-    })
-}
-
-pub(super) fn anti_pattern(row: &PgRow) -> Result<AntiPattern> {
-    Ok(AntiPattern {
-        seq: get(row, "seq")?,
-        id: get(row, "id")?,
-        namespace: get(row, "namespace")?,
-        agent_id: get(row, "agent_id")?,
-        project_id: get(row, "project_id")?,
-        task_type: get(row, "task_type")?,
-        strategy: get(row, "strategy")?,
-        error: get(row, "error")?,
-        occurrence_count: get(row, "occurrence_count")?,
-        better_alternative: get(row, "better_alternative")?,
-        better_alternative_heuristic_id: get(row, "better_alternative_heuristic_id")?,
-        last_seen_time: get(row, "last_seen_time")?,
         create_time: get(row, "create_time")?,
         update_time: get(row, "update_time")?,
         version: get(row, "version")?,

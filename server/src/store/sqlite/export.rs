@@ -4,13 +4,13 @@
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{AssertSqlSafe, FromRow as _, QueryBuilder, Row as _, Sqlite, SqliteConnection};
+use sqlx::{AssertSqlSafe, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::learning::{MISTAKE, SUCCESS};
 use super::memories::{COLUMNS, FROM_MEMORIES};
 use super::{db_error, episodes, learning, memories};
-use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
 use crate::error::{Error, Result};
+use crate::store::sql::rows;
 use crate::store::transfer::tables::{self, Table};
 use crate::transfer::records::{
     AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
@@ -147,13 +147,13 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
             tick: number("tick")?,
             last_consolidation: row.try_get("last_consolidation").map_err(db_error)?,
         }),
-        Kind::Outcome => Record::Outcome(TaskOutcome::from_row(row).map_err(db_error)?.into()),
+        Kind::Outcome => Record::Outcome(rows::outcome::<SqliteConnection>(row)?.into()),
         Kind::Heuristic => Record::Heuristic(HeuristicRecord::new(
-            Heuristic::from_row(row).map_err(db_error)?,
+            rows::heuristic::<SqliteConnection>(row)?,
             text("match_key")?,
         )),
         Kind::AntiPattern => {
-            Record::AntiPattern(AntiPattern::from_row(row).map_err(db_error)?.into())
+            Record::AntiPattern(rows::anti_pattern::<SqliteConnection>(row)?.into())
         }
         Kind::AgentScope => {
             let list = |column: &str| -> Result<Vec<String>> {

@@ -5,13 +5,13 @@
 mod access;
 pub mod backup;
 mod checkpoint;
+mod dialect;
 mod episodes;
 mod export;
 mod feed;
 mod import;
 mod learning;
 mod memories;
-mod outcomes;
 mod requests;
 pub mod transfer;
 mod tx;
@@ -19,6 +19,7 @@ mod usage;
 mod vectors;
 mod writer;
 
+use crate::store::sql::outcomes;
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -480,12 +481,12 @@ impl Store for SqliteStore {
         recent: i64,
     ) -> Result<Vec<String>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::compared_strategies(&mut conn, owner, task_type, recent).await
+        outcomes::compared_strategies(&mut *conn, owner, task_type, recent).await
     }
 
     async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::agent_scope(&mut conn, namespace, agent_id).await
+        outcomes::agent_scope(&mut *conn, namespace, agent_id).await
     }
 
     async fn list_outcomes(
@@ -496,7 +497,7 @@ impl Store for SqliteStore {
         after: Option<i64>,
     ) -> Result<Vec<TaskOutcome>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::list_outcomes(&mut conn, scope, filter, limit, after).await
+        outcomes::list_outcomes(&mut *conn, scope, filter, limit, after).await
     }
 
     async fn list_heuristics(
@@ -507,7 +508,7 @@ impl Store for SqliteStore {
         after: Option<(f64, i64)>,
     ) -> Result<Vec<Heuristic>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::list_heuristics(&mut conn, scope, filter, limit, after).await
+        outcomes::list_heuristics(&mut *conn, scope, filter, limit, after).await
     }
 
     async fn list_anti_patterns(
@@ -518,7 +519,7 @@ impl Store for SqliteStore {
         after: Option<(i64, i64)>,
     ) -> Result<Vec<AntiPattern>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::list_anti_patterns(&mut conn, scope, filter, limit, after).await
+        outcomes::list_anti_patterns(&mut *conn, scope, filter, limit, after).await
     }
 
     fn feed_head(&self) -> watch::Receiver<i64> {

@@ -1,0 +1,147 @@
+//! The SQL both databases share, written once.
+//!
+//! SQLite and PostgreSQL hold the same schema (each with its own
+//! migrations) and take the same statements but for a few spellings. So
+//! each statement is written here once, generic over [`Dialect`]: a
+//! connection of either database, with what truly differs between them
+//! (its errors, row locking, how values are bound and read). The backends
+//! (`store/sqlite/`, `store/postgres/`) keep what is theirs alone: opening
+//! the database, the writer or the retrying transaction, the change feed's
+//! wake-ups, migrations, backup.
+//!
+//! A statement is built with [`Sql`] — text, and values bound in place
+//! ([`Sql::bind`]) so each dialect writes its own placeholders — and run
+//! with the dialect's [`Dialect::fetch_all`], [`Dialect::fetch_optional`]
+//! or [`Dialect::execute`]; rows become domain values in [`rows`].
+
+pub mod outcomes;
+pub mod rows;
+mod value;
+
+use std::fmt::Display;
+use std::future::Future;
+
+use sqlx::{Database, QueryBuilder};
+
+pub use value::{Bind, Column};
+
+use crate::error::{Error, Result};
+
+/// A connection of one of the two databases, and what the shared SQL needs
+/// to know of its dialect.
+pub trait Dialect: Send + Sized {
+    /// sqlx's database type.
+    type Db: Database;
+
+    /// What ends the subquery that picks the rows a bulk delete removes, so
+    /// that two deleters (another replica's purge) skip each other's rows
+    /// instead of waiting: PostgreSQL's ` FOR UPDATE SKIP LOCKED`; nothing
+    /// on SQLite, whose one writer never meets another.
+    const SKIP_LOCKED: &'static str;
+
+    /// An error of this database as Engram's (busy and unreachable are
+    /// UNAVAILABLE, a full disk RESOURCE_EXHAUSTED, the rest INTERNAL).
+    fn db_error(err: sqlx::Error) -> Error;
+
+    /// Binds `value` at the end of `query`.
+    fn push_value<T: Bind>(query: &mut QueryBuilder<Self::Db>, value: T);
+
+    /// The `column` of `row` as a `T`.
+    fn value<T: Column>(row: &Row<Self>, column: &str) -> sqlx::Result<T>;
+
+    /// Every row `sql` returns.
+    fn fetch_all(&mut self, sql: Sql<Self>) -> impl Future<Output = Result<Vec<Row<Self>>>> + Send;
+
+    /// The row `sql` returns, if any.
+    fn fetch_optional(
+        &mut self,
+        sql: Sql<Self>,
+    ) -> impl Future<Output = Result<Option<Row<Self>>>> + Send;
+
+    /// Runs `sql`; how many rows it changed.
+    fn execute(&mut self, sql: Sql<Self>) -> impl Future<Output = Result<u64>> + Send;
+}
+
+/// A row of `D`'s database.
+pub type Row<D> = <<D as Dialect>::Db as Database>::Row;
+
+/// A statement being built: SQL text, with values bound where they stand.
+pub struct Sql<D: Dialect> {
+    query: QueryBuilder<D::Db>,
+}
+
+impl<D: Dialect> Sql<D> {
+    /// A statement starting with `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Sql {
+            query: QueryBuilder::new(text),
+        }
+    }
+
+    /// Appends `text` as it is: SQL, never a value.
+    pub fn push(&mut self, text: impl Display) -> &mut Self {
+        self.query.push(text);
+        self
+    }
+
+    /// Appends a placeholder for `value`, bound to it.
+    pub fn bind<T: Bind>(&mut self, value: T) -> &mut Self {
+        D::push_value(&mut self.query, value);
+        self
+    }
+
+    /// Appends `values` as placeholders separated by commas, e.g. inside
+    /// `VALUES (…)`: each one is bound by the closure given to
+    /// [`Values::bind`].
+    pub fn values(&mut self, bind: impl FnOnce(&mut Values<'_, D>)) -> &mut Self {
+        bind(&mut Values {
+            sql: self,
+            first: true,
+        });
+        self
+    }
+
+    /// The builder, for the dialect to run.
+    pub fn into_query(self) -> QueryBuilder<D::Db> {
+        self.query
+    }
+}
+
+/// The comma-separated values of [`Sql::values`].
+pub struct Values<'a, D: Dialect> {
+    sql: &'a mut Sql<D>,
+    first: bool,
+}
+
+impl<D: Dialect> Values<'_, D> {
+    /// The next value.
+    pub fn bind<T: Bind>(&mut self, value: T) -> &mut Self {
+        if !self.first {
+            self.sql.push(", ");
+        }
+        self.first = false;
+        self.sql.bind(value);
+        self
+    }
+}
+
+/// A row's columns, read by name.
+pub struct Columns<'r, D: Dialect> {
+    row: &'r Row<D>,
+}
+
+impl<'r, D: Dialect> Columns<'r, D> {
+    pub fn of(row: &'r Row<D>) -> Self {
+        Columns { row }
+    }
+
+    /// The `column` as a `T`; a failure as Engram's error.
+    pub fn get<T: Column>(&self, column: &str) -> Result<T> {
+        D::value(self.row, column).map_err(D::db_error)
+    }
+}
+
+/// A count or limit as the `bigint` both databases compare it with.
+pub fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
