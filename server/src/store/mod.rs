@@ -1,6 +1,7 @@
 //! Persistence. [`Store`] is what the rest of the server sees; each backend
 //! lives in its own module with its own migrations.
 
+pub mod access;
 mod budget;
 mod feed_rows;
 pub mod postgres;

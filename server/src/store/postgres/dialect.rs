@@ -12,6 +12,9 @@ impl Dialect for PgConnection {
     /// Rows another replica's Forget or purge holds are left to it.
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
 
+    /// Tables, indexes and TOAST, as PostgreSQL counts them.
+    const DATABASE_BYTES: &'static str = "SELECT pg_database_size(current_database()) AS bytes";
+
     fn db_error(err: sqlx::Error) -> Error {
         db_error(err)
     }

@@ -23,19 +23,17 @@ mod learning;
 mod memories;
 mod migrate;
 mod reachability;
-mod requests;
 mod retry;
 mod rows;
 pub mod transfer;
 mod tx;
 mod url;
-mod usage;
 mod vectors;
 
 #[cfg(test)]
 mod schema_tests;
 
-use crate::store::sql::outcomes;
+use crate::store::sql::{outcomes, requests, usage};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,7 +44,6 @@ use sqlx::{Connection as _, PgConnection, PgPool};
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
-use self::access::Accesses;
 use self::feed::Feed;
 pub use self::migrate::{migrate, schema_version};
 use self::reachability::{Reachability, UNREACHABLE};
@@ -66,6 +63,7 @@ use crate::domain::{
     Neighbours, Revision, Scope, Unembedded,
 };
 use crate::error::{Error, Result};
+use crate::store::access::{self as gathered, Accesses};
 
 /// What an operator command that only works on a SQLite file says when
 /// given a PostgreSQL database.
@@ -159,7 +157,13 @@ impl PostgresStore {
         disk.release_for_start();
         disk.start();
         let accesses = Arc::new(Accesses::default());
-        let access_flusher = access::spawn_flusher(accesses.clone(), pool.clone());
+        let access_flusher = gathered::spawn_flusher(accesses.clone(), {
+            let pool = pool.clone();
+            move |batch| {
+                let pool = pool.clone();
+                async move { access::write_with_retries(&pool, &batch).await }
+            }
+        });
         Ok(PostgresStore {
             pool,
             feed,
@@ -629,13 +633,13 @@ impl Store for PostgresStore {
 
     async fn database_bytes(&self) -> Result<i64> {
         let mut conn = self.connection().await?;
-        usage::database_bytes(&mut conn).await
+        usage::database_bytes(&mut *conn).await
     }
 
     async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes> {
         let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
-        usage::namespace_sizes(&mut snapshot, limit).await
+        usage::namespace_sizes(&mut *snapshot, limit).await
     }
 
     fn disk_space(&self) -> Arc<DiskSpace> {

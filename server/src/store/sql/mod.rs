@@ -15,7 +15,9 @@
 //! or [`Dialect::execute`]; rows become domain values in [`rows`].
 
 pub mod outcomes;
+pub mod requests;
 pub mod rows;
+pub mod usage;
 mod value;
 
 use std::fmt::Display;
@@ -38,6 +40,9 @@ pub trait Dialect: Send + Sized {
     /// instead of waiting: PostgreSQL's ` FOR UPDATE SKIP LOCKED`; nothing
     /// on SQLite, whose one writer never meets another.
     const SKIP_LOCKED: &'static str;
+
+    /// A statement whose one row's `bytes` is the database's size.
+    const DATABASE_BYTES: &'static str;
 
     /// An error of this database as Engram's (busy and unreachable are
     /// UNAVAILABLE, a full disk RESOURCE_EXHAUSTED, the rest INTERNAL).

@@ -12,6 +12,10 @@ impl Dialect for SqliteConnection {
     /// One writer: no other deleter to skip.
     const SKIP_LOCKED: &'static str = "";
 
+    /// The file's pages, free ones included.
+    const DATABASE_BYTES: &'static str =
+        "SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()";
+
     fn db_error(err: sqlx::Error) -> Error {
         db_error(err)
     }

@@ -12,14 +12,12 @@ mod feed;
 mod import;
 mod learning;
 mod memories;
-mod requests;
 pub mod transfer;
 mod tx;
-mod usage;
 mod vectors;
 mod writer;
 
-use crate::store::sql::outcomes;
+use crate::store::sql::{outcomes, requests, usage};
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -33,7 +31,6 @@ use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
 use tokio::sync::{Mutex, Notify, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use self::access::Accesses;
 use self::memories::Written;
 use self::tx::SqliteTx;
 use self::writer::{OnCommit, Writer};
@@ -51,6 +48,7 @@ use crate::domain::{
     Neighbours, Revision, Scope, Unembedded,
 };
 use crate::error::{Error, Result};
+use crate::store::access::{self as gathered, Accesses};
 
 /// The schema, in order. A migration is never edited once released; a change
 /// is a new entry.
@@ -209,7 +207,13 @@ impl SqliteStore {
         disk.start();
         let (writer, writer_done) = Writer::spawn(conn, feed_head_tx, gate, disk.clone())?;
         let accesses = Arc::new(Accesses::default());
-        let access_flusher = access::spawn_flusher(accesses.clone(), writer.clone());
+        let access_flusher = gathered::spawn_flusher(accesses.clone(), {
+            let writer = writer.clone();
+            move |batch| {
+                let writer = writer.clone();
+                async move { access::write_through(&writer, batch).await }
+            }
+        });
         Ok(SqliteStore {
             writer,
             writer_done: Mutex::new(Some(writer_done)),
@@ -632,14 +636,14 @@ impl Store for SqliteStore {
 
     async fn database_bytes(&self) -> Result<i64> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        usage::database_bytes(&mut conn).await
+        usage::database_bytes(&mut *conn).await
     }
 
     async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Two statements, one snapshot: the totals agree with the largest.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        usage::namespace_sizes(&mut snapshot, limit).await
+        usage::namespace_sizes(&mut *snapshot, limit).await
     }
 
     fn disk_space(&self) -> Arc<DiskSpace> {
