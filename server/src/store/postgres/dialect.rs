@@ -15,6 +15,10 @@ impl Dialect for PgConnection {
     /// Tables, indexes and TOAST, as PostgreSQL counts them.
     const DATABASE_BYTES: &'static str = "SELECT pg_database_size(current_database()) AS bytes";
 
+    const JSON_AS_TEXT: &'static str = "::text";
+
+    const JSON_PARAM: &'static str = "::jsonb";
+
     fn db_error(err: sqlx::Error) -> Error {
         db_error(err)
     }

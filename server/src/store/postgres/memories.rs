@@ -8,11 +8,12 @@ use sqlx::{PgConnection, Postgres, QueryBuilder, Row as _};
 use super::rows::{self, FROM_MEMORIES, MEMORY_COLUMNS};
 use super::{db_error, vectors};
 use crate::domain::{
-    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, Micros,
-    Neighbours, Revision, Scope, TimeRange,
+    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryOrder, Micros, Neighbours,
+    Revision, Scope, TimeRange,
 };
 use crate::error::{Error, Result};
 use crate::store::budget;
+use crate::store::sql::{self, Sql};
 use crate::store::tx::{Identity, MemoryInsert};
 
 /// `memory_changes.kind` of a deletion.
@@ -37,32 +38,9 @@ fn select_from_memories() -> QueryBuilder<Postgres> {
 
 /// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
 pub(super) fn push_visible(qb: &mut QueryBuilder<Postgres>, scope: &Scope, now: Micros) {
-    qb.push("m.namespace = ")
-        .push_bind(scope.namespace.clone())
-        .push(" AND (m.level = ")
-        .push_bind(MemoryLevel::Global.code())
-        .push(" OR (m.level = ")
-        .push_bind(MemoryLevel::Workspace.code())
-        .push(" AND m.project_id = ")
-        .push_bind(scope.project_id.clone())
-        .push(" AND m.project_id <> '') OR (m.level = ")
-        .push_bind(MemoryLevel::Conversation.code())
-        .push(" AND m.session_id = ")
-        .push_bind(scope.session_id.clone())
-        .push(" AND m.session_id <> ''))");
-    for (column, value) in [
-        ("m.agent_id", &scope.agent_id),
-        ("m.user_id", &scope.user_id),
-    ] {
-        if !value.is_empty() {
-            qb.push(format!(" AND {column} IN ('', "))
-                .push_bind(value.clone())
-                .push(")");
-        }
-    }
-    qb.push(" AND (m.expire_time IS NULL OR m.expire_time > ")
-        .push_bind(now)
-        .push(")");
+    let mut sql = Sql::<PgConnection>::wrap(std::mem::take(qb));
+    sql::memories::push_visible(&mut sql, scope, now);
+    *qb = sql.into_query();
 }
 
 fn push_filter(qb: &mut QueryBuilder<Postgres>, filter: &MemoryFilter) {

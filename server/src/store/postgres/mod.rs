@@ -16,10 +16,8 @@
 
 mod access;
 mod dialect;
-mod episodes;
 mod events;
 mod feed;
-mod learning;
 mod memories;
 mod migrate;
 mod reachability;
@@ -33,7 +31,7 @@ mod vectors;
 #[cfg(test)]
 mod schema_tests;
 
-use crate::store::sql::{outcomes, requests, usage};
+use crate::store::sql::{episodes, learning, outcomes, requests, usage};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -410,12 +408,12 @@ impl Store for PostgresStore {
     ) -> Result<Option<Episode>> {
         let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
-        episodes::get_with_steps(&mut snapshot, scope, id, steps).await
+        episodes::get_with_steps(&mut *snapshot, scope, id, steps).await
     }
 
     async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
         let mut conn = self.connection().await?;
-        episodes::list(&mut conn, query).await
+        episodes::list(&mut *conn, query).await
     }
 
     async fn list_task_rules(
@@ -426,7 +424,7 @@ impl Store for PostgresStore {
         after_seq: Option<i64>,
     ) -> Result<Vec<TaskRule>> {
         let mut conn = self.connection().await?;
-        learning::list_rules(&mut conn, namespace, task_id, page_size, after_seq).await
+        learning::list_rules(&mut *conn, namespace, task_id, page_size, after_seq).await
     }
 
     async fn list_mistake_cards(
@@ -438,12 +436,12 @@ impl Store for PostgresStore {
         after: Option<(i64, i64)>,
     ) -> Result<Vec<MistakeCard>> {
         let mut conn = self.connection().await?;
-        learning::list_cards(&mut conn, namespace, task_id, mistake_type, limit, after).await
+        learning::list_cards(&mut *conn, namespace, task_id, mistake_type, limit, after).await
     }
 
     async fn learning_progress(&self, namespace: &str) -> Result<LearningProgress> {
         let mut conn = self.connection().await?;
-        learning::learning_progress(&mut conn, namespace).await
+        learning::learning_progress(&mut *conn, namespace).await
     }
 
     async fn recent_completed_episodes(
@@ -452,13 +450,13 @@ impl Store for PostgresStore {
         limit: usize,
     ) -> Result<Vec<Episode>> {
         let mut conn = self.connection().await?;
-        learning::completed_episodes(&mut conn, namespace, None, limit).await
+        learning::completed_episodes(&mut *conn, namespace, None, limit).await
     }
 
     async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
         let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
-        learning::stats(&mut snapshot, scope, top_cards, now).await
+        learning::stats(&mut *snapshot, scope, top_cards, now).await
     }
 
     async fn task_knowledge(
@@ -470,7 +468,7 @@ impl Store for PostgresStore {
     ) -> Result<TaskKnowledge> {
         let mut conn = self.connection().await?;
         let mut snapshot = snapshot(&mut conn).await?;
-        learning::knowledge(&mut snapshot, scope, task_id, task_type, query).await
+        learning::knowledge(&mut *snapshot, scope, task_id, task_type, query).await
     }
 
     async fn compared_strategies(

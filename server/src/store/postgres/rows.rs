@@ -6,7 +6,6 @@ use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
 use super::db_error;
-use crate::domain::episode::{Episode, EpisodeStatus, MistakeCard, RuleOrigin, Step, TaskRule};
 use crate::domain::{Actor, Memory, MemoryLevel, MemorySource, MemoryType, Revision, Scope};
 use crate::error::{Error, Result};
 
@@ -23,22 +22,11 @@ pub(super) const MEMORY_COLUMNS: &str = "m.seq, m.id, m.namespace, m.agent_id, m
 pub(super) const FROM_MEMORIES: &str =
     "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
 
-/// An episode's columns, unqualified (they serve a SELECT and a RETURNING).
-pub(super) const EPISODE_COLUMNS: &str = "seq, id, namespace, agent_id, user_id, project_id, \
-     session_id, task_id, description, task_type, context, status, step_count, last_step, \
-     outcome::text AS outcome, create_time, update_time, complete_time, version";
-
 fn get<'r, T>(row: &'r PgRow, column: &str) -> Result<T>
 where
     T: sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
 {
     row.try_get(column).map_err(db_error)
-}
-
-/// A bigint column that holds what the domain keeps as an `i32`.
-fn small(row: &PgRow, column: &str, what: &str) -> Result<i32> {
-    let value: i64 = get(row, column)?;
-    i32::try_from(value).map_err(|_| Error::Internal(format!("corrupt {what} row: bad {column}")))
 }
 
 pub(super) fn memory(row: &PgRow) -> Result<Memory> {
@@ -98,85 +86,6 @@ pub(super) fn revision(row: &PgRow) -> Result<Revision> {
             .filter(|field| !field.is_empty())
             .map(str::to_owned)
             .collect(),
-    })
-}
-
-pub(super) fn episode(row: &PgRow) -> Result<Episode> {
-    let corrupt = |what: &str| Error::Internal(format!("corrupt episode row: bad {what}"));
-    let context: String = get(row, "context")?;
-    let outcome: Option<String> = get(row, "outcome")?;
-    Ok(Episode {
-        seq: get(row, "seq")?,
-        id: get(row, "id")?,
-        scope: Scope {
-            namespace: get(row, "namespace")?,
-            agent_id: get(row, "agent_id")?,
-            user_id: get(row, "user_id")?,
-            project_id: get(row, "project_id")?,
-            session_id: get(row, "session_id")?,
-        },
-        task_id: get(row, "task_id")?,
-        description: get(row, "description")?,
-        task_type: get(row, "task_type")?,
-        context: serde_json::from_str(&context).map_err(|_| corrupt("context"))?,
-        status: EpisodeStatus::from_code(get(row, "status")?).ok_or_else(|| corrupt("status"))?,
-        steps: Vec::new(),
-        step_count: small(row, "step_count", "episode")?,
-        last_step: small(row, "last_step", "episode")?,
-        outcome: outcome
-            .map(|o| serde_json::from_str(&o))
-            .transpose()
-            .map_err(|_| corrupt("outcome"))?,
-        create_time: get(row, "create_time")?,
-        update_time: get(row, "update_time")?,
-        complete_time: get(row, "complete_time")?,
-        version: get(row, "version")?,
-    })
-}
-
-pub(super) fn step(row: &PgRow) -> Result<Step> {
-    Ok(Step {
-        number: small(row, "step_number", "step")?,
-        tool: get(row, "tool")?,
-        action: get(row, "action")?,
-        parameters: get(row, "parameters")?,
-        result: get(row, "result")?,
-        output: get(row, "output")?,
-        latency_ms: get(row, "latency_ms")?,
-        time: get(row, "time")?,
-    })
-}
-
-pub(super) fn rule(row: &PgRow) -> Result<TaskRule> {
-    Ok(TaskRule {
-        seq: get(row, "seq")?,
-        id: get(row, "id")?,
-        namespace: get(row, "namespace")?,
-        task_id: get(row, "task_id")?,
-        text: get(row, "text")?,
-        origin: RuleOrigin::from_code(get(row, "origin")?)
-            .ok_or_else(|| Error::Internal("corrupt task rule: bad origin".into()))?,
-        create_time: get(row, "create_time")?,
-    })
-}
-
-pub(super) fn card(row: &PgRow) -> Result<MistakeCard> {
-    Ok(MistakeCard {
-        id: get(row, "id")?,
-        namespace: get(row, "namespace")?,
-        mistake_type: get(row, "mistake_type")?,
-        task_id: get(row, "task_id")?,
-        worker_id: get(row, "worker_id")?,
-        correct_decision: get(row, "correct_decision")?,
-        evidence: get(row, "evidence")?,
-        lesson: get(row, "lesson")?,
-        seen_count: get(row, "seen_count")?,
-        first_seen_episode_id: get(row, "first_seen_episode_id")?,
-        last_seen_episode_id: get(row, "last_seen_episode_id")?,
-        last_seen: get(row, "last_seen")?,
-        create_time: get(row, "create_time")?,
-        update_time: get(row, "update_time")?,
-        version: get(row, "version")?,
     })
 }
 

@@ -14,6 +14,9 @@
 //! with the dialect's [`Dialect::fetch_all`], [`Dialect::fetch_optional`]
 //! or [`Dialect::execute`]; rows become domain values in [`rows`].
 
+pub mod episodes;
+pub mod learning;
+pub mod memories;
 pub mod outcomes;
 pub mod requests;
 pub mod rows;
@@ -43,6 +46,14 @@ pub trait Dialect: Send + Sized {
 
     /// A statement whose one row's `bytes` is the database's size.
     const DATABASE_BYTES: &'static str;
+
+    /// What follows a JSON column to read it as text (`::text` on
+    /// PostgreSQL, whose `jsonb` columns are not text; nothing on SQLite).
+    const JSON_AS_TEXT: &'static str;
+
+    /// What follows a placeholder of JSON text to store it in a JSON column
+    /// (`::jsonb` on PostgreSQL; nothing on SQLite, which keeps the text).
+    const JSON_PARAM: &'static str;
 
     /// An error of this database as Engram's (busy and unreachable are
     /// UNAVAILABLE, a full disk RESOURCE_EXHAUSTED, the rest INTERNAL).
@@ -104,6 +115,12 @@ impl<D: Dialect> Sql<D> {
             first: true,
         });
         self
+    }
+
+    /// A statement going on from `query`, a backend's own builder (for SQL
+    /// not moved here yet that appends a rule written here).
+    pub fn wrap(query: QueryBuilder<D::Db>) -> Self {
+        Sql { query }
     }
 
     /// The builder, for the dialect to run.

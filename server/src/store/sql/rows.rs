@@ -2,8 +2,114 @@
 //! name, so a query selects (or returns) the columns named here.
 
 use super::{Columns, Dialect, Row};
+use crate::domain::Scope;
+use crate::domain::episode::{Episode, EpisodeStatus, MistakeCard, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// An episode's columns (prefixed with `alias.` unless it is empty), its
+/// JSON outcome as text: what [`episode`] reads.
+pub fn episode_columns<D: Dialect>(alias: &str) -> String {
+    let p = if alias.is_empty() {
+        String::new()
+    } else {
+        format!("{alias}.")
+    };
+    let json = D::JSON_AS_TEXT;
+    format!(
+        "{p}seq, {p}id, {p}namespace, {p}agent_id, {p}user_id, {p}project_id, {p}session_id, \
+         {p}task_id, {p}description, {p}task_type, {p}context, {p}status, {p}step_count, \
+         {p}last_step, {p}outcome{json} AS outcome, {p}create_time, {p}update_time, \
+         {p}complete_time, {p}version"
+    )
+}
+
+/// An `episodes` row, without its steps (see [`episode_columns`]).
+pub fn episode<D: Dialect>(row: &Row<D>) -> Result<Episode> {
+    let c = Columns::<D>::of(row);
+    let corrupt = |what: &str| Error::Internal(format!("corrupt episode row: bad {what}"));
+    let context: String = c.get("context")?;
+    let outcome: Option<String> = c.get("outcome")?;
+    Ok(Episode {
+        seq: c.get("seq")?,
+        id: c.get("id")?,
+        scope: Scope {
+            namespace: c.get("namespace")?,
+            agent_id: c.get("agent_id")?,
+            user_id: c.get("user_id")?,
+            project_id: c.get("project_id")?,
+            session_id: c.get("session_id")?,
+        },
+        task_id: c.get("task_id")?,
+        description: c.get("description")?,
+        task_type: c.get("task_type")?,
+        context: serde_json::from_str(&context).map_err(|_| corrupt("context"))?,
+        status: EpisodeStatus::from_code(c.get("status")?).ok_or_else(|| corrupt("status"))?,
+        steps: Vec::new(),
+        step_count: c.get("step_count")?,
+        last_step: c.get("last_step")?,
+        outcome: outcome
+            .map(|o| serde_json::from_str(&o))
+            .transpose()
+            .map_err(|_| corrupt("outcome"))?,
+        create_time: c.get("create_time")?,
+        update_time: c.get("update_time")?,
+        complete_time: c.get("complete_time")?,
+        version: c.get("version")?,
+    })
+}
+
+/// An `episode_steps` row.
+pub fn step<D: Dialect>(row: &Row<D>) -> Result<Step> {
+    let c = Columns::<D>::of(row);
+    Ok(Step {
+        number: c.get("step_number")?,
+        tool: c.get("tool")?,
+        action: c.get("action")?,
+        parameters: c.get("parameters")?,
+        result: c.get("result")?,
+        output: c.get("output")?,
+        latency_ms: c.get("latency_ms")?,
+        time: c.get("time")?,
+    })
+}
+
+/// A `task_rules` row.
+pub fn rule<D: Dialect>(row: &Row<D>) -> Result<TaskRule> {
+    let c = Columns::<D>::of(row);
+    Ok(TaskRule {
+        seq: c.get("seq")?,
+        id: c.get("id")?,
+        namespace: c.get("namespace")?,
+        task_id: c.get("task_id")?,
+        text: c.get("text")?,
+        origin: RuleOrigin::from_code(c.get("origin")?)
+            .ok_or_else(|| Error::Internal("corrupt task rule: bad origin".into()))?,
+        create_time: c.get("create_time")?,
+    })
+}
+
+/// A `mistake_cards` row.
+pub fn card<D: Dialect>(row: &Row<D>) -> Result<MistakeCard> {
+    let c = Columns::<D>::of(row);
+    Ok(MistakeCard {
+        id: c.get("id")?,
+        namespace: c.get("namespace")?,
+        mistake_type: c.get("mistake_type")?,
+        task_id: c.get("task_id")?,
+        worker_id: c.get("worker_id")?,
+        correct_decision: c.get("correct_decision")?,
+        evidence: c.get("evidence")?,
+        lesson: c.get("lesson")?,
+        seen_count: c.get("seen_count")?,
+        first_seen_episode_id: c.get("first_seen_episode_id")?,
+        last_seen_episode_id: c.get("last_seen_episode_id")?,
+        last_seen: c.get("last_seen")?,
+        create_time: c.get("create_time")?,
+        update_time: c.get("update_time")?,
+        version: c.get("version")?,
+    })
+}
 
 /// An `outcomes` row.
 pub fn outcome<D: Dialect>(row: &Row<D>) -> Result<TaskOutcome> {

@@ -70,14 +70,16 @@ read_as_they_are!(
     Option<f64>,
 );
 
-/// An `i32` of the domain (a count, a code) is an INTEGER on SQLite and a
-/// `bigint` on PostgreSQL, where it is bound and read as one.
+/// An `i32` of the domain (a count, a code, a step number) is bound as an
+/// `integer`, which either database widens where the column is a
+/// `bigint`. It is read from an INTEGER on SQLite, and from an `integer`
+/// or a `bigint` on PostgreSQL (narrowed, and refused if it does not fit).
 impl Bind for i32 {
     fn bind_sqlite(self, query: &mut QueryBuilder<Sqlite>) {
         query.push_bind(self);
     }
     fn bind_postgres(self, query: &mut QueryBuilder<Postgres>) {
-        query.push_bind(i64::from(self));
+        query.push_bind(self);
     }
 }
 
@@ -86,6 +88,9 @@ impl Column for i32 {
         row.try_get(column)
     }
     fn get_postgres(row: &PgRow, column: &str) -> sqlx::Result<Self> {
+        if let Ok(narrow) = row.try_get::<i32, _>(column) {
+            return Ok(narrow);
+        }
         let wide: i64 = row.try_get(column)?;
         i32::try_from(wide).map_err(|err| sqlx::Error::ColumnDecode {
             index: column.to_owned(),

@@ -16,6 +16,10 @@ impl Dialect for SqliteConnection {
     const DATABASE_BYTES: &'static str =
         "SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()";
 
+    const JSON_AS_TEXT: &'static str = "";
+
+    const JSON_PARAM: &'static str = "";
+
     fn db_error(err: sqlx::Error) -> Error {
         db_error(err)
     }

@@ -6,11 +6,11 @@ use futures_util::stream::BoxStream;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{AssertSqlSafe, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
-use super::learning::{MISTAKE, SUCCESS};
 use super::memories::{COLUMNS, FROM_MEMORIES};
-use super::{db_error, episodes, learning, memories};
+use super::{db_error, memories};
 use crate::error::{Error, Result};
 use crate::store::sql::rows;
+use crate::store::transfer::rows::{LESSON_MISTAKE, LESSON_SUCCESS};
 use crate::store::transfer::tables::{self, Table};
 use crate::transfer::records::{
     AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
@@ -111,7 +111,7 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
                 changed_fields: revision.changed_fields,
             })
         }
-        Kind::Episode => Record::Episode(episodes::episode_from_row(row)?.into()),
+        Kind::Episode => Record::Episode(rows::episode::<SqliteConnection>(row)?.into()),
         Kind::Step => Record::Step(StepRecord {
             namespace: text("namespace")?,
             episode_id: text("episode_id")?,
@@ -125,13 +125,13 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
             latency_ms: number("latency_ms")?,
             time: number("time")?,
         }),
-        Kind::TaskRule => Record::TaskRule(learning::rule_from_row(row)?.into()),
+        Kind::TaskRule => Record::TaskRule(rows::rule::<SqliteConnection>(row)?.into()),
         Kind::EpisodeLesson => Record::EpisodeLesson(LessonRecord {
             id: text("id")?,
             namespace: text("namespace")?,
             lesson_kind: match row.try_get::<i32, _>("kind").map_err(db_error)? {
-                MISTAKE => LessonKind::Mistake,
-                SUCCESS => LessonKind::Success,
+                LESSON_MISTAKE => LessonKind::Mistake,
+                LESSON_SUCCESS => LessonKind::Success,
                 _ => return Err(corrupt(kind, "kind")),
             },
             text: text("text")?,
@@ -140,7 +140,7 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
             create_time: number("create_time")?,
             update_time: number("update_time")?,
         }),
-        Kind::MistakeCard => Record::MistakeCard(learning::card_from_row(row)?.into()),
+        Kind::MistakeCard => Record::MistakeCard(rows::card::<SqliteConnection>(row)?.into()),
         Kind::LearningState => Record::LearningState(LearningStateRecord {
             namespace: text("namespace")?,
             completed_episodes: number("completed_episodes")?,

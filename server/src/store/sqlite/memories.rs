@@ -13,6 +13,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::store::budget;
+use crate::store::sql::{self, Sql};
 use crate::store::tx::{self, MemoryInsert};
 
 /// Rows are decoded by column name, so every memory column can be selected
@@ -52,37 +53,9 @@ fn select_from_memories() -> QueryBuilder<Sqlite> {
 
 /// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
 pub(super) fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Micros) {
-    push_in_scope(qb, scope);
-    qb.push(" AND (m.expire_time IS NULL OR m.expire_time > ")
-        .push_bind(now)
-        .push(")");
-}
-
-/// Appends the visibility rule of DESIGN §3 for `scope`, expired rows included.
-pub(super) fn push_in_scope(qb: &mut QueryBuilder<Sqlite>, scope: &Scope) {
-    qb.push("m.namespace = ")
-        .push_bind(scope.namespace.clone())
-        .push(" AND (m.level = ")
-        .push_bind(MemoryLevel::Global.code())
-        .push(" OR (m.level = ")
-        .push_bind(MemoryLevel::Workspace.code())
-        .push(" AND m.project_id = ")
-        .push_bind(scope.project_id.clone())
-        .push(" AND m.project_id <> '') OR (m.level = ")
-        .push_bind(MemoryLevel::Conversation.code())
-        .push(" AND m.session_id = ")
-        .push_bind(scope.session_id.clone())
-        .push(" AND m.session_id <> ''))");
-    if !scope.agent_id.is_empty() {
-        qb.push(" AND m.agent_id IN ('', ")
-            .push_bind(scope.agent_id.clone())
-            .push(")");
-    }
-    if !scope.user_id.is_empty() {
-        qb.push(" AND m.user_id IN ('', ")
-            .push_bind(scope.user_id.clone())
-            .push(")");
-    }
+    let mut sql = Sql::<SqliteConnection>::wrap(std::mem::take(qb));
+    sql::memories::push_visible(&mut sql, scope, now);
+    *qb = sql.into_query();
 }
 
 fn push_filter(qb: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {

@@ -6,18 +6,16 @@ mod access;
 pub mod backup;
 mod checkpoint;
 mod dialect;
-mod episodes;
 mod export;
 mod feed;
 mod import;
-mod learning;
 mod memories;
 pub mod transfer;
 mod tx;
 mod vectors;
 mod writer;
 
-use crate::store::sql::{outcomes, requests, usage};
+use crate::store::sql::{episodes, learning, outcomes, requests, usage};
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -413,12 +411,12 @@ impl Store for SqliteStore {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        episodes::get_with_steps(&mut snapshot, scope, id, steps).await
+        episodes::get_with_steps(&mut *snapshot, scope, id, steps).await
     }
 
     async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        episodes::list(&mut conn, query).await
+        episodes::list(&mut *conn, query).await
     }
 
     async fn list_task_rules(
@@ -429,7 +427,7 @@ impl Store for SqliteStore {
         after_seq: Option<i64>,
     ) -> Result<Vec<TaskRule>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::list_rules(&mut conn, namespace, task_id, page_size, after_seq).await
+        learning::list_rules(&mut *conn, namespace, task_id, page_size, after_seq).await
     }
 
     async fn list_mistake_cards(
@@ -441,7 +439,7 @@ impl Store for SqliteStore {
         after: Option<(i64, i64)>,
     ) -> Result<Vec<MistakeCard>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::list_cards(&mut conn, namespace, task_id, mistake_type, limit, after).await
+        learning::list_cards(&mut *conn, namespace, task_id, mistake_type, limit, after).await
     }
 
     async fn recent_completed_episodes(
@@ -450,19 +448,19 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Episode>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::completed_episodes(&mut conn, namespace, None, limit).await
+        learning::completed_episodes(&mut *conn, namespace, None, limit).await
     }
 
     async fn learning_progress(&self, namespace: &str) -> Result<LearningProgress> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::learning_progress(&mut conn, namespace).await
+        learning::learning_progress(&mut *conn, namespace).await
     }
 
     async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        learning::stats(&mut snapshot, scope, top_cards, now).await
+        learning::stats(&mut *snapshot, scope, top_cards, now).await
     }
 
     async fn task_knowledge(
@@ -475,7 +473,7 @@ impl Store for SqliteStore {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         // Several statements, one snapshot: they must agree with each other.
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        learning::knowledge(&mut snapshot, scope, task_id, task_type, query).await
+        learning::knowledge(&mut *snapshot, scope, task_id, task_type, query).await
     }
 
     async fn compared_strategies(
