@@ -4,7 +4,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::db_error;
 use crate::error::{Error, Result};
-use crate::store::sql::{Bind, Column, Dialect, Row, Sql};
+use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
 
 impl Dialect for PgConnection {
     type Db = Postgres;
@@ -16,6 +16,8 @@ impl Dialect for PgConnection {
     const DATABASE_BYTES: &'static str = "SELECT pg_database_size(current_database()) AS bytes";
 
     const JSON_AS_TEXT: &'static str = "::text";
+
+    const MEMORY_COLUMNS: &'static str = rows::memory_columns!("::text");
 
     const JSON_PARAM: &'static str = "::jsonb";
 

@@ -26,12 +26,11 @@ mod rows;
 pub mod transfer;
 mod tx;
 mod url;
-mod vectors;
 
 #[cfg(test)]
 mod schema_tests;
 
-use crate::store::sql::{episodes, learning, outcomes, requests, usage};
+use crate::store::sql::{episodes, learning, outcomes, requests, usage, vectors};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -564,7 +563,7 @@ impl Store for PostgresStore {
         now: Micros,
     ) -> Result<Vec<Unembedded>> {
         let mut conn = self.connection().await?;
-        vectors::unembedded(&mut conn, model, after_seq, among, limit, now).await
+        vectors::unembedded(&mut *conn, model, after_seq, among, limit, now).await
     }
 
     async fn store_vectors(
@@ -582,7 +581,7 @@ impl Store for PostgresStore {
 
     async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64> {
         let mut conn = self.connection().await?;
-        vectors::pending(&mut conn, namespace, model, now).await
+        vectors::pending(&mut *conn, namespace, model, now).await
     }
 
     async fn scan_embedded(
@@ -592,12 +591,12 @@ impl Store for PostgresStore {
         limit: usize,
     ) -> Result<Vec<(Memory, Embedding)>> {
         let mut conn = self.connection().await?;
-        vectors::scan(&mut conn, model, after_seq, limit).await
+        vectors::scan(&mut *conn, model, after_seq, limit).await
     }
 
     async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
         let mut conn = self.connection().await?;
-        vectors::changed(&mut conn, after, limit).await
+        vectors::changed(&mut *conn, after, limit).await
     }
 
     async fn count_memories(&self) -> Result<i64> {

@@ -22,6 +22,7 @@ pub mod requests;
 pub mod rows;
 pub mod usage;
 mod value;
+pub mod vectors;
 
 use std::fmt::Display;
 use std::future::Future;
@@ -50,6 +51,10 @@ pub trait Dialect: Send + Sized {
     /// What follows a JSON column to read it as text (`::text` on
     /// PostgreSQL, whose `jsonb` columns are not text; nothing on SQLite).
     const JSON_AS_TEXT: &'static str;
+
+    /// A memory's columns as [`rows::memory`] reads them:
+    /// `rows::memory_columns!(JSON_AS_TEXT)`.
+    const MEMORY_COLUMNS: &'static str;
 
     /// What follows a placeholder of JSON text to store it in a JSON column
     /// (`::jsonb` on PostgreSQL; nothing on SQLite, which keeps the text).

@@ -2,10 +2,73 @@
 //! name, so a query selects (or returns) the columns named here.
 
 use super::{Columns, Dialect, Row};
-use crate::domain::Scope;
 use crate::domain::episode::{Episode, EpisodeStatus, MistakeCard, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
+use crate::domain::{Memory, MemoryLevel, MemorySource, MemoryType, Scope};
 use crate::error::{Error, Result};
+
+/// A memory's columns (alias `m`) with its access bookkeeping (alias `a`,
+/// a LEFT JOIN of `memory_access`, see [`FROM_MEMORIES`]), as [`memory`]
+/// reads them; `$json` follows a JSON column to read it as text
+/// ([`Dialect::JSON_AS_TEXT`]). Each dialect spells it once, as its
+/// [`Dialect::MEMORY_COLUMNS`].
+macro_rules! memory_columns {
+    ($json:literal) => {
+        concat!(
+            "m.seq, m.id, m.namespace, m.agent_id, m.user_id, m.project_id, m.session_id, ",
+            "m.origin_session_id, m.level, m.memory_type, m.content, m.content_hash, m.summary, ",
+            "m.tags",
+            $json,
+            " AS tags, m.metadata",
+            $json,
+            " AS metadata, m.importance, m.confidence, m.source, m.seen_count, m.create_time, ",
+            "m.update_time, m.occurred_at, m.expire_time, m.version, ",
+            "coalesce(a.access_count, 0) AS access_count, a.last_access_time AS last_access_time"
+        )
+    };
+}
+pub(crate) use memory_columns;
+
+/// Memories with their access bookkeeping, for [`Dialect::MEMORY_COLUMNS`].
+pub const FROM_MEMORIES: &str = "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
+
+/// A memory's row (see [`memory_columns`]).
+pub fn memory<D: Dialect>(row: &Row<D>) -> Result<Memory> {
+    let c = Columns::<D>::of(row);
+    let corrupt = |what: &str| Error::Internal(format!("corrupt memory row: bad {what}"));
+    let tags: String = c.get("tags")?;
+    let metadata: String = c.get("metadata")?;
+    Ok(Memory {
+        seq: c.get("seq")?,
+        id: c.get("id")?,
+        scope: Scope {
+            namespace: c.get("namespace")?,
+            agent_id: c.get("agent_id")?,
+            user_id: c.get("user_id")?,
+            project_id: c.get("project_id")?,
+            session_id: c.get("session_id")?,
+        },
+        level: MemoryLevel::from_code(c.get("level")?).ok_or_else(|| corrupt("level"))?,
+        memory_type: MemoryType::from_code(c.get("memory_type")?)
+            .ok_or_else(|| corrupt("memory_type"))?,
+        content: c.get("content")?,
+        summary: c.get("summary")?,
+        tags: serde_json::from_str(&tags).map_err(|_| corrupt("tags"))?,
+        metadata: serde_json::from_str(&metadata).map_err(|_| corrupt("metadata"))?,
+        importance: c.get("importance")?,
+        confidence: c.get("confidence")?,
+        source: MemorySource::from_code(c.get("source")?).ok_or_else(|| corrupt("source"))?,
+        seen_count: c.get("seen_count")?,
+        access_count: c.get("access_count")?,
+        create_time: c.get("create_time")?,
+        update_time: c.get("update_time")?,
+        last_access_time: c.get("last_access_time")?,
+        expire_time: c.get("expire_time")?,
+        occurred_at: c.get("occurred_at")?,
+        origin_session_id: c.get("origin_session_id")?,
+        version: c.get("version")?,
+    })
+}
 
 /// An episode's columns (prefixed with `alias.` unless it is empty), its
 /// JSON outcome as text: what [`episode`] reads.

@@ -4,7 +4,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::db_error;
 use crate::error::{Error, Result};
-use crate::store::sql::{Bind, Column, Dialect, Row, Sql};
+use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
 
 impl Dialect for SqliteConnection {
     type Db = Sqlite;
@@ -17,6 +17,8 @@ impl Dialect for SqliteConnection {
         "SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()";
 
     const JSON_AS_TEXT: &'static str = "";
+
+    const MEMORY_COLUMNS: &'static str = rows::memory_columns!("");
 
     const JSON_PARAM: &'static str = "";
 

@@ -18,7 +18,7 @@ use crate::transfer::records::{
 };
 
 /// Where `kind`'s records are in SQLite: a memory's columns are those
-/// [`memories::memory_from_row`] reads.
+/// [`rows::memory`] reads.
 fn table(kind: Kind) -> Table {
     Table::of(kind, COLUMNS, FROM_MEMORIES)
 }
@@ -96,7 +96,7 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
     let text = |column: &str| row.try_get::<String, _>(column).map_err(db_error);
     let number = |column: &str| row.try_get::<i64, _>(column).map_err(db_error);
     Ok(match kind {
-        Kind::Memory => Record::Memory(memories::memory_from_row(row)?.into()),
+        Kind::Memory => Record::Memory(rows::memory::<SqliteConnection>(row)?.into()),
         Kind::MemoryRevision => {
             let revision = memories::revision_from_row(row)?;
             Record::MemoryRevision(MemoryRevisionRecord {

@@ -7,10 +7,11 @@ use std::sync::LazyLock;
 use sqlx::SqliteConnection;
 
 use super::db_error;
-use super::memories::{COLUMNS, feed_head_sql, memory_from_row};
+use super::memories::{COLUMNS, feed_head_sql};
 use crate::domain::{FeedBounds, FeedEvent};
 use crate::error::Result;
 use crate::store::feed_rows::{self, Dialect};
+use crate::store::sql::rows;
 
 static EVENTS: LazyLock<String> = LazyLock::new(|| {
     feed_rows::events_sql(&Dialect {
@@ -54,7 +55,7 @@ pub(super) async fn events(
         .await
         .map_err(db_error)?;
     rows.iter()
-        .map(|row| feed_rows::event(row, namespace, memory_from_row, db_error))
+        .map(|row| feed_rows::event(row, namespace, rows::memory::<SqliteConnection>, db_error))
         .collect()
 }
 

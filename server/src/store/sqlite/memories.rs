@@ -8,22 +8,18 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
 use crate::domain::{
-    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryLevel, MemoryOrder, MemorySource,
-    MemoryType, Micros, Neighbours, Revision, Scope, TimeRange,
+    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryOrder, Micros, Neighbours,
+    Revision, Scope, TimeRange,
 };
 use crate::error::{Error, Result};
 use crate::store::budget;
-use crate::store::sql::{self, Sql};
+use crate::store::sql::{self, Dialect, Sql, rows};
 use crate::store::tx::{self, MemoryInsert};
 
-/// Rows are decoded by column name, so every memory column can be selected
-/// as `m.*` (the content hash comes along and is ignored); the access
-/// bookkeeping comes from its own table ([`FROM_MEMORIES`]).
-pub(super) const COLUMNS: &str =
-    "m.*, coalesce(a.access_count, 0) AS access_count, a.last_access_time AS last_access_time";
-/// Memories with their access bookkeeping, for [`COLUMNS`].
-pub(super) const FROM_MEMORIES: &str =
-    "memories m LEFT JOIN memory_access a ON a.memory_seq = m.seq";
+/// A memory's columns with its access bookkeeping, as [`rows::memory`]
+/// reads them, from [`FROM_MEMORIES`].
+pub(super) const COLUMNS: &str = <SqliteConnection as Dialect>::MEMORY_COLUMNS;
+pub(super) use crate::store::sql::rows::FROM_MEMORIES;
 
 /// Selects the memories with these sequence numbers (conditions may be
 /// appended). NOT INDEXED: they are looked up by rowid, never by walking a
@@ -112,44 +108,6 @@ fn push_in(qb: &mut QueryBuilder<Sqlite>, column: &str, codes: impl ExactSizeIte
     }
 }
 
-pub(super) fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
-    let enum_value =
-        |column: &str| -> Result<i32> { row.try_get::<i32, _>(column).map_err(db_error) };
-    let text =
-        |column: &str| -> Result<String> { row.try_get::<String, _>(column).map_err(db_error) };
-    let corrupt = |what: &str| Error::Internal(format!("corrupt memory row: bad {what}"));
-    Ok(Memory {
-        seq: row.try_get("seq").map_err(db_error)?,
-        id: text("id")?,
-        scope: Scope {
-            namespace: text("namespace")?,
-            agent_id: text("agent_id")?,
-            user_id: text("user_id")?,
-            project_id: text("project_id")?,
-            session_id: text("session_id")?,
-        },
-        level: MemoryLevel::from_code(enum_value("level")?).ok_or_else(|| corrupt("level"))?,
-        memory_type: MemoryType::from_code(enum_value("memory_type")?)
-            .ok_or_else(|| corrupt("memory_type"))?,
-        content: text("content")?,
-        summary: text("summary")?,
-        tags: serde_json::from_str(&text("tags")?).map_err(|_| corrupt("tags"))?,
-        metadata: serde_json::from_str(&text("metadata")?).map_err(|_| corrupt("metadata"))?,
-        importance: row.try_get("importance").map_err(db_error)?,
-        confidence: row.try_get("confidence").map_err(db_error)?,
-        source: MemorySource::from_code(enum_value("source")?).ok_or_else(|| corrupt("source"))?,
-        seen_count: row.try_get("seen_count").map_err(db_error)?,
-        access_count: row.try_get("access_count").map_err(db_error)?,
-        create_time: row.try_get("create_time").map_err(db_error)?,
-        update_time: row.try_get("update_time").map_err(db_error)?,
-        last_access_time: row.try_get("last_access_time").map_err(db_error)?,
-        expire_time: row.try_get("expire_time").map_err(db_error)?,
-        occurred_at: row.try_get("occurred_at").map_err(db_error)?,
-        origin_session_id: text("origin_session_id")?,
-        version: row.try_get("version").map_err(db_error)?,
-    })
-}
-
 fn json<T: serde::Serialize>(value: &T) -> String {
     // Serialising a Vec<String> or a map of strings cannot fail.
     serde_json::to_string(value).unwrap_or_default()
@@ -170,7 +128,9 @@ pub(super) async fn get(
         .fetch_optional(&mut *conn)
         .await
         .map_err(db_error)?;
-    row.as_ref().map(memory_from_row).transpose()
+    row.as_ref()
+        .map(rows::memory::<SqliteConnection>)
+        .transpose()
 }
 
 /// The memory `id` unless it has expired, whatever its scope (the caller
@@ -191,7 +151,9 @@ pub(super) async fn get_unexpired(
         .fetch_optional(&mut *conn)
         .await
         .map_err(db_error)?;
-    row.as_ref().map(memory_from_row).transpose()
+    row.as_ref()
+        .map(rows::memory::<SqliteConnection>)
+        .transpose()
 }
 
 /// The memories of these identities, expired ones included, with their
@@ -233,7 +195,7 @@ pub(super) async fn identical(
         let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
         for row in &rows {
             let hash: String = row.try_get("content_hash").map_err(db_error)?;
-            found.push((memory_from_row(row)?, hash));
+            found.push((rows::memory::<SqliteConnection>(row)?, hash));
         }
     }
     Ok(found)
@@ -535,7 +497,7 @@ pub(super) async fn list(
     qb.push(" LIMIT ")
         .push_bind(i64::try_from(query.page_size + 1).unwrap_or(i64::MAX));
     let rows = budget::rows_of(qb.build().fetch(&mut *conn), db_error);
-    budget::memories_within(rows, query.max_bytes, memory_from_row).await
+    budget::memories_within(rows, query.max_bytes, rows::memory::<SqliteConnection>).await
 }
 
 /// The memories with these sequence numbers that are visible from `scope`
@@ -555,7 +517,7 @@ pub(super) async fn by_seq(
     push_visible(&mut qb, scope, now);
     push_filter(&mut qb, filter);
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows.iter().map(memory_from_row).collect()
+    rows.iter().map(rows::memory::<SqliteConnection>).collect()
 }
 
 /// The conversation neighbours of the memories `seqs` of `namespace`: for
@@ -657,7 +619,7 @@ pub(super) async fn changes_after(
             .map_err(db_error)?;
         let now: HashMap<i64, Memory> = read
             .iter()
-            .map(|row| memory_from_row(row).map(|m| (m.seq, m)))
+            .map(|row| rows::memory::<SqliteConnection>(row).map(|m| (m.seq, m)))
             .collect::<Result<_>>()?;
         for change in changes.iter_mut().filter(|c| c.memory.is_none()) {
             change.memory = now.get(&change.memory_seq).cloned();
@@ -669,7 +631,7 @@ pub(super) async fn changes_after(
         .map(|&(_, memory_seq, ..)| memory_seq)
         .collect();
     if !stored.is_empty() {
-        let vectors = super::vectors::current(conn, &stored).await?;
+        let vectors = sql::vectors::current(conn, &stored).await?;
         for (change, _) in changes
             .iter_mut()
             .zip(&rows)
@@ -732,5 +694,5 @@ pub(super) async fn scan(
         .push(" ORDER BY m.seq LIMIT ")
         .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
     let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows.iter().map(memory_from_row).collect()
+    rows.iter().map(rows::memory::<SqliteConnection>).collect()
 }

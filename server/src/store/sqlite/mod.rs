@@ -12,10 +12,9 @@ mod import;
 mod memories;
 pub mod transfer;
 mod tx;
-mod vectors;
 mod writer;
 
-use crate::store::sql::{episodes, learning, outcomes, requests, usage};
+use crate::store::sql::{episodes, learning, outcomes, requests, usage, vectors};
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -567,7 +566,7 @@ impl Store for SqliteStore {
         now: Micros,
     ) -> Result<Vec<Unembedded>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::unembedded(&mut conn, model, after_seq, among, limit, now).await
+        vectors::unembedded(&mut *conn, model, after_seq, among, limit, now).await
     }
 
     async fn store_vectors(
@@ -583,7 +582,7 @@ impl Store for SqliteStore {
 
     async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::pending(&mut conn, namespace, model, now).await
+        vectors::pending(&mut *conn, namespace, model, now).await
     }
 
     async fn scan_embedded(
@@ -593,12 +592,12 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<(Memory, Embedding)>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::scan(&mut conn, model, after_seq, limit).await
+        vectors::scan(&mut *conn, model, after_seq, limit).await
     }
 
     async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::changed(&mut conn, after, limit).await
+        vectors::changed(&mut *conn, after, limit).await
     }
 
     async fn count_memories(&self) -> Result<i64> {
