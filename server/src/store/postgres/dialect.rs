@@ -3,7 +3,9 @@
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::db_error;
+use crate::domain::Memory;
 use crate::error::{Error, Result};
+use crate::store::budget;
 use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
 
 impl Dialect for PgConnection {
@@ -20,6 +22,43 @@ impl Dialect for PgConnection {
     const MEMORY_COLUMNS: &'static str = rows::memory_columns!("::text");
 
     const JSON_PARAM: &'static str = "::jsonb";
+
+    const LOCK_FOR_WRITE: &'static str = " FOR UPDATE OF m";
+
+    const MEMORIES_BY_SEQ: &'static str = rows::FROM_MEMORIES;
+
+    fn push_in_seqs(query: &mut QueryBuilder<Postgres>, column: &str, seqs: &[i64]) {
+        query
+            .push(format_args!("{column} = ANY("))
+            .push_bind(seqs.to_vec())
+            .push(")");
+    }
+
+    fn push_has_tag(query: &mut QueryBuilder<Postgres>, column: &str, tag: &str) {
+        query
+            .push(format_args!(" AND {column} @> jsonb_build_array("))
+            .push_bind(tag.to_owned())
+            .push("::text)");
+    }
+
+    fn push_has_entry(query: &mut QueryBuilder<Postgres>, column: &str, key: &str, value: &str) {
+        query
+            .push(format_args!(" AND {column} @> jsonb_build_object("))
+            .push_bind(key.to_owned())
+            .push("::text, ")
+            .push_bind(value.to_owned())
+            .push("::text)");
+    }
+
+    async fn memories_within(
+        &mut self,
+        sql: Sql<Self>,
+        max_bytes: Option<usize>,
+    ) -> Result<Vec<Memory>> {
+        let mut query = sql.into_query();
+        let found = budget::rows_of(query.build().fetch(self), db_error);
+        budget::memories_within(found, max_bytes, rows::memory::<Self>).await
+    }
 
     fn db_error(err: sqlx::Error) -> Error {
         db_error(err)
@@ -47,5 +86,14 @@ impl Dialect for PgConnection {
         let mut query = sql.into_query();
         let done = query.build().execute(self).await.map_err(db_error)?;
         Ok(done.rows_affected())
+    }
+
+    async fn execute_unique(&mut self, sql: Sql<Self>) -> Result<Option<u64>> {
+        let mut query = sql.into_query();
+        match query.build().execute(self).await {
+            Ok(done) => Ok(Some(done.rows_affected())),
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(None),
+            Err(err) => Err(db_error(err)),
+        }
     }
 }

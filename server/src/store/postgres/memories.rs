@@ -3,17 +3,13 @@
 
 use std::collections::HashMap;
 
-use sqlx::{PgConnection, Postgres, QueryBuilder, Row as _};
+use sqlx::{PgConnection, Row as _};
 
 use super::rows::{self, FROM_MEMORIES, MEMORY_COLUMNS};
 use super::{db_error, vectors};
-use crate::domain::{
-    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryOrder, Micros, Neighbours,
-    Revision, Scope, TimeRange,
-};
+use crate::domain::{Memory, MemoryChange, Micros, Neighbours};
 use crate::error::{Error, Result};
-use crate::store::budget;
-use crate::store::sql::{self, Sql};
+use crate::store::sql;
 use crate::store::tx::{Identity, MemoryInsert};
 
 /// `memory_changes.kind` of a deletion.
@@ -29,120 +25,6 @@ const VECTOR_STORED: i32 = 5;
 /// decides on what the first wrote (no lost sighting, a stale etag seen as
 /// stale).
 const LOCK_FOR_WRITE: &str = " FOR UPDATE OF m";
-
-fn select_from_memories() -> QueryBuilder<Postgres> {
-    QueryBuilder::new(format!(
-        "SELECT {MEMORY_COLUMNS} FROM {FROM_MEMORIES} WHERE "
-    ))
-}
-
-/// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
-pub(super) fn push_visible(qb: &mut QueryBuilder<Postgres>, scope: &Scope, now: Micros) {
-    let mut sql = Sql::<PgConnection>::wrap(std::mem::take(qb));
-    sql::memories::push_visible(&mut sql, scope, now);
-    *qb = sql.into_query();
-}
-
-fn push_filter(qb: &mut QueryBuilder<Postgres>, filter: &MemoryFilter) {
-    push_in(
-        qb,
-        "m.memory_type",
-        filter.memory_types.iter().map(|t| t.code()),
-    );
-    push_in(qb, "m.level", filter.levels.iter().map(|l| l.code()));
-    for tag in &filter.tags {
-        qb.push(" AND m.tags @> jsonb_build_array(")
-            .push_bind(tag.clone())
-            .push("::text)");
-    }
-    if filter.min_importance > 0.0 {
-        qb.push(" AND m.importance >= ")
-            .push_bind(filter.min_importance);
-    }
-    push_range(qb, "m.create_time", filter.created);
-    push_range(qb, "m.occurred_at", filter.occurred);
-    for (key, value) in &filter.metadata {
-        qb.push(" AND m.metadata @> jsonb_build_object(")
-            .push_bind(key.clone())
-            .push("::text, ")
-            .push_bind(value.clone())
-            .push("::text)");
-    }
-}
-
-/// Appends the conditions that `column` is in `range`.
-fn push_range(qb: &mut QueryBuilder<Postgres>, column: &str, range: TimeRange) {
-    if let Some(after) = range.after {
-        qb.push(format!(" AND {column} >= ")).push_bind(after);
-    }
-    if let Some(before) = range.before {
-        qb.push(format!(" AND {column} < ")).push_bind(before);
-    }
-}
-
-/// Appends `column IN (codes)`, the server's own enum numbers written as
-/// literals so that the planner sees them (a single one can use the
-/// partial index of preferences).
-fn push_in(qb: &mut QueryBuilder<Postgres>, column: &str, codes: impl Iterator<Item = i32>) {
-    let codes: Vec<String> = codes.map(|code| code.to_string()).collect();
-    match codes.as_slice() {
-        [] => {}
-        [code] => {
-            qb.push(format!(" AND {column} = {code}"));
-        }
-        many => {
-            qb.push(format!(" AND {column} IN ({})", many.join(", ")));
-        }
-    }
-}
-
-fn json<T: serde::Serialize>(value: &T) -> String {
-    // Serialising a Vec<String> or a map of strings cannot fail.
-    serde_json::to_string(value).unwrap_or_default()
-}
-
-/// The memory `id` if it is visible from `scope`; locked for the rest of
-/// the transaction when `for_write`.
-pub(super) async fn get(
-    conn: &mut PgConnection,
-    scope: &Scope,
-    id: &str,
-    now: Micros,
-    for_write: bool,
-) -> Result<Option<Memory>> {
-    let mut qb = select_from_memories();
-    push_visible(&mut qb, scope, now);
-    qb.push(" AND m.id = ").push_bind(id.to_owned());
-    if for_write {
-        qb.push(LOCK_FOR_WRITE);
-    }
-    let row = qb
-        .build()
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    row.as_ref().map(rows::memory).transpose()
-}
-
-/// The memory `id` unless it has expired, whatever its scope.
-pub(super) async fn get_unexpired(
-    conn: &mut PgConnection,
-    id: &str,
-    now: Micros,
-) -> Result<Option<Memory>> {
-    let mut qb = select_from_memories();
-    qb.push("m.id = ")
-        .push_bind(id.to_owned())
-        .push(" AND (m.expire_time IS NULL OR m.expire_time > ")
-        .push_bind(now)
-        .push(")");
-    let row = qb
-        .build()
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    row.as_ref().map(rows::memory).transpose()
-}
 
 /// The memories of these identities, expired ones included, with their
 /// content hashes: one statement whatever their number (the identities go
@@ -209,8 +91,14 @@ pub(super) async fn insert(
     };
     let code = |f: fn(&MemoryInsert) -> i32| inserts.iter().map(f).collect::<Vec<i32>>();
     let float = |f: fn(&MemoryInsert) -> f64| inserts.iter().map(f).collect::<Vec<f64>>();
-    let tags: Vec<String> = inserts.iter().map(|i| json(&i.new.tags)).collect();
-    let metadata: Vec<String> = inserts.iter().map(|i| json(&i.new.metadata)).collect();
+    let tags: Vec<String> = inserts
+        .iter()
+        .map(|i| sql::memories::json(&i.new.tags))
+        .collect();
+    let metadata: Vec<String> = inserts
+        .iter()
+        .map(|i| sql::memories::json(&i.new.metadata))
+        .collect();
     let expire: Vec<Option<i64>> = inserts.iter().map(|i| i.new.expire_time).collect();
     let occurred: Vec<i64> = inserts
         .iter()
@@ -303,211 +191,9 @@ fn inserted(insert: &MemoryInsert, seq: i64, now: Micros) -> Memory {
     }
 }
 
-/// Writes a reinforced memory's counters, times and expiry as given.
-pub(super) async fn reinforce(
-    conn: &mut PgConnection,
-    memory: &Memory,
-    actor: &Actor,
-) -> Result<()> {
-    sqlx::query(
-        "UPDATE memories SET seen_count = $1, importance = $2, update_time = $3, occurred_at = $4, \
-         expire_time = $5, version = $6, actor_key = $7, actor_agent = $8 WHERE seq = $9",
-    )
-    .bind(memory.seen_count)
-    .bind(memory.importance)
-    .bind(memory.update_time)
-    .bind(memory.occurred_at)
-    .bind(memory.expire_time)
-    .bind(memory.version)
-    .bind(&actor.key_id)
-    .bind(&actor.agent_id)
-    .bind(memory.seq)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(())
-}
-
-/// Writes an updated memory as given; a twin of its new identity is
-/// `AlreadyExists`.
-pub(super) async fn rewrite(
-    conn: &mut PgConnection,
-    memory: &Memory,
-    hash: &str,
-    actor: &Actor,
-) -> Result<()> {
-    let updated = sqlx::query(
-        "UPDATE memories SET memory_type = $1, content = $2, content_hash = $3, summary = $4, \
-         tags = $5::jsonb, metadata = $6::jsonb, importance = $7, confidence = $8, expire_time = $9, \
-         occurred_at = $10, update_time = $11, version = $12, actor_key = $13, actor_agent = $14 \
-         WHERE seq = $15",
-    )
-    .bind(memory.memory_type.code())
-    .bind(&memory.content)
-    .bind(hash)
-    .bind(&memory.summary)
-    .bind(json(&memory.tags))
-    .bind(json(&memory.metadata))
-    .bind(memory.importance)
-    .bind(memory.confidence)
-    .bind(memory.expire_time)
-    .bind(memory.occurred_at)
-    .bind(memory.update_time)
-    .bind(memory.version)
-    .bind(&actor.key_id)
-    .bind(&actor.agent_id)
-    .bind(memory.seq)
-    .execute(&mut *conn)
-    .await;
-    match updated {
-        Ok(_) => Ok(()),
-        // The engine looked for twins under row locks; one committed since
-        // by another replica's insert is a twin all the same.
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(Error::AlreadyExists(
-            "an identical memory already exists in this scope".into(),
-        )),
-        Err(err) => Err(db_error(err)),
-    }
-}
-
-/// Names `actor` as the memory's last writer.
-pub(super) async fn stamp_actor(conn: &mut PgConnection, seq: i64, actor: &Actor) -> Result<()> {
-    sqlx::query("UPDATE memories SET actor_key = $1, actor_agent = $2 WHERE seq = $3")
-        .bind(&actor.key_id)
-        .bind(&actor.agent_id)
-        .bind(seq)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    Ok(())
-}
-
-/// The history of memory `id` in `namespace`, oldest first.
-pub(super) async fn revisions(
-    conn: &mut PgConnection,
-    namespace: &str,
-    id: &str,
-    limit: usize,
-    after_seq: Option<i64>,
-) -> Result<Vec<Revision>> {
-    let rows = sqlx::query(
-        "SELECT * FROM memory_revisions WHERE namespace = $1 AND memory_id = $2 AND seq > $3 \
-         ORDER BY seq LIMIT $4",
-    )
-    .bind(namespace)
-    .bind(id)
-    .bind(after_seq.unwrap_or(0))
-    .bind(limit_of(limit))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    rows::all(&rows, rows::revision)
-}
-
 /// A LIMIT as the database takes it.
 pub(super) fn limit_of(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
-}
-
-/// Removes the memories `seqs`; their deletion triggers record each as a
-/// change of the feed and a revision.
-pub(super) async fn remove(conn: &mut PgConnection, seqs: &[i64]) -> Result<()> {
-    if seqs.is_empty() {
-        return Ok(());
-    }
-    sqlx::query("DELETE FROM memories WHERE seq = ANY($1)")
-        .bind(seqs)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    Ok(())
-}
-
-/// Removes up to `limit` memories that expired at or before `now`, soonest
-/// expired first; returns how many. Rows another replica's purge (or a
-/// write) holds are left to it rather than waited for.
-pub(super) async fn purge_expired(
-    conn: &mut PgConnection,
-    now: Micros,
-    limit: usize,
-) -> Result<usize> {
-    let purged = sqlx::query(
-        "DELETE FROM memories WHERE seq IN (SELECT seq FROM memories WHERE expire_time IS NOT NULL \
-         AND expire_time <= $1 ORDER BY expire_time LIMIT $2 FOR UPDATE SKIP LOCKED)",
-    )
-    .bind(now)
-    .bind(limit_of(limit))
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(usize::try_from(purged.rows_affected()).unwrap_or(usize::MAX))
-}
-
-/// One page (plus one row, to tell whether another page follows).
-pub(super) async fn list(
-    conn: &mut PgConnection,
-    query: &ListQuery,
-    now: Micros,
-) -> Result<Vec<Memory>> {
-    let mut qb = select_from_memories();
-    push_visible(&mut qb, &query.scope, now);
-    push_filter(&mut qb, &query.filter);
-    if let Some(after) = query.after {
-        match query.order {
-            MemoryOrder::CreateTimeDesc => qb
-                .push(" AND (m.create_time, m.seq) < (")
-                .push_bind(after.create_time)
-                .push(", ")
-                .push_bind(after.seq)
-                .push(")"),
-            MemoryOrder::CreateTimeAsc => qb
-                .push(" AND (m.create_time, m.seq) > (")
-                .push_bind(after.create_time)
-                .push(", ")
-                .push_bind(after.seq)
-                .push(")"),
-            MemoryOrder::ImportanceDesc => qb
-                .push(" AND (m.importance, m.create_time, m.seq) < (")
-                .push_bind(after.importance)
-                .push(", ")
-                .push_bind(after.create_time)
-                .push(", ")
-                .push_bind(after.seq)
-                .push(")"),
-        };
-    }
-    qb.push(match query.order {
-        MemoryOrder::CreateTimeDesc => " ORDER BY m.create_time DESC, m.seq DESC",
-        MemoryOrder::CreateTimeAsc => " ORDER BY m.create_time ASC, m.seq ASC",
-        MemoryOrder::ImportanceDesc => {
-            " ORDER BY m.importance DESC, m.create_time DESC, m.seq DESC"
-        }
-    });
-    qb.push(" LIMIT ").push_bind(limit_of(query.page_size + 1));
-    let rows = budget::rows_of(qb.build().fetch(&mut *conn), db_error);
-    budget::memories_within(rows, query.max_bytes, rows::memory).await
-}
-
-/// The memories with these sequence numbers that are visible from `scope`
-/// and match `filter`.
-pub(super) async fn by_seq(
-    conn: &mut PgConnection,
-    scope: &Scope,
-    filter: &MemoryFilter,
-    seqs: &[i64],
-    now: Micros,
-) -> Result<Vec<Memory>> {
-    if seqs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut qb = select_from_memories();
-    qb.push("m.seq = ANY(")
-        .push_bind(seqs.to_vec())
-        .push(") AND ");
-    push_visible(&mut qb, scope, now);
-    push_filter(&mut qb, filter);
-    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows::all(&rows, rows::memory)
 }
 
 /// The memories with these sequence numbers, whoever may see them.
@@ -615,22 +301,4 @@ pub(super) async fn changes_after(
             },
         })
         .collect())
-}
-
-/// Up to `limit` memories after `after_seq`, in sequence order, expired ones
-/// included.
-pub(super) async fn scan(
-    conn: &mut PgConnection,
-    after_seq: i64,
-    limit: usize,
-) -> Result<Vec<Memory>> {
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {MEMORY_COLUMNS} FROM {FROM_MEMORIES} WHERE m.seq > $1 ORDER BY m.seq LIMIT $2"
-    )))
-    .bind(after_seq)
-    .bind(limit_of(limit))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    rows::all(&rows, rows::memory)
 }

@@ -30,7 +30,7 @@ mod url;
 #[cfg(test)]
 mod schema_tests;
 
-use crate::store::sql::{episodes, learning, outcomes, requests, usage, vectors};
+use crate::store::sql::{self, episodes, learning, outcomes, requests, usage, vectors};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -356,7 +356,7 @@ impl Store for PostgresStore {
 
     async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
         let mut conn = self.connection().await?;
-        memories::get(&mut conn, scope, id, now, false).await
+        sql::memories::get(&mut *conn, scope, id, now, false).await
     }
 
     async fn list_memory_revisions(
@@ -367,12 +367,12 @@ impl Store for PostgresStore {
         after_seq: Option<i64>,
     ) -> Result<Vec<Revision>> {
         let mut conn = self.connection().await?;
-        memories::revisions(&mut conn, namespace, id, page_size + 1, after_seq).await
+        sql::memories::revisions(&mut *conn, namespace, id, page_size + 1, after_seq).await
     }
 
     async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
         let mut conn = self.connection().await?;
-        memories::list(&mut conn, query, now).await
+        sql::memories::list(&mut *conn, query, now).await
     }
 
     async fn conversation_neighbours(
@@ -392,7 +392,7 @@ impl Store for PostgresStore {
         now: Micros,
     ) -> Result<Vec<Memory>> {
         let mut conn = self.connection().await?;
-        memories::by_seq(&mut conn, scope, filter, seqs, now).await
+        sql::memories::by_seq(&mut *conn, scope, filter, seqs, now).await
     }
 
     fn record_access(&self, seqs: Vec<i64>, now: Micros) {
@@ -551,7 +551,7 @@ impl Store for PostgresStore {
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
         let mut conn = self.connection().await?;
-        memories::scan(&mut conn, after_seq, limit).await
+        sql::memories::scan(&mut *conn, after_seq, limit).await
     }
 
     async fn unembedded(
@@ -616,7 +616,7 @@ impl Store for PostgresStore {
 
     async fn purge_expired_memories(&self, now: Micros, limit: usize) -> Result<usize> {
         self.write(true, move |conn| {
-            Box::pin(memories::purge_expired(conn, now, limit))
+            Box::pin(sql::memories::purge_expired(conn, now, limit))
         })
         .await
     }

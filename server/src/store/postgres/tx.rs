@@ -24,6 +24,7 @@
 //! writes — under write load most of them — so the explicit locks cost
 //! less.
 
+use crate::store::sql;
 use async_trait::async_trait;
 use sha2::{Digest as _, Sha256};
 use sqlx::PgConnection;
@@ -325,7 +326,7 @@ impl Tx for PgTx<'_> {
     async fn reinforce_memory(&mut self, memory: &Memory, actor: &Actor) -> Result<()> {
         self.may_write()?;
         self.changed = true;
-        memories::reinforce(self.conn, memory, actor).await
+        sql::memories::reinforce(self.conn, memory, actor).await
     }
 
     async fn update_memory(
@@ -336,18 +337,18 @@ impl Tx for PgTx<'_> {
     ) -> Result<()> {
         self.may_write()?;
         self.changed = true;
-        memories::rewrite(self.conn, memory, content_hash, actor).await
+        sql::memories::rewrite(self.conn, memory, content_hash, actor).await
     }
 
     async fn remove_memories(&mut self, seqs: &[i64]) -> Result<()> {
         self.may_write()?;
         self.changed |= !seqs.is_empty();
-        memories::remove(self.conn, seqs).await
+        sql::memories::remove(self.conn, seqs).await
     }
 
     async fn stamp_actor(&mut self, seq: i64, actor: &Actor) -> Result<()> {
         self.may_write()?;
-        memories::stamp_actor(self.conn, seq, actor).await
+        sql::memories::stamp_actor(self.conn, seq, actor).await
     }
 
     async fn visible_memory(
@@ -357,11 +358,11 @@ impl Tx for PgTx<'_> {
         now: Micros,
     ) -> Result<Option<Memory>> {
         // The engine reads it to update or delete it.
-        memories::get(self.conn, scope, id, now, self.writing).await
+        sql::memories::get(self.conn, scope, id, now, self.writing).await
     }
 
     async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>> {
-        memories::get_unexpired(self.conn, id, now).await
+        sql::memories::get_unexpired(self.conn, id, now).await
     }
 
     async fn count_stale(&mut self, stale: &Stale) -> Result<i64> {

@@ -31,6 +31,7 @@ use sqlx::{Database, QueryBuilder};
 
 pub use value::{Bind, Column};
 
+use crate::domain::Memory;
 use crate::error::{Error, Result};
 
 /// A connection of one of the two databases, and what the shared SQL needs
@@ -64,6 +65,37 @@ pub trait Dialect: Send + Sized {
     /// UNAVAILABLE, a full disk RESOURCE_EXHAUSTED, the rest INTERNAL).
     fn db_error(err: sqlx::Error) -> Error;
 
+    /// What ends a SELECT of memories (alias `m`) whose rows the unit of
+    /// work will change, to lock them until it ends: PostgreSQL's
+    /// ` FOR UPDATE OF m`; nothing on SQLite, whose one writer holds them all.
+    const LOCK_FOR_WRITE: &'static str;
+
+    /// What memories are read from when they are looked up by sequence
+    /// number, with their access bookkeeping: on SQLite, `NOT INDEXED`, so
+    /// that a rowid lookup is never traded for a walk of a namespace's index
+    /// that a visibility rule would invite.
+    const MEMORIES_BY_SEQ: &'static str;
+
+    /// Appends `column IN (seqs)`: a list of placeholders on SQLite, one
+    /// array (`= ANY(…)`, so that the statement is prepared once whatever
+    /// the number) on PostgreSQL.
+    fn push_in_seqs(query: &mut QueryBuilder<Self::Db>, column: &str, seqs: &[i64]);
+
+    /// Appends that the JSON array `column` holds the string `tag`.
+    fn push_has_tag(query: &mut QueryBuilder<Self::Db>, column: &str, tag: &str);
+
+    /// Appends that the JSON object `column` maps `key` to the string `value`.
+    fn push_has_entry(query: &mut QueryBuilder<Self::Db>, column: &str, key: &str, value: &str);
+
+    /// Reads the memories (with [`rows::memory`]'s columns) `sql` returns,
+    /// one row at a time, until they pass `max_bytes` of text: the row past
+    /// the budget is the last one kept (see [`crate::store::budget`]).
+    fn memories_within(
+        &mut self,
+        sql: Sql<Self>,
+        max_bytes: Option<usize>,
+    ) -> impl Future<Output = Result<Vec<Memory>>> + Send;
+
     /// Binds `value` at the end of `query`.
     fn push_value<T: Bind>(query: &mut QueryBuilder<Self::Db>, value: T);
 
@@ -81,6 +113,13 @@ pub trait Dialect: Send + Sized {
 
     /// Runs `sql`; how many rows it changed.
     fn execute(&mut self, sql: Sql<Self>) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Runs `sql`; how many rows it changed, or `None` when a unique key
+    /// refused it.
+    fn execute_unique(
+        &mut self,
+        sql: Sql<Self>,
+    ) -> impl Future<Output = Result<Option<u64>>> + Send;
 }
 
 /// A row of `D`'s database.
@@ -108,6 +147,25 @@ impl<D: Dialect> Sql<D> {
     /// Appends a placeholder for `value`, bound to it.
     pub fn bind<T: Bind>(&mut self, value: T) -> &mut Self {
         D::push_value(&mut self.query, value);
+        self
+    }
+
+    /// Appends `column IN (seqs)` in the dialect's spelling
+    /// ([`Dialect::push_in_seqs`]).
+    pub fn in_seqs(&mut self, column: &str, seqs: &[i64]) -> &mut Self {
+        D::push_in_seqs(&mut self.query, column, seqs);
+        self
+    }
+
+    /// Appends ` AND` the JSON array `column` holds `tag`.
+    pub fn has_tag(&mut self, column: &str, tag: &str) -> &mut Self {
+        D::push_has_tag(&mut self.query, column, tag);
+        self
+    }
+
+    /// Appends ` AND` the JSON object `column` maps `key` to `value`.
+    pub fn has_entry(&mut self, column: &str, key: &str, value: &str) -> &mut Self {
+        D::push_has_entry(&mut self.query, column, key, value);
         self
     }
 

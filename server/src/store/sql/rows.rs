@@ -4,8 +4,9 @@
 use super::{Columns, Dialect, Row};
 use crate::domain::episode::{Episode, EpisodeStatus, MistakeCard, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AntiPattern, Heuristic, TaskOutcome};
-use crate::domain::{Memory, MemoryLevel, MemorySource, MemoryType, Scope};
+use crate::domain::{Actor, Memory, MemoryLevel, MemorySource, MemoryType, Revision, Scope};
 use crate::error::{Error, Result};
+use crate::store::transfer::rows::CHANGED_SEPARATOR;
 
 /// A memory's columns (alias `m`) with its access bookkeeping (alias `a`,
 /// a LEFT JOIN of `memory_access`, see [`FROM_MEMORIES`]), as [`memory`]
@@ -67,6 +68,28 @@ pub fn memory<D: Dialect>(row: &Row<D>) -> Result<Memory> {
         occurred_at: c.get("occurred_at")?,
         origin_session_id: c.get("origin_session_id")?,
         version: c.get("version")?,
+    })
+}
+
+/// A `memory_revisions` row.
+pub fn revision<D: Dialect>(row: &Row<D>) -> Result<Revision> {
+    let c = Columns::<D>::of(row);
+    let changed: String = c.get("changed")?;
+    Ok(Revision {
+        seq: c.get("seq")?,
+        memory_id: c.get("memory_id")?,
+        version: c.get("version")?,
+        action: c.get("action")?,
+        time: c.get("time")?,
+        actor: Actor {
+            key_id: c.get("key_id")?,
+            agent_id: c.get("agent_id")?,
+        },
+        changed_fields: changed
+            .split(CHANGED_SEPARATOR)
+            .filter(|field| !field.is_empty())
+            .map(str::to_owned)
+            .collect(),
     })
 }
 

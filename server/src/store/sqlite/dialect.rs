@@ -3,7 +3,9 @@
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::db_error;
+use crate::domain::Memory;
 use crate::error::{Error, Result};
+use crate::store::budget;
 use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
 
 impl Dialect for SqliteConnection {
@@ -21,6 +23,50 @@ impl Dialect for SqliteConnection {
     const MEMORY_COLUMNS: &'static str = rows::memory_columns!("");
 
     const JSON_PARAM: &'static str = "";
+
+    const LOCK_FOR_WRITE: &'static str = "";
+
+    const MEMORIES_BY_SEQ: &'static str =
+        "memories m NOT INDEXED LEFT JOIN memory_access a ON a.memory_seq = m.seq";
+
+    fn push_in_seqs(query: &mut QueryBuilder<Sqlite>, column: &str, seqs: &[i64]) {
+        query.push(format_args!("{column} IN ("));
+        let mut list = query.separated(", ");
+        for &seq in seqs {
+            list.push_bind(seq);
+        }
+        query.push(")");
+    }
+
+    fn push_has_tag(query: &mut QueryBuilder<Sqlite>, column: &str, tag: &str) {
+        query
+            .push(format_args!(
+                " AND EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = "
+            ))
+            .push_bind(tag.to_owned())
+            .push(")");
+    }
+
+    fn push_has_entry(query: &mut QueryBuilder<Sqlite>, column: &str, key: &str, value: &str) {
+        query
+            .push(format_args!(
+                " AND EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.key = "
+            ))
+            .push_bind(key.to_owned())
+            .push(" AND json_each.value = ")
+            .push_bind(value.to_owned())
+            .push(")");
+    }
+
+    async fn memories_within(
+        &mut self,
+        sql: Sql<Self>,
+        max_bytes: Option<usize>,
+    ) -> Result<Vec<Memory>> {
+        let mut query = sql.into_query();
+        let found = budget::rows_of(query.build().fetch(self), db_error);
+        budget::memories_within(found, max_bytes, rows::memory::<Self>).await
+    }
 
     fn db_error(err: sqlx::Error) -> Error {
         db_error(err)
@@ -48,5 +94,14 @@ impl Dialect for SqliteConnection {
         let mut query = sql.into_query();
         let done = query.build().execute(self).await.map_err(db_error)?;
         Ok(done.rows_affected())
+    }
+
+    async fn execute_unique(&mut self, sql: Sql<Self>) -> Result<Option<u64>> {
+        let mut query = sql.into_query();
+        match query.build().execute(self).await {
+            Ok(done) => Ok(Some(done.rows_affected())),
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(None),
+            Err(err) => Err(db_error(err)),
+        }
     }
 }

@@ -6,8 +6,8 @@ use futures_util::stream::BoxStream;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{AssertSqlSafe, QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
+use super::db_error;
 use super::memories::{COLUMNS, FROM_MEMORIES};
-use super::{db_error, memories};
 use crate::error::{Error, Result};
 use crate::store::sql::rows;
 use crate::store::transfer::rows::{LESSON_MISTAKE, LESSON_SUCCESS};
@@ -98,7 +98,7 @@ fn record(kind: Kind, row: &SqliteRow) -> Result<Record> {
     Ok(match kind {
         Kind::Memory => Record::Memory(rows::memory::<SqliteConnection>(row)?.into()),
         Kind::MemoryRevision => {
-            let revision = memories::revision_from_row(row)?;
+            let revision = rows::revision::<SqliteConnection>(row)?;
             Record::MemoryRevision(MemoryRevisionRecord {
                 namespace: text("namespace")?,
                 memory_id: revision.memory_id,

@@ -3,17 +3,12 @@
 
 use std::collections::HashMap;
 
-use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use super::db_error;
-use crate::domain::{
-    Actor, ListQuery, Memory, MemoryChange, MemoryFilter, MemoryOrder, Micros, Neighbours,
-    Revision, Scope, TimeRange,
-};
+use crate::domain::{Memory, MemoryChange, Micros, Neighbours};
 use crate::error::{Error, Result};
-use crate::store::budget;
-use crate::store::sql::{self, Dialect, Sql, rows};
+use crate::store::sql::{self, Dialect, rows};
 use crate::store::tx::{self, MemoryInsert};
 
 /// A memory's columns with its access bookkeeping, as [`rows::memory`]
@@ -41,119 +36,6 @@ pub(super) fn push_list(qb: &mut QueryBuilder<Sqlite>, seqs: &[i64]) {
         list.push_bind(seq);
     }
     qb.push(")");
-}
-
-fn select_from_memories() -> QueryBuilder<Sqlite> {
-    QueryBuilder::new(format!("SELECT {COLUMNS} FROM {FROM_MEMORIES} WHERE "))
-}
-
-/// Appends the visibility rule of DESIGN §3 for `scope`, and hides expired rows.
-pub(super) fn push_visible(qb: &mut QueryBuilder<Sqlite>, scope: &Scope, now: Micros) {
-    let mut sql = Sql::<SqliteConnection>::wrap(std::mem::take(qb));
-    sql::memories::push_visible(&mut sql, scope, now);
-    *qb = sql.into_query();
-}
-
-fn push_filter(qb: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {
-    push_in(
-        qb,
-        "m.memory_type",
-        filter.memory_types.iter().map(|t| t.code()),
-    );
-    push_in(qb, "m.level", filter.levels.iter().map(|l| l.code()));
-    for tag in &filter.tags {
-        qb.push(" AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ")
-            .push_bind(tag.clone())
-            .push(")");
-    }
-    if filter.min_importance > 0.0 {
-        qb.push(" AND m.importance >= ")
-            .push_bind(filter.min_importance);
-    }
-    push_range(qb, "m.create_time", filter.created);
-    push_range(qb, "m.occurred_at", filter.occurred);
-    for (key, value) in &filter.metadata {
-        qb.push(" AND EXISTS (SELECT 1 FROM json_each(m.metadata) WHERE json_each.key = ")
-            .push_bind(key.clone())
-            .push(" AND json_each.value = ")
-            .push_bind(value.clone())
-            .push(")");
-    }
-}
-
-/// Appends the conditions that `column` is in `range`.
-fn push_range(qb: &mut QueryBuilder<Sqlite>, column: &str, range: TimeRange) {
-    if let Some(after) = range.after {
-        qb.push(format!(" AND {column} >= ")).push_bind(after);
-    }
-    if let Some(before) = range.before {
-        qb.push(format!(" AND {column} < ")).push_bind(before);
-    }
-}
-
-/// Appends `column IN (codes)`. The codes are the server's own enum
-/// numbers, written as literals so that the planner sees them: a single one
-/// becomes `column = code`, which lets SQLite use a partial index for that
-/// value (preferences have one).
-fn push_in(qb: &mut QueryBuilder<Sqlite>, column: &str, codes: impl ExactSizeIterator<Item = i32>) {
-    let codes: Vec<String> = codes.map(|code| code.to_string()).collect();
-    match codes.as_slice() {
-        [] => {}
-        [code] => {
-            qb.push(format!(" AND {column} = {code}"));
-        }
-        many => {
-            qb.push(format!(" AND {column} IN ({})", many.join(", ")));
-        }
-    }
-}
-
-fn json<T: serde::Serialize>(value: &T) -> String {
-    // Serialising a Vec<String> or a map of strings cannot fail.
-    serde_json::to_string(value).unwrap_or_default()
-}
-
-/// The memory `id` if it is visible from `scope`.
-pub(super) async fn get(
-    conn: &mut SqliteConnection,
-    scope: &Scope,
-    id: &str,
-    now: Micros,
-) -> Result<Option<Memory>> {
-    let mut qb = select_from_memories();
-    push_visible(&mut qb, scope, now);
-    qb.push(" AND m.id = ").push_bind(id.to_owned());
-    let row = qb
-        .build()
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    row.as_ref()
-        .map(rows::memory::<SqliteConnection>)
-        .transpose()
-}
-
-/// The memory `id` unless it has expired, whatever its scope (the caller
-/// has established that the scope may see it).
-pub(super) async fn get_unexpired(
-    conn: &mut SqliteConnection,
-    id: &str,
-    now: Micros,
-) -> Result<Option<Memory>> {
-    let mut qb = select_from_memories();
-    qb.push("m.id = ")
-        .push_bind(id.to_owned())
-        .push(" AND (m.expire_time IS NULL OR m.expire_time > ")
-        .push_bind(now)
-        .push(")");
-    let row = qb
-        .build()
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    row.as_ref()
-        .map(rows::memory::<SqliteConnection>)
-        .transpose()
 }
 
 /// The memories of these identities, expired ones included, with their
@@ -224,8 +106,8 @@ pub(super) async fn insert(
                 .push_bind(new.content.as_str())
                 .push_bind(insert.content_hash.as_str())
                 .push_bind(new.summary.as_str())
-                .push_bind(json(&new.tags))
-                .push_bind(json(&new.metadata))
+                .push_bind(sql::memories::json(&new.tags))
+                .push_bind(sql::memories::json(&new.metadata))
                 .push_bind(new.importance)
                 .push_bind(new.confidence)
                 .push_bind(new.source.code())
@@ -284,85 +166,6 @@ fn inserted(insert: &MemoryInsert, seq: i64, now: Micros) -> Memory {
     }
 }
 
-/// Writes a reinforced memory's counters, times and expiry as given.
-pub(super) async fn reinforce(
-    conn: &mut SqliteConnection,
-    memory: &Memory,
-    actor: &Actor,
-) -> Result<()> {
-    sqlx::query(
-        "UPDATE memories SET seen_count = ?, importance = ?, update_time = ?, occurred_at = ?, expire_time = ?, \
-         version = ?, actor_key = ?, actor_agent = ? WHERE seq = ?",
-    )
-    .bind(memory.seen_count)
-    .bind(memory.importance)
-    .bind(memory.update_time)
-    .bind(memory.occurred_at)
-    .bind(memory.expire_time)
-    .bind(memory.version)
-    .bind(&actor.key_id)
-    .bind(&actor.agent_id)
-    .bind(memory.seq)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(())
-}
-
-/// Writes an updated memory as given.
-pub(super) async fn rewrite(
-    conn: &mut SqliteConnection,
-    memory: &Memory,
-    hash: &str,
-    actor: &Actor,
-) -> Result<()> {
-    let updated = sqlx::query(
-        "UPDATE memories SET memory_type = ?, content = ?, content_hash = ?, summary = ?, tags = ?, metadata = ?, \
-         importance = ?, confidence = ?, expire_time = ?, occurred_at = ?, update_time = ?, version = ?, \
-         actor_key = ?, actor_agent = ? WHERE seq = ?",
-    )
-    .bind(memory.memory_type.code())
-    .bind(&memory.content)
-    .bind(hash)
-    .bind(&memory.summary)
-    .bind(json(&memory.tags))
-    .bind(json(&memory.metadata))
-    .bind(memory.importance)
-    .bind(memory.confidence)
-    .bind(memory.expire_time)
-    .bind(memory.occurred_at)
-    .bind(memory.update_time)
-    .bind(memory.version)
-    .bind(&actor.key_id)
-    .bind(&actor.agent_id)
-    .bind(memory.seq)
-    .execute(&mut *conn)
-    .await;
-    match updated {
-        Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(Error::AlreadyExists(
-            "an identical memory already exists in this scope".into(),
-        )),
-        Err(err) => Err(db_error(err)),
-    }
-}
-
-/// Names `actor` as the memory's last writer.
-pub(super) async fn stamp_actor(
-    conn: &mut SqliteConnection,
-    seq: i64,
-    actor: &Actor,
-) -> Result<()> {
-    sqlx::query("UPDATE memories SET actor_key = ?, actor_agent = ? WHERE seq = ?")
-        .bind(&actor.key_id)
-        .bind(&actor.agent_id)
-        .bind(seq)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    Ok(())
-}
-
 /// The columns a create writes, in the order [`upsert`] binds them.
 const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
      memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
@@ -371,154 +174,6 @@ const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, pr
 /// SQLite's limit of 32,766). A statement of each size is prepared once and
 /// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
 pub(super) const MAX_UPSERT_ROWS: usize = 256;
-
-/// The history of memory `id` in `namespace`, oldest first: up to `limit`
-/// revisions after `after_seq`.
-pub(super) async fn revisions(
-    conn: &mut SqliteConnection,
-    namespace: &str,
-    id: &str,
-    limit: usize,
-    after_seq: Option<i64>,
-) -> Result<Vec<Revision>> {
-    let rows = sqlx::query(
-        "SELECT * FROM memory_revisions WHERE namespace = ? AND memory_id = ? AND seq > ? \
-         ORDER BY seq LIMIT ?",
-    )
-    .bind(namespace)
-    .bind(id)
-    .bind(after_seq.unwrap_or(0))
-    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    rows.iter().map(revision_from_row).collect()
-}
-
-/// A row of `memory_revisions` as a revision.
-pub(super) fn revision_from_row(row: &SqliteRow) -> Result<Revision> {
-    let changed: String = row.try_get("changed").map_err(db_error)?;
-    Ok(Revision {
-        seq: row.try_get("seq").map_err(db_error)?,
-        memory_id: row.try_get("memory_id").map_err(db_error)?,
-        version: row.try_get("version").map_err(db_error)?,
-        action: row.try_get("action").map_err(db_error)?,
-        time: row.try_get("time").map_err(db_error)?,
-        actor: Actor {
-            key_id: row.try_get("key_id").map_err(db_error)?,
-            agent_id: row.try_get("agent_id").map_err(db_error)?,
-        },
-        changed_fields: changed
-            .split(CHANGED_SEPARATOR)
-            .filter(|field| !field.is_empty())
-            .map(str::to_owned)
-            .collect(),
-    })
-}
-
-/// Between the names in `memory_revisions.changed` (as its trigger writes
-/// them).
-pub(super) const CHANGED_SEPARATOR: char = crate::store::transfer::rows::CHANGED_SEPARATOR;
-
-/// Removes the memories `seqs`: the one way a memory leaves the database on
-/// request (DeleteMemory) or by retention. Their deletion trigger records
-/// each as a change of the feed, which the search indexes follow; whatever
-/// else a removal must leave behind belongs here too.
-pub(super) async fn remove(conn: &mut SqliteConnection, seqs: &[i64]) -> Result<()> {
-    if seqs.is_empty() {
-        return Ok(());
-    }
-    let mut qb = QueryBuilder::<Sqlite>::new("DELETE FROM memories WHERE seq IN ");
-    push_list(&mut qb, seqs);
-    qb.build().execute(&mut *conn).await.map_err(db_error)?;
-    Ok(())
-}
-
-/// Removes up to `limit` memories that expired at or before `now`, soonest
-/// expired first; returns how many.
-pub(super) async fn purge_expired(
-    conn: &mut SqliteConnection,
-    now: Micros,
-    limit: usize,
-) -> Result<usize> {
-    let seqs: Vec<i64> = sqlx::query_scalar(
-        "SELECT seq FROM memories WHERE expire_time IS NOT NULL AND expire_time <= ? \
-         ORDER BY expire_time LIMIT ?",
-    )
-    .bind(now)
-    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    remove(conn, &seqs).await?;
-    Ok(seqs.len())
-}
-
-/// One page (plus one row, to tell whether another page follows).
-pub(super) async fn list(
-    conn: &mut SqliteConnection,
-    query: &ListQuery,
-    now: Micros,
-) -> Result<Vec<Memory>> {
-    let mut qb = select_from_memories();
-    push_visible(&mut qb, &query.scope, now);
-    push_filter(&mut qb, &query.filter);
-    if let Some(after) = query.after {
-        match query.order {
-            MemoryOrder::CreateTimeDesc => qb
-                .push(" AND (m.create_time, m.seq) < (")
-                .push_bind(after.create_time)
-                .push(", ")
-                .push_bind(after.seq)
-                .push(")"),
-            MemoryOrder::CreateTimeAsc => qb
-                .push(" AND (m.create_time, m.seq) > (")
-                .push_bind(after.create_time)
-                .push(", ")
-                .push_bind(after.seq)
-                .push(")"),
-            MemoryOrder::ImportanceDesc => qb
-                .push(" AND (m.importance, m.create_time, m.seq) < (")
-                .push_bind(after.importance)
-                .push(", ")
-                .push_bind(after.create_time)
-                .push(", ")
-                .push_bind(after.seq)
-                .push(")"),
-        };
-    }
-    qb.push(match query.order {
-        MemoryOrder::CreateTimeDesc => " ORDER BY m.create_time DESC, m.seq DESC",
-        MemoryOrder::CreateTimeAsc => " ORDER BY m.create_time ASC, m.seq ASC",
-        MemoryOrder::ImportanceDesc => {
-            " ORDER BY m.importance DESC, m.create_time DESC, m.seq DESC"
-        }
-    });
-    qb.push(" LIMIT ")
-        .push_bind(i64::try_from(query.page_size + 1).unwrap_or(i64::MAX));
-    let rows = budget::rows_of(qb.build().fetch(&mut *conn), db_error);
-    budget::memories_within(rows, query.max_bytes, rows::memory::<SqliteConnection>).await
-}
-
-/// The memories with these sequence numbers that are visible from `scope`
-/// and match `filter`.
-pub(super) async fn by_seq(
-    conn: &mut SqliteConnection,
-    scope: &Scope,
-    filter: &MemoryFilter,
-    seqs: &[i64],
-    now: Micros,
-) -> Result<Vec<Memory>> {
-    if seqs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut qb = select_by_seq(seqs);
-    qb.push(" AND ");
-    push_visible(&mut qb, scope, now);
-    push_filter(&mut qb, filter);
-    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows.iter().map(rows::memory::<SqliteConnection>).collect()
-}
 
 /// The conversation neighbours of the memories `seqs` of `namespace`: for
 /// each one written in a session, the memory written just before and just
@@ -679,20 +334,4 @@ impl Written {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&(seq, version))
     }
-}
-
-/// Up to `limit` memories after `after_seq`, in sequence order, expired ones
-/// included.
-pub(super) async fn scan(
-    conn: &mut SqliteConnection,
-    after_seq: i64,
-    limit: usize,
-) -> Result<Vec<Memory>> {
-    let mut qb = select_from_memories();
-    qb.push("m.seq > ")
-        .push_bind(after_seq)
-        .push(" ORDER BY m.seq LIMIT ")
-        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-    let rows = qb.build().fetch_all(&mut *conn).await.map_err(db_error)?;
-    rows.iter().map(rows::memory::<SqliteConnection>).collect()
 }

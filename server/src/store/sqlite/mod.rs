@@ -14,7 +14,7 @@ pub mod transfer;
 mod tx;
 mod writer;
 
-use crate::store::sql::{episodes, learning, outcomes, requests, usage, vectors};
+use crate::store::sql::{self, episodes, learning, outcomes, requests, usage, vectors};
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -358,7 +358,7 @@ impl Store for SqliteStore {
 
     async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::get(&mut conn, scope, id, now).await
+        sql::memories::get(&mut *conn, scope, id, now, false).await
     }
 
     async fn list_memory_revisions(
@@ -369,12 +369,12 @@ impl Store for SqliteStore {
         after_seq: Option<i64>,
     ) -> Result<Vec<Revision>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::revisions(&mut conn, namespace, id, page_size + 1, after_seq).await
+        sql::memories::revisions(&mut *conn, namespace, id, page_size + 1, after_seq).await
     }
 
     async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::list(&mut conn, query, now).await
+        sql::memories::list(&mut *conn, query, now).await
     }
 
     async fn memories_by_seq(
@@ -385,7 +385,7 @@ impl Store for SqliteStore {
         now: Micros,
     ) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::by_seq(&mut conn, scope, filter, seqs, now).await
+        sql::memories::by_seq(&mut *conn, scope, filter, seqs, now).await
     }
 
     async fn conversation_neighbours(
@@ -554,7 +554,7 @@ impl Store for SqliteStore {
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::scan(&mut conn, after_seq, limit).await
+        sql::memories::scan(&mut *conn, after_seq, limit).await
     }
 
     async fn unembedded(
@@ -621,7 +621,9 @@ impl Store for SqliteStore {
         // Fails, if at all, with a database error: no savepoint needed.
         // Deletes only: runs even on a full disk.
         self.writer
-            .write_atomic_freeing(move |conn| Box::pin(memories::purge_expired(conn, now, limit)))
+            .write_atomic_freeing(move |conn| {
+                Box::pin(sql::memories::purge_expired(conn, now, limit))
+            })
             .await
     }
 

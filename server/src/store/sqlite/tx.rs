@@ -2,6 +2,7 @@
 //! the writer's transaction. One writer commits everything, so there is
 //! nothing to lock.
 
+use crate::store::sql;
 use async_trait::async_trait;
 use sqlx::SqliteConnection;
 
@@ -221,7 +222,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn reinforce_memory(&mut self, memory: &Memory, actor: &Actor) -> Result<()> {
-        memories::reinforce(self.conn, memory, actor).await?;
+        sql::memories::reinforce(self.conn, memory, actor).await?;
         self.written.push(memory.clone());
         Ok(())
     }
@@ -232,17 +233,17 @@ impl Tx for SqliteTx<'_> {
         content_hash: &str,
         actor: &Actor,
     ) -> Result<()> {
-        memories::rewrite(self.conn, memory, content_hash, actor).await?;
+        sql::memories::rewrite(self.conn, memory, content_hash, actor).await?;
         self.written.push(memory.clone());
         Ok(())
     }
 
     async fn remove_memories(&mut self, seqs: &[i64]) -> Result<()> {
-        memories::remove(self.conn, seqs).await
+        sql::memories::remove(self.conn, seqs).await
     }
 
     async fn stamp_actor(&mut self, seq: i64, actor: &Actor) -> Result<()> {
-        memories::stamp_actor(self.conn, seq, actor).await
+        sql::memories::stamp_actor(self.conn, seq, actor).await
     }
 
     async fn visible_memory(
@@ -251,11 +252,11 @@ impl Tx for SqliteTx<'_> {
         id: &str,
         now: Micros,
     ) -> Result<Option<Memory>> {
-        memories::get(self.conn, scope, id, now).await
+        sql::memories::get(self.conn, scope, id, now, false).await
     }
 
     async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>> {
-        memories::get_unexpired(self.conn, id, now).await
+        sql::memories::get_unexpired(self.conn, id, now).await
     }
 
     async fn count_stale(&mut self, stale: &Stale) -> Result<i64> {
