@@ -2,11 +2,12 @@
 
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 
-use super::db_error;
-use crate::domain::Memory;
+use super::{db_error, memories};
+use crate::domain::{Memory, Micros};
 use crate::error::{Error, Result};
 use crate::store::budget;
 use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
+use crate::store::tx::{Identity, MemoryInsert};
 
 impl Dialect for PgConnection {
     type Db = Postgres;
@@ -58,6 +59,33 @@ impl Dialect for PgConnection {
         let mut query = sql.into_query();
         let found = budget::rows_of(query.build().fetch(self), db_error);
         budget::memories_within(found, max_bytes, rows::memory::<Self>).await
+    }
+
+    /// A transaction-scoped advisory lock on the key's hash (see
+    /// [`super::tx::lock_key`]).
+    async fn lock(&mut self, key: &str) -> Result<()> {
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(super::tx::lock_key(key))
+            .execute(self)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn identical_memories(
+        &mut self,
+        identities: &[Identity],
+        for_write: bool,
+    ) -> Result<Vec<(Memory, String)>> {
+        memories::identical(self, identities, for_write).await
+    }
+
+    async fn insert_memories(
+        &mut self,
+        inserts: &[MemoryInsert],
+        now: Micros,
+    ) -> Result<Vec<Memory>> {
+        memories::insert(self, inserts, now).await
     }
 
     fn db_error(err: sqlx::Error) -> Error {

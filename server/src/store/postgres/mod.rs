@@ -44,7 +44,6 @@ use tokio::task::JoinHandle;
 use self::feed::Feed;
 pub use self::migrate::{migrate, schema_version};
 use self::reachability::{Reachability, UNREACHABLE};
-use self::tx::PgTx;
 pub use self::url::{InvalidUrl, PostgresUrl};
 use super::tx::{Answer, DiskUse, LearningProgress, Work};
 use super::{KnowledgeQuery, NamespaceSizes, Store};
@@ -61,6 +60,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::store::access::{self as gathered, Accesses};
+use crate::store::sql::tx::SqlTx;
 
 /// What an operator command that only works on a SQLite file says when
 /// given a PostgreSQL database.
@@ -200,7 +200,7 @@ impl PostgresStore {
                 .begin_with("BEGIN ISOLATION LEVEL READ COMMITTED")
                 .await
                 .map_err(db_error)?;
-            let mut unit = PgTx::writing(&mut tx);
+            let mut unit = SqlTx::writing(&mut *tx);
             let done = work(&mut unit).await;
             let changed = unit.changed_memories();
             match done {
@@ -349,7 +349,7 @@ impl Store for PostgresStore {
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await
             .map_err(db_error)?;
-        let answer = work(&mut PgTx::reading(&mut snapshot)).await;
+        let answer = work(&mut SqlTx::reading(&mut *snapshot)).await;
         let _ = snapshot.rollback().await;
         answer
     }

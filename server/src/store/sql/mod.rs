@@ -20,6 +20,7 @@ pub mod memories;
 pub mod outcomes;
 pub mod requests;
 pub mod rows;
+pub mod tx;
 pub mod usage;
 mod value;
 pub mod vectors;
@@ -31,8 +32,9 @@ use sqlx::{Database, QueryBuilder};
 
 pub use value::{Bind, Column};
 
-use crate::domain::Memory;
+use crate::domain::{Memory, Micros};
 use crate::error::{Error, Result};
+use crate::store::tx::{Identity, MemoryInsert};
 
 /// A connection of one of the two databases, and what the shared SQL needs
 /// to know of its dialect.
@@ -94,6 +96,26 @@ pub trait Dialect: Send + Sized {
         &mut self,
         sql: Sql<Self>,
         max_bytes: Option<usize>,
+    ) -> impl Future<Output = Result<Vec<Memory>>> + Send;
+
+    /// Takes the unit of work's lock on `key` until it ends (PostgreSQL: a
+    /// transaction-scoped advisory lock; SQLite's one writer serialises
+    /// every unit already).
+    fn lock(&mut self, key: &str) -> impl Future<Output = Result<()>> + Send;
+
+    /// The memories of these identities, expired ones included, with their
+    /// content hashes; locked when `for_write`.
+    fn identical_memories(
+        &mut self,
+        identities: &[Identity],
+        for_write: bool,
+    ) -> impl Future<Output = Result<Vec<(Memory, String)>>> + Send;
+
+    /// Stores new memories; returns them as stored.
+    fn insert_memories(
+        &mut self,
+        inserts: &[MemoryInsert],
+        now: Micros,
     ) -> impl Future<Output = Result<Vec<Memory>>> + Send;
 
     /// Binds `value` at the end of `query`.

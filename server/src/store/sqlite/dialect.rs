@@ -2,11 +2,12 @@
 
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
-use super::db_error;
-use crate::domain::Memory;
+use super::{db_error, memories};
+use crate::domain::{Memory, Micros};
 use crate::error::{Error, Result};
 use crate::store::budget;
 use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
+use crate::store::tx::{Identity, MemoryInsert};
 
 impl Dialect for SqliteConnection {
     type Db = Sqlite;
@@ -66,6 +67,28 @@ impl Dialect for SqliteConnection {
         let mut query = sql.into_query();
         let found = budget::rows_of(query.build().fetch(self), db_error);
         budget::memories_within(found, max_bytes, rows::memory::<Self>).await
+    }
+
+    /// The one writer serialises every unit of work already.
+    async fn lock(&mut self, _key: &str) -> Result<()> {
+        Ok(())
+    }
+
+    /// Nothing to lock: the one writer holds the database.
+    async fn identical_memories(
+        &mut self,
+        identities: &[Identity],
+        _for_write: bool,
+    ) -> Result<Vec<(Memory, String)>> {
+        memories::identical(self, identities).await
+    }
+
+    async fn insert_memories(
+        &mut self,
+        inserts: &[MemoryInsert],
+        now: Micros,
+    ) -> Result<Vec<Memory>> {
+        memories::insert(self, inserts, now).await
     }
 
     fn db_error(err: sqlx::Error) -> Error {

@@ -11,7 +11,6 @@ mod feed;
 mod import;
 mod memories;
 pub mod transfer;
-mod tx;
 mod writer;
 
 use crate::store::sql::{self, episodes, learning, outcomes, requests, usage, vectors};
@@ -29,7 +28,6 @@ use tokio::sync::{Mutex, Notify, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use self::memories::Written;
-use self::tx::SqliteTx;
 use self::writer::{OnCommit, Writer};
 use super::tx::{Answer, DiskUse, LearningProgress, Work};
 use super::{KnowledgeQuery, NamespaceSizes, Store};
@@ -46,6 +44,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::store::access::{self as gathered, Accesses};
+use crate::store::sql::tx::SqlTx;
 
 /// The schema, in order. A migration is never edited once released; a change
 /// is a new entry.
@@ -323,11 +322,7 @@ impl Store for SqliteStore {
     async fn read(&self, mut work: Work) -> Result<Answer> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
         let mut snapshot = conn.begin().await.map_err(db_error)?;
-        let mut tx = SqliteTx {
-            conn: &mut snapshot,
-            written: Vec::new(),
-        };
-        work(&mut tx).await
+        work(&mut SqlTx::reading(&mut *snapshot)).await
     }
 
     async fn transact(&self, mut work: Work, disk: DiskUse) -> Result<Answer> {
@@ -341,12 +336,9 @@ impl Store for SqliteStore {
             .write_then(
                 move |conn| {
                     Box::pin(async move {
-                        let mut tx = SqliteTx {
-                            conn,
-                            written: Vec::new(),
-                        };
+                        let mut tx = SqlTx::writing(conn);
                         let answer = work(&mut tx).await?;
-                        Ok((answer, tx.written))
+                        Ok((answer, tx.into_written()))
                     })
                 },
                 disk == DiskUse::Frees,

@@ -1,33 +1,107 @@
-//! The storage primitives of a unit of work on SQLite: a connection inside
-//! the writer's transaction. One writer commits everything, so there is
-//! nothing to lock.
+//! The storage primitives of a unit of work ([`Tx`]), for both databases:
+//! a connection inside the unit's transaction, with the dialect's own ways
+//! of serialising decisions ([`Dialect::lock`]) and of creating memories
+//! ([`Dialect::insert_memories`], [`Dialect::identical_memories`]).
+//!
+//! On SQLite the connection is the one writer's, inside its group commit:
+//! nothing else writes, so locks cost nothing. On PostgreSQL it is a READ
+//! COMMITTED transaction shared with other replicas' writers; why that
+//! suffices:
+//! * decisions about a key (an outcome's strategy groups, a namespace's
+//!   rules, cards and consolidation, an episode's steps) take
+//!   [`Tx::lock`], a transaction-scoped advisory lock: the second unit
+//!   waits for the first to commit, and its statements, which start after
+//!   that, read what the first wrote;
+//! * rows read to be rewritten (a memory reinforced, updated or deleted)
+//!   are read `FOR UPDATE`, which waits for a writer of the row and then
+//!   reads the row as it committed it;
+//! * counters are single upserts (`tick`, `count_completion`), exact under
+//!   their row locks;
+//! * what two replicas may insert at once (the same memory identity, the
+//!   same request id) has a unique key: the second insert fails, and the
+//!   unit of work runs again and finds the first's.
+//!
+//! SERIALIZABLE would give the same guarantees without the locks, at the
+//! price of retrying every unit of work whose reads overlap another's
+//! writes — under write load most of them — so the explicit locks cost
+//! less.
 
-use crate::store::sql;
 use async_trait::async_trait;
-use sqlx::SqliteConnection;
 
-use super::{episodes, learning, memories, outcomes, requests};
+use super::{Dialect, episodes, learning, memories, outcomes, requests};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
 use crate::domain::{Actor, Memory, Micros, RequestKey, Scope};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::tx::{
     CardKey, Identity, LearningProgress, Lesson, MemoryInsert, NewAntiPattern, NewHeuristic,
     NewMistakeCard, RequestRecord, Stale, Tx,
 };
 
-/// A unit of work's transaction: the writer's connection, and the memories
-/// the unit wrote, handed to the change feed's follower once committed (so
-/// that it need not read them back).
-pub(super) struct SqliteTx<'c> {
-    pub(super) conn: &'c mut SqliteConnection,
-    pub(super) written: Vec<Memory>,
+/// A unit of work's transaction.
+pub struct SqlTx<'c, D: Dialect> {
+    conn: &'c mut D,
+    /// Whether the unit may write (a read-only unit takes no locks).
+    writing: bool,
+    /// Whether the unit changed a memory, so that its commit wrote the
+    /// change feed.
+    changed: bool,
+    /// The memories the unit created or changed, as it left them: SQLite's
+    /// writer hands them to the change feed's follower once committed, so
+    /// that it need not read them back.
+    written: Vec<Memory>,
+}
+
+impl<'c, D: Dialect> SqlTx<'c, D> {
+    /// A unit of work that may write.
+    pub fn writing(conn: &'c mut D) -> SqlTx<'c, D> {
+        SqlTx {
+            conn,
+            writing: true,
+            changed: false,
+            written: Vec::new(),
+        }
+    }
+
+    /// A unit of work that only reads, on a read-only snapshot.
+    pub fn reading(conn: &'c mut D) -> SqlTx<'c, D> {
+        SqlTx {
+            writing: false,
+            ..SqlTx::writing(conn)
+        }
+    }
+
+    /// Whether the unit changed a memory.
+    pub fn changed_memories(&self) -> bool {
+        self.changed
+    }
+
+    /// The memories the unit created or changed.
+    pub fn into_written(self) -> Vec<Memory> {
+        self.written
+    }
+
+    /// Fails a write primitive called in a read-only unit, before the
+    /// database does (with a less telling error).
+    fn may_write(&self) -> Result<()> {
+        if self.writing {
+            Ok(())
+        } else {
+            Err(Error::Internal(
+                "a read-only unit of work tried to write".into(),
+            ))
+        }
+    }
 }
 
 #[async_trait]
-impl Tx for SqliteTx<'_> {
-    async fn lock(&mut self, _key: &str) -> Result<()> {
-        Ok(())
+impl<D: Dialect> Tx for SqlTx<'_, D> {
+    async fn lock(&mut self, key: &str) -> Result<()> {
+        if !self.writing {
+            // A snapshot decides nothing; there is nothing to serialise.
+            return Ok(());
+        }
+        self.conn.lock(key).await
     }
 
     async fn request_record(&mut self, namespace: &str, id: &str) -> Result<Option<RequestRecord>> {
@@ -41,6 +115,7 @@ impl Tx for SqliteTx<'_> {
         answer: &str,
         now: Micros,
     ) -> Result<()> {
+        self.may_write()?;
         requests::remember(self.conn, namespace, request, answer, now).await
     }
 
@@ -49,10 +124,12 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn save_agent_scope(&mut self, scope: &AgentScope) -> Result<()> {
+        self.may_write()?;
         outcomes::save_agent_scope(self.conn, scope).await
     }
 
     async fn insert_outcome(&mut self, new: &NewOutcome, now: Micros) -> Result<TaskOutcome> {
+        self.may_write()?;
         outcomes::insert_outcome(self.conn, new, now).await
     }
 
@@ -74,10 +151,12 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn insert_heuristic(&mut self, new: &NewHeuristic, now: Micros) -> Result<Heuristic> {
+        self.may_write()?;
         outcomes::insert_heuristic(self.conn, new, now).await
     }
 
     async fn update_heuristic(&mut self, heuristic: &Heuristic) -> Result<Heuristic> {
+        self.may_write()?;
         outcomes::update_heuristic(self.conn, heuristic).await
     }
 
@@ -94,10 +173,12 @@ impl Tx for SqliteTx<'_> {
         new: &NewAntiPattern,
         now: Micros,
     ) -> Result<AntiPattern> {
+        self.may_write()?;
         outcomes::insert_anti_pattern(self.conn, new, now).await
     }
 
     async fn update_anti_pattern(&mut self, anti_pattern: &AntiPattern) -> Result<AntiPattern> {
+        self.may_write()?;
         outcomes::update_anti_pattern(self.conn, anti_pattern).await
     }
 
@@ -106,6 +187,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn finish_episode(&mut self, episode: &Episode) -> Result<Episode> {
+        self.may_write()?;
         learning::finish_episode(self.conn, episode).await
     }
 
@@ -117,14 +199,17 @@ impl Tx for SqliteTx<'_> {
         origin: RuleOrigin,
         now: Micros,
     ) -> Result<Option<TaskRule>> {
+        self.may_write()?;
         learning::insert_rule(self.conn, namespace, task_id, text, origin, now).await
     }
 
     async fn trim_rules(&mut self, namespace: &str, task_id: &str, keep: usize) -> Result<()> {
+        self.may_write()?;
         learning::trim_rules(self.conn, namespace, task_id, keep).await
     }
 
     async fn tick(&mut self, namespace: &str) -> Result<i64> {
+        self.may_write()?;
         learning::tick(self.conn, namespace).await
     }
 
@@ -136,6 +221,7 @@ impl Tx for SqliteTx<'_> {
         last_seen: i64,
         now: Micros,
     ) -> Result<()> {
+        self.may_write()?;
         learning::count_lesson(self.conn, namespace, kind, text, last_seen, now).await
     }
 
@@ -152,14 +238,17 @@ impl Tx for SqliteTx<'_> {
         new: &NewMistakeCard,
         now: Micros,
     ) -> Result<MistakeCard> {
+        self.may_write()?;
         learning::insert_mistake_card(self.conn, new, now).await
     }
 
     async fn update_mistake_card(&mut self, card: &MistakeCard) -> Result<MistakeCard> {
+        self.may_write()?;
         learning::update_mistake_card(self.conn, card).await
     }
 
     async fn trim_mistake_cards(&mut self, namespace: &str, keep: usize) -> Result<()> {
+        self.may_write()?;
         learning::trim_mistake_cards(self.conn, namespace, keep).await
     }
 
@@ -168,6 +257,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn count_completion(&mut self, namespace: &str) -> Result<LearningProgress> {
+        self.may_write()?;
         learning::count_completion(self.conn, namespace).await
     }
 
@@ -176,6 +266,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn mark_consolidated(&mut self, namespace: &str) -> Result<()> {
+        self.may_write()?;
         learning::mark_consolidated(self.conn, namespace).await
     }
 
@@ -189,6 +280,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn insert_episode(&mut self, new: &NewEpisode, now: Micros) -> Result<Episode> {
+        self.may_write()?;
         episodes::insert(self.conn, new, now).await
     }
 
@@ -197,10 +289,12 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn insert_steps(&mut self, episode_seq: i64, steps: &[Step]) -> Result<()> {
+        self.may_write()?;
         episodes::insert_steps(self.conn, episode_seq, steps).await
     }
 
     async fn save_step_progress(&mut self, episode: &Episode) -> Result<()> {
+        self.may_write()?;
         episodes::save_step_progress(self.conn, episode).await
     }
 
@@ -208,7 +302,7 @@ impl Tx for SqliteTx<'_> {
         &mut self,
         identities: &[Identity],
     ) -> Result<Vec<(Memory, String)>> {
-        memories::identical(self.conn, identities).await
+        self.conn.identical_memories(identities, self.writing).await
     }
 
     async fn insert_memories(
@@ -216,13 +310,17 @@ impl Tx for SqliteTx<'_> {
         inserts: &[MemoryInsert],
         now: Micros,
     ) -> Result<Vec<Memory>> {
-        let stored = memories::insert(self.conn, inserts, now).await?;
+        self.may_write()?;
+        self.changed |= !inserts.is_empty();
+        let stored = self.conn.insert_memories(inserts, now).await?;
         self.written.extend(stored.iter().cloned());
         Ok(stored)
     }
 
     async fn reinforce_memory(&mut self, memory: &Memory, actor: &Actor) -> Result<()> {
-        sql::memories::reinforce(self.conn, memory, actor).await?;
+        self.may_write()?;
+        self.changed = true;
+        memories::reinforce(self.conn, memory, actor).await?;
         self.written.push(memory.clone());
         Ok(())
     }
@@ -233,17 +331,22 @@ impl Tx for SqliteTx<'_> {
         content_hash: &str,
         actor: &Actor,
     ) -> Result<()> {
-        sql::memories::rewrite(self.conn, memory, content_hash, actor).await?;
+        self.may_write()?;
+        self.changed = true;
+        memories::rewrite(self.conn, memory, content_hash, actor).await?;
         self.written.push(memory.clone());
         Ok(())
     }
 
     async fn remove_memories(&mut self, seqs: &[i64]) -> Result<()> {
-        sql::memories::remove(self.conn, seqs).await
+        self.may_write()?;
+        self.changed |= !seqs.is_empty();
+        memories::remove(self.conn, seqs).await
     }
 
     async fn stamp_actor(&mut self, seq: i64, actor: &Actor) -> Result<()> {
-        sql::memories::stamp_actor(self.conn, seq, actor).await
+        self.may_write()?;
+        memories::stamp_actor(self.conn, seq, actor).await
     }
 
     async fn visible_memory(
@@ -252,11 +355,12 @@ impl Tx for SqliteTx<'_> {
         id: &str,
         now: Micros,
     ) -> Result<Option<Memory>> {
-        sql::memories::get(self.conn, scope, id, now, false).await
+        // The engine reads it to update or delete it.
+        memories::get(self.conn, scope, id, now, self.writing).await
     }
 
     async fn unexpired_memory(&mut self, id: &str, now: Micros) -> Result<Option<Memory>> {
-        sql::memories::get_unexpired(self.conn, id, now).await
+        memories::get_unexpired(self.conn, id, now).await
     }
 
     async fn count_stale(&mut self, stale: &Stale) -> Result<i64> {
@@ -264,6 +368,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn delete_stale(&mut self, stale: &Stale, limit: usize) -> Result<i64> {
-        outcomes::stale(self.conn, stale, Some(limit)).await
+        self.may_write()?;
+        let deleted = outcomes::stale(self.conn, stale, Some(limit)).await?;
+        if matches!(stale, Stale::ExpiredMemories { .. }) {
+            self.changed |= deleted > 0;
+        }
+        Ok(deleted)
     }
 }
