@@ -3,7 +3,6 @@
 
 pub mod access;
 mod budget;
-mod feed_rows;
 pub mod postgres;
 pub mod sql;
 pub mod sqlite;

@@ -15,6 +15,11 @@ impl Dialect for PgConnection {
     /// Rows another replica's Forget or purge holds are left to it.
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
 
+    /// The newest number visible: numbers become visible in the order they
+    /// were given (see `feed.rs`), never the identity's sequence, which
+    /// runs ahead of what is committed.
+    const FEED_HEAD: &'static str = "SELECT max(seq) FROM memory_changes";
+
     /// Tables, indexes and TOAST, as PostgreSQL counts them.
     const DATABASE_BYTES: &'static str = "SELECT pg_database_size(current_database()) AS bytes";
 

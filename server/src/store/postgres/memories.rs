@@ -9,11 +9,9 @@ use super::rows::{self, FROM_MEMORIES, MEMORY_COLUMNS};
 use super::{db_error, vectors};
 use crate::domain::{Memory, MemoryChange, Micros, Neighbours};
 use crate::error::{Error, Result};
-use crate::store::sql;
+use crate::store::sql::{self, feed::DELETED};
 use crate::store::tx::{Identity, MemoryInsert};
 
-/// `memory_changes.kind` of a deletion.
-const DELETED: i32 = 4;
 /// `memory_changes.kind` of a stored vector.
 const VECTOR_STORED: i32 = 5;
 

@@ -16,7 +16,6 @@
 
 mod access;
 mod dialect;
-mod events;
 mod feed;
 mod memories;
 mod migrate;
@@ -531,7 +530,7 @@ impl Store for PostgresStore {
 
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         let mut conn = self.connection().await?;
-        events::bounds(&mut conn).await
+        sql::feed::bounds(&mut *conn).await
     }
 
     async fn memory_events(
@@ -541,12 +540,12 @@ impl Store for PostgresStore {
         limit: usize,
     ) -> Result<Vec<FeedEvent>> {
         let mut conn = self.connection().await?;
-        events::events(&mut conn, namespace, after, limit).await
+        sql::feed::events(&mut *conn, namespace, after, limit).await
     }
 
     async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>> {
         let mut conn = self.connection().await?;
-        events::changed_namespaces(&mut conn, after, upto).await
+        sql::feed::changed_namespaces(&mut *conn, after, upto).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {

@@ -15,6 +15,7 @@
 //! or [`Dialect::execute`]; rows become domain values in [`rows`].
 
 pub mod episodes;
+pub mod feed;
 pub mod learning;
 pub mod memories;
 pub mod outcomes;
@@ -47,6 +48,10 @@ pub trait Dialect: Send + Sized {
     /// instead of waiting: PostgreSQL's ` FOR UPDATE SKIP LOCKED`; nothing
     /// on SQLite, whose one writer never meets another.
     const SKIP_LOCKED: &'static str;
+
+    /// A SELECT of one value: the change feed's head, the number of the
+    /// newest committed change (no row or NULL before any).
+    const FEED_HEAD: &'static str;
 
     /// A statement whose one row's `bytes` is the database's size.
     const DATABASE_BYTES: &'static str;

@@ -98,3 +98,21 @@ impl Column for i32 {
         })
     }
 }
+
+impl Column for Option<i32> {
+    fn get_sqlite(row: &SqliteRow, column: &str) -> sqlx::Result<Self> {
+        row.try_get(column)
+    }
+    fn get_postgres(row: &PgRow, column: &str) -> sqlx::Result<Self> {
+        if let Ok(narrow) = row.try_get::<Option<i32>, _>(column) {
+            return Ok(narrow);
+        }
+        let wide: Option<i64> = row.try_get(column)?;
+        wide.map(i32::try_from)
+            .transpose()
+            .map_err(|err| sqlx::Error::ColumnDecode {
+                index: column.to_owned(),
+                source: Box::new(err),
+            })
+    }
+}

@@ -2,7 +2,8 @@
 
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
-use super::{db_error, memories};
+use super::db_error;
+use super::memories::{self, feed_head_sql};
 use crate::domain::{Memory, Micros};
 use crate::error::{Error, Result};
 use crate::store::budget;
@@ -14,6 +15,10 @@ impl Dialect for SqliteConnection {
 
     /// One writer: no other deleter to skip.
     const SKIP_LOCKED: &'static str = "";
+
+    /// AUTOINCREMENT keeps the highest number ever used, which is also the
+    /// newest change's (numbers are never reused).
+    const FEED_HEAD: &'static str = feed_head_sql!();
 
     /// The file's pages, free ones included.
     const DATABASE_BYTES: &'static str =

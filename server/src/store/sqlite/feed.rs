@@ -1,80 +1,6 @@
-//! Following one namespace's change feed (WatchMemories) on SQLite: the
-//! statement and rows both backends share ([`crate::store::feed_rows`]) in
-//! SQLite's dialect, and how far the feed reaches.
-
-use std::sync::LazyLock;
-
-use sqlx::SqliteConnection;
-
-use super::db_error;
-use super::memories::{COLUMNS, feed_head_sql};
-use crate::domain::{FeedBounds, FeedEvent};
-use crate::error::Result;
-use crate::store::feed_rows::{self, Dialect};
-use crate::store::sql::rows;
-
-static EVENTS: LazyLock<String> = LazyLock::new(|| {
-    feed_rows::events_sql(&Dialect {
-        memory_columns: COLUMNS,
-        tomb_tags: "t.tags",
-        params: ["?", "?", "?"],
-    })
-});
-
-/// How far the feed reaches. Nothing trims it today, so `oldest` is the
-/// position before its first change.
-pub(super) async fn bounds(conn: &mut SqliteConnection) -> Result<FeedBounds> {
-    let (newest, first): (Option<i64>, Option<i64>) = sqlx::query_as(concat!(
-        "SELECT (",
-        feed_head_sql!(),
-        "), (SELECT min(seq) FROM memory_changes)"
-    ))
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    let newest = newest.unwrap_or(0);
-    Ok(FeedBounds {
-        // With no change left, none after the newest is missing either.
-        oldest: first.map_or(newest, |first| first - 1),
-        newest,
-    })
-}
-
-/// Up to `limit` changes of `namespace`'s memories after `after`.
-pub(super) async fn events(
-    conn: &mut SqliteConnection,
-    namespace: &str,
-    after: i64,
-    limit: usize,
-) -> Result<Vec<FeedEvent>> {
-    let rows = sqlx::query(EVENTS.as_str())
-        .bind(namespace)
-        .bind(after)
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    rows.iter()
-        .map(|row| feed_rows::event(row, namespace, rows::memory::<SqliteConnection>, db_error))
-        .collect()
-}
-
-static CHANGED_NAMESPACES: LazyLock<String> =
-    LazyLock::new(|| feed_rows::changed_namespaces_sql(["?", "?"]));
-
-/// The namespaces with a change shown to watchers in `(after, upto]`.
-pub(super) async fn changed_namespaces(
-    conn: &mut SqliteConnection,
-    after: i64,
-    upto: i64,
-) -> Result<Vec<String>> {
-    sqlx::query_scalar(CHANGED_NAMESPACES.as_str())
-        .bind(after)
-        .bind(upto)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db_error)
-}
+//! The change feed on SQLite, as the store serves it (its SQL is shared,
+//! see [`crate::store::sql::feed`]): what WatchMemories is shown of changes,
+//! removals and expiries.
 
 #[cfg(test)]
 mod tests {
@@ -85,10 +11,12 @@ mod tests {
         Actor, ChangeAction, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
         MemorySource, MemoryType, Micros, NewMemory, Scope, Subject, Tombstone, now_micros,
     };
+    use sqlx::SqliteConnection;
+
+    use crate::domain::{FeedBounds, FeedEvent};
     use crate::engine::{memories as engine, unit};
     use crate::store::Store;
-
-    use super::*;
+    use crate::store::sql::{Columns, Dialect as _, Sql, feed};
 
     async fn open_store(dir: &tempfile::TempDir) -> SqliteStore {
         SqliteStore::open(&SqliteOptions::new(dir.path().join("engram.db")))
@@ -361,19 +289,21 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = open_store(&dir).await;
         let mut conn = store.readers.acquire().await.expect("a reader");
-        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "EXPLAIN QUERY PLAN {}",
-            EVENTS.as_str()
-        )))
-        .bind("a")
-        .bind(0)
-        .bind(100)
-        .fetch_all(&mut *conn)
-        .await
-        .expect("plan");
+        let mut explain = Sql::<SqliteConnection>::new("EXPLAIN QUERY PLAN ");
+        feed::push_events(&mut explain, "a", 0, 100);
+        let plan: Vec<String> = conn
+            .fetch_all(explain)
+            .await
+            .expect("plan")
+            .iter()
+            .map(|row| {
+                Columns::<SqliteConnection>::of(row)
+                    .get("detail")
+                    .expect("detail")
+            })
+            .collect();
         let changes = plan
             .iter()
-            .map(|(.., detail)| detail.as_str())
             .find(|detail| detail.contains(" c "))
             .expect("a step that reads the changes");
         assert!(

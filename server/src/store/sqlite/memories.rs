@@ -8,6 +8,7 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 use super::db_error;
 use crate::domain::{Memory, MemoryChange, Micros, Neighbours};
 use crate::error::{Error, Result};
+use crate::store::sql::feed::DELETED;
 use crate::store::sql::{self, Dialect, rows};
 use crate::store::tx::{self, MemoryInsert};
 
@@ -298,8 +299,6 @@ pub(super) async fn changes_after(
     Ok(changes)
 }
 
-/// `memory_changes.kind` of a deletion.
-const DELETED: i32 = 4;
 /// `memory_changes.kind` of a stored vector.
 const VECTOR_STORED: i32 = 5;
 

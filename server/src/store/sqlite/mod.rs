@@ -526,7 +526,7 @@ impl Store for SqliteStore {
 
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        feed::bounds(&mut conn).await
+        sql::feed::bounds(&mut *conn).await
     }
 
     async fn memory_events(
@@ -536,12 +536,12 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<FeedEvent>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        feed::events(&mut conn, namespace, after, limit).await
+        sql::feed::events(&mut *conn, namespace, after, limit).await
     }
 
     async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>> {
         let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        feed::changed_namespaces(&mut conn, after, upto).await
+        sql::feed::changed_namespaces(&mut *conn, after, upto).await
     }
 
     async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
