@@ -207,12 +207,6 @@ impl<D: Dialect> Sql<D> {
         self
     }
 
-    /// A statement going on from `query`, a backend's own builder (for SQL
-    /// not moved here yet that appends a rule written here).
-    pub fn wrap(query: QueryBuilder<D::Db>) -> Self {
-        Sql { query }
-    }
-
     /// The builder, for the dialect to run.
     pub fn into_query(self) -> QueryBuilder<D::Db> {
         self.query

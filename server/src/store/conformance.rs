@@ -1,0 +1,411 @@
+//! The store conformance suite: the same checks of the [`Store`] and
+//! [`crate::store::tx::Tx`] primitives, run against both databases — SQLite
+//! in a temporary folder, and PostgreSQL in a fresh database of the
+//! throwaway server the test command starts. A check is written once, as a
+//! function of a store; [`conformance!`] runs it on each.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use engram_tests::postgres::TestDatabase;
+use futures_util::future::join_all;
+use tempfile::TempDir;
+
+use crate::domain::{
+    Actor, ChangeAction, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, MemorySource,
+    MemoryType, Micros, NewMemory, PageCursor, Scope,
+};
+use crate::engine::{memories as engine, unit};
+use crate::store::Store;
+use crate::store::postgres::{PostgresOptions, PostgresStore};
+use crate::store::sqlite::{SqliteOptions, SqliteStore};
+
+/// A store of one backend for one check, and what keeps its data alive.
+struct Harness {
+    store: Arc<dyn Store>,
+    _dir: TempDir,
+    _database: Option<TestDatabase>,
+}
+
+async fn sqlite() -> Harness {
+    let dir = TempDir::new().expect("temp dir");
+    let store = SqliteStore::open(&SqliteOptions::new(dir.path().join("engram.db")))
+        .await
+        .expect("open SQLite");
+    Harness {
+        store: Arc::new(store),
+        _dir: dir,
+        _database: None,
+    }
+}
+
+async fn postgres() -> Harness {
+    let dir = TempDir::new().expect("temp dir");
+    let database = TestDatabase::create().await;
+    let store = PostgresStore::open(&PostgresOptions {
+        url: database.url().parse().expect("the test database's URL"),
+        pool_size: 8,
+        index_dir: dir.path().join("index"),
+    })
+    .await
+    .expect("open PostgreSQL");
+    Harness {
+        store: Arc::new(store),
+        _dir: dir,
+        _database: Some(database),
+    }
+}
+
+/// Runs each check on SQLite (`on_sqlite::name`) and on PostgreSQL
+/// (`on_postgres::name`).
+macro_rules! conformance {
+    ($($check:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let harness = super::sqlite().await;
+                    super::$check(&*harness.store).await;
+                    harness.store.close().await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let harness = super::postgres().await;
+                    super::$check(&*harness.store).await;
+                    harness.store.close().await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    pages_follow_each_order_without_gaps_or_repeats,
+    a_scope_sees_the_levels_it_may_and_no_other,
+    the_feed_shows_each_change_once_in_commit_order,
+    values_left_unset_read_back_unset,
+    concurrent_units_count_one_after_another,
+);
+
+fn scope(namespace: &str) -> Scope {
+    Scope {
+        namespace: namespace.into(),
+        ..Scope::default()
+    }
+}
+
+/// A fact of `level` kept under `scope`.
+fn fact(scope: Scope, level: MemoryLevel, content: &str, importance: f64) -> NewMemory {
+    NewMemory {
+        actor: Actor::default(),
+        scope,
+        level,
+        memory_type: MemoryType::Fact,
+        content: content.into(),
+        summary: String::new(),
+        tags: Vec::new(),
+        metadata: BTreeMap::new(),
+        importance,
+        confidence: 1.0,
+        source: MemorySource::Explicit,
+        expire_time: None,
+        occurred_at: None,
+        origin_session_id: String::new(),
+    }
+}
+
+/// Stores `new` at `now` as the engine does.
+async fn create(store: &dyn Store, new: NewMemory, now: Micros) -> Memory {
+    let insert = engine::prepare(new);
+    let mut created = unit::transact(store, move |tx| {
+        let insert = insert.clone();
+        Box::pin(async move { engine::create_many(tx, &[insert], now).await })
+    })
+    .await
+    .expect("create");
+    created.remove(0).memory
+}
+
+/// Every page of `order` in `scope`, `page_size` at a time, as the service
+/// pages them (one more row than the page tells whether another follows).
+async fn all_pages(
+    store: &dyn Store,
+    scope: &Scope,
+    order: MemoryOrder,
+    page_size: usize,
+) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut after: Option<PageCursor> = None;
+    loop {
+        let query = ListQuery {
+            scope: scope.clone(),
+            filter: MemoryFilter::default(),
+            order,
+            page_size,
+            after,
+            max_bytes: None,
+        };
+        let mut page = store.list_memories(&query, 1_000_000).await.expect("list");
+        let more = page.len() > page_size;
+        page.truncate(page_size);
+        after = page.last().map(PageCursor::after);
+        seen.extend(page.into_iter().map(|m| m.content));
+        if !more {
+            return seen;
+        }
+    }
+}
+
+async fn pages_follow_each_order_without_gaps_or_repeats(store: &dyn Store) {
+    let ns = scope("paging");
+    // Create times repeat (pairs share one) and importances tie, so the
+    // tie-breaks are exercised.
+    for i in 0..25 {
+        let importance = f64::from(i % 5) / 10.0;
+        let new = fact(
+            ns.clone(),
+            MemoryLevel::Global,
+            &format!("m{i:02}"),
+            importance,
+        );
+        create(store, new, 1_000 + i64::from(i / 2)).await;
+    }
+    let created: Vec<String> = (0..25).map(|i| format!("m{i:02}")).collect();
+
+    let ascending = all_pages(store, &ns, MemoryOrder::CreateTimeAsc, 7).await;
+    assert_eq!(ascending, created, "oldest first, ties in creation order");
+    let descending = all_pages(store, &ns, MemoryOrder::CreateTimeDesc, 7).await;
+    let mut newest_first = created.clone();
+    newest_first.reverse();
+    assert_eq!(descending, newest_first);
+    let by_importance = all_pages(store, &ns, MemoryOrder::ImportanceDesc, 4).await;
+    let mut expected: Vec<(u32, usize, &String)> = created
+        .iter()
+        .enumerate()
+        .map(|(i, content)| (i as u32 % 5, i, content))
+        .collect();
+    // Most important first; then newest first (by create time, then seq).
+    expected.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let expected: Vec<String> = expected.into_iter().map(|(.., c)| c.clone()).collect();
+    assert_eq!(by_importance, expected);
+}
+
+async fn a_scope_sees_the_levels_it_may_and_no_other(store: &dyn Store) {
+    let base = scope("levels");
+    let in_project = Scope {
+        project_id: "p1".into(),
+        ..base.clone()
+    };
+    let in_session = Scope {
+        session_id: "s1".into(),
+        ..base.clone()
+    };
+    let of_bob = Scope {
+        user_id: "bob".into(),
+        ..base.clone()
+    };
+    create(
+        store,
+        fact(base.clone(), MemoryLevel::Global, "global", 0.5),
+        1,
+    )
+    .await;
+    create(
+        store,
+        fact(
+            in_project.clone(),
+            MemoryLevel::Workspace,
+            "p1 workspace",
+            0.5,
+        ),
+        2,
+    )
+    .await;
+    create(
+        store,
+        fact(
+            in_session.clone(),
+            MemoryLevel::Conversation,
+            "s1 conversation",
+            0.5,
+        ),
+        3,
+    )
+    .await;
+    create(
+        store,
+        fact(of_bob.clone(), MemoryLevel::Global, "bob's", 0.5),
+        4,
+    )
+    .await;
+    let other = scope("elsewhere");
+    create(
+        store,
+        fact(other.clone(), MemoryLevel::Global, "another namespace", 0.5),
+        5,
+    )
+    .await;
+
+    let seen = |scope: Scope| async move {
+        all_pages(store, &scope, MemoryOrder::CreateTimeAsc, 10)
+            .await
+            .into_iter()
+            .collect::<BTreeSet<String>>()
+    };
+    let set = |items: &[&str]| {
+        items
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(seen(base.clone()).await, set(&["global", "bob's"]));
+    assert_eq!(
+        seen(in_project).await,
+        set(&["global", "p1 workspace", "bob's"])
+    );
+    assert_eq!(
+        seen(in_session).await,
+        set(&["global", "s1 conversation", "bob's"])
+    );
+    let of_alice = Scope {
+        user_id: "alice".into(),
+        ..base
+    };
+    assert_eq!(seen(of_alice).await, set(&["global"]), "not bob's");
+    assert_eq!(seen(other).await, set(&["another namespace"]));
+}
+
+async fn the_feed_shows_each_change_once_in_commit_order(store: &dyn Store) {
+    let ns = scope("feed");
+    let start = store.feed_bounds().await.expect("bounds").newest;
+    let first = create(
+        store,
+        fact(ns.clone(), MemoryLevel::Global, "first", 0.5),
+        10,
+    )
+    .await;
+    let second = create(
+        store,
+        fact(ns.clone(), MemoryLevel::Global, "second", 0.5),
+        11,
+    )
+    .await;
+    // The same again: merged into the first.
+    create(
+        store,
+        fact(ns.clone(), MemoryLevel::Global, "first", 0.5),
+        12,
+    )
+    .await;
+    create(
+        store,
+        fact(
+            scope("other"),
+            MemoryLevel::Global,
+            "not this namespace's",
+            0.5,
+        ),
+        13,
+    )
+    .await;
+    let seq = second.seq;
+    unit::transact(store, move |tx| {
+        Box::pin(async move { tx.remove_memories(&[seq]).await })
+    })
+    .await
+    .expect("remove");
+
+    let events = store
+        .memory_events("feed", start, 100)
+        .await
+        .expect("events");
+    let seen: Vec<(String, ChangeAction)> = events
+        .iter()
+        .map(|e| (e.memory_id.clone(), e.action))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (first.id.clone(), ChangeAction::Created),
+            (second.id.clone(), ChangeAction::Created),
+            (first.id.clone(), ChangeAction::Merged),
+            (second.id.clone(), ChangeAction::Deleted),
+        ]
+    );
+    assert!(
+        events.windows(2).all(|pair| pair[0].seq < pair[1].seq),
+        "in feed order: {events:?}"
+    );
+    // Read on from the second event: the rest, none twice.
+    let rest = store
+        .memory_events("feed", events[1].seq, 100)
+        .await
+        .expect("events");
+    assert_eq!(rest.len(), 2);
+    assert_eq!(rest[0].seq, events[2].seq);
+    let bounds = store.feed_bounds().await.expect("bounds");
+    assert!(bounds.newest >= events[3].seq, "{bounds:?}");
+    let changed = store
+        .changed_namespaces(start, bounds.newest)
+        .await
+        .expect("changed");
+    assert_eq!(
+        changed.into_iter().collect::<BTreeSet<_>>(),
+        BTreeSet::from(["feed".to_owned(), "other".to_owned()])
+    );
+}
+
+async fn values_left_unset_read_back_unset(store: &dyn Store) {
+    let ns = scope("unset");
+    let created = create(
+        store,
+        fact(ns.clone(), MemoryLevel::Global, "plain", 0.5),
+        7,
+    )
+    .await;
+    let read = store
+        .get_memory(&ns, &created.id, 8)
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(read.expire_time, None);
+    assert_eq!(read.last_access_time, None);
+    assert_eq!(read.access_count, 0);
+    assert_eq!(read.summary, "");
+    assert!(read.tags.is_empty() && read.metadata.is_empty());
+    assert_eq!(read.occurred_at, 7, "defaults to its creation");
+    let progress = store.learning_progress("unset").await.expect("progress");
+    assert_eq!(
+        (progress.completed_episodes, progress.last_consolidation),
+        (0, 0)
+    );
+    let none = unit::read(store, |tx| {
+        Box::pin(async move { tx.agent_scope("unset", "nobody").await })
+    })
+    .await
+    .expect("agent scope");
+    assert_eq!(none, None);
+}
+
+async fn concurrent_units_count_one_after_another(store: &dyn Store) {
+    const UNITS: i64 = 16;
+    let ticks = join_all((0..UNITS).map(|_| {
+        unit::transact(store, |tx| {
+            Box::pin(async move {
+                tx.lock("tick/counting").await?;
+                tx.tick("counting").await
+            })
+        })
+    }))
+    .await;
+    let ticks: BTreeSet<i64> = ticks.into_iter().map(|t| t.expect("tick")).collect();
+    assert_eq!(
+        ticks,
+        (1..=UNITS).collect(),
+        "each unit saw the others' ticks"
+    );
+}
