@@ -12,8 +12,9 @@ use futures_util::future::join_all;
 use tempfile::TempDir;
 
 use crate::domain::{
-    Actor, ChangeAction, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, MemorySource,
-    MemoryType, Micros, NewMemory, PageCursor, Scope,
+    Actor, ChangeAction, FeedBounds, FeedEvent, ListQuery, Memory, MemoryFilter, MemoryLevel,
+    MemoryOrder, MemoryPatch, MemorySource, MemoryType, Micros, NewMemory, PageCursor, Scope,
+    Subject, now_micros,
 };
 use crate::engine::{memories as engine, unit};
 use crate::store::Store;
@@ -89,6 +90,9 @@ conformance!(
     the_feed_shows_each_change_once_in_commit_order,
     values_left_unset_read_back_unset,
     concurrent_units_count_one_after_another,
+    a_namespace_reads_its_own_changes_in_order_with_their_history,
+    a_memory_purged_after_its_expiry_is_an_expiry_by_no_one,
+    the_visibility_rule_a_watch_applies_is_the_one_listing_applies,
 );
 
 fn scope(namespace: &str) -> Scope {
@@ -119,7 +123,7 @@ fn fact(scope: Scope, level: MemoryLevel, content: &str, importance: f64) -> New
 }
 
 /// Stores `new` at `now` as the engine does.
-async fn create(store: &dyn Store, new: NewMemory, now: Micros) -> Memory {
+pub(crate) async fn create(store: &dyn Store, new: NewMemory, now: Micros) -> Memory {
     let insert = engine::prepare(new);
     let mut created = unit::transact(store, move |tx| {
         let insert = insert.clone();
@@ -408,4 +412,183 @@ async fn concurrent_units_count_one_after_another(store: &dyn Store) {
         (1..=UNITS).collect(),
         "each unit saw the others' ticks"
     );
+}
+
+/// A memory of `level` kept under `scope`, written by `key-1` as `writer`.
+pub(crate) fn memory(scope: Scope, level: MemoryLevel, content: &str) -> NewMemory {
+    NewMemory {
+        actor: Actor {
+            key_id: "key-1".into(),
+            agent_id: "writer".into(),
+        },
+        tags: vec!["deploy".into()],
+        ..fact(scope, level, content, 0.5)
+    }
+}
+
+pub(crate) fn owned(namespace: &str) -> Scope {
+    scope(namespace)
+}
+
+pub(crate) fn actions(events: &[FeedEvent]) -> Vec<(String, ChangeAction)> {
+    events
+        .iter()
+        .map(|e| (e.memory_id.clone(), e.action))
+        .collect()
+}
+
+async fn a_namespace_reads_its_own_changes_in_order_with_their_history(store: &dyn Store) {
+    assert_eq!(
+        store.feed_bounds().await.expect("bounds"),
+        FeedBounds {
+            oldest: 0,
+            newest: 0
+        }
+    );
+    let first = create(store, memory(owned("a"), MemoryLevel::Global, "one"), 1).await;
+    create(
+        store,
+        memory(owned("b"), MemoryLevel::Global, "elsewhere"),
+        2,
+    )
+    .await;
+    let second = create(store, memory(owned("a"), MemoryLevel::Global, "two"), 3).await;
+    let patch = MemoryPatch {
+        content: Some("one, changed".into()),
+        ..MemoryPatch::default()
+    };
+    let editor = Actor {
+        key_id: "key-2".into(),
+        agent_id: "editor".into(),
+    };
+    engine::update_memory(
+        store,
+        owned("a"),
+        first.id.clone(),
+        patch,
+        None,
+        editor.clone(),
+        4,
+    )
+    .await
+    .expect("update");
+    create(store, memory(owned("a"), MemoryLevel::Global, "two"), 5).await;
+
+    let events = store.memory_events("a", 0, 100).await.expect("events");
+    assert_eq!(
+        actions(&events),
+        [
+            (first.id.clone(), ChangeAction::Created),
+            (second.id.clone(), ChangeAction::Created),
+            (first.id.clone(), ChangeAction::Updated),
+            (second.id.clone(), ChangeAction::Merged),
+        ]
+    );
+    assert!(events.windows(2).all(|w| w[0].seq < w[1].seq), "in order");
+    let updated = &events[2];
+    assert_eq!((updated.time, updated.actor.clone()), (Some(4), editor));
+    assert_eq!(updated.changed_fields, ["content"]);
+    // Every change carries the memory as it is now.
+    let Subject::Stored(now) = &events[0].subject else {
+        panic!("{:?}", events[0].subject);
+    };
+    assert_eq!((now.content.as_str(), now.version), ("one, changed", 2));
+    assert_eq!(events[0].version, 1, "the version the create left");
+
+    let after = store
+        .memory_events("a", events[1].seq, 100)
+        .await
+        .expect("events");
+    assert_eq!(after.len(), 2, "after a change: the ones that follow");
+    assert_eq!(
+        store.memory_events("a", 0, 1).await.expect("events").len(),
+        1
+    );
+    let bounds = store.feed_bounds().await.expect("bounds");
+    assert_eq!((bounds.oldest, bounds.newest), (0, events[3].seq));
+}
+
+async fn a_memory_purged_after_its_expiry_is_an_expiry_by_no_one(store: &dyn Store) {
+    // The history tells an expiry by the clock, so this one is real.
+    let now = now_micros();
+    let mut expiring = memory(owned("a"), MemoryLevel::Global, "brief");
+    expiring.expire_time = Some(now - 1);
+    let brief = create(store, expiring, now - 10).await;
+    assert_eq!(
+        store.purge_expired_memories(now, 10).await.expect("purge"),
+        1
+    );
+    let events = store.memory_events("a", 0, 100).await.expect("events");
+    assert_eq!(
+        actions(&events),
+        [
+            (brief.id.clone(), ChangeAction::Created),
+            (brief.id.clone(), ChangeAction::Expired),
+        ]
+    );
+    assert_eq!(events[1].actor, Actor::default());
+}
+
+async fn the_visibility_rule_a_watch_applies_is_the_one_listing_applies(store: &dyn Store) {
+    let mut owners = Vec::new();
+    for agent in ["", "a1"] {
+        for user in ["", "u1"] {
+            let scope = |project: &str, session: &str| Scope {
+                namespace: "ns".into(),
+                agent_id: agent.into(),
+                user_id: user.into(),
+                project_id: project.into(),
+                session_id: session.into(),
+            };
+            owners.push((MemoryLevel::Global, scope("", "")));
+            for project in ["p1", "p2"] {
+                owners.push((MemoryLevel::Workspace, scope(project, "")));
+            }
+            for session in ["s1", "s2"] {
+                owners.push((MemoryLevel::Conversation, scope("", session)));
+            }
+        }
+    }
+    owners.push((MemoryLevel::Global, owned("other")));
+    let mut stored = Vec::new();
+    for (i, (level, owner)) in owners.into_iter().enumerate() {
+        let new = memory(owner, level, &format!("memory {i}"));
+        stored.push(create(store, new, 1).await);
+    }
+    for agent in ["", "a1", "a2"] {
+        for user in ["", "u1", "u2"] {
+            for project in ["", "p1"] {
+                for session in ["", "s1"] {
+                    let reader = Scope {
+                        namespace: "ns".into(),
+                        agent_id: agent.into(),
+                        user_id: user.into(),
+                        project_id: project.into(),
+                        session_id: session.into(),
+                    };
+                    let query = ListQuery {
+                        scope: reader.clone(),
+                        filter: MemoryFilter::default(),
+                        order: MemoryOrder::default(),
+                        page_size: 1000,
+                        after: None,
+                        max_bytes: None,
+                    };
+                    let listed: BTreeSet<String> = store
+                        .list_memories(&query, 2)
+                        .await
+                        .expect("list")
+                        .into_iter()
+                        .map(|m| m.id)
+                        .collect();
+                    let seen: BTreeSet<String> = stored
+                        .iter()
+                        .filter(|m| reader.sees(m.level, &m.scope))
+                        .map(|m| m.id.clone())
+                        .collect();
+                    assert_eq!(seen, listed, "{reader:?}");
+                }
+            }
+        }
+    }
 }
