@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::episodes::{self, returned};
 use super::rows::{self, episode_columns};
-use super::{Columns, Dialect, Row, Sql, count, memories, outcomes};
+use super::{Columns, Dialect, Row, Sql, count, fetch, fetch_one, memories, outcomes};
 use crate::domain::episode::{
     Episode, EpisodeStatus, GLOBAL, MistakeCard, ReportedMistake, RuleOrigin, Stats, TaskKnowledge,
     TaskRule, TaskStats,
@@ -25,29 +25,6 @@ fn lesson_code(kind: Lesson) -> i32 {
         Lesson::Mistake => LESSON_MISTAKE,
         Lesson::Success => LESSON_SUCCESS,
     }
-}
-
-/// Runs `sql` and decodes its rows with `decode`.
-async fn fetch<D: Dialect, T>(
-    conn: &mut D,
-    sql: Sql<D>,
-    decode: fn(&Row<D>) -> Result<T>,
-) -> Result<Vec<T>> {
-    let rows = conn.fetch_all(sql).await?;
-    rows::all::<D, T>(&rows, decode)
-}
-
-/// The one row `sql` returns, decoded with `decode`.
-async fn fetch_one<D: Dialect, T>(
-    conn: &mut D,
-    sql: Sql<D>,
-    decode: fn(&Row<D>) -> Result<T>,
-) -> Result<T> {
-    let row = conn
-        .fetch_optional(sql)
-        .await?
-        .ok_or_else(|| Error::Internal("a statement returned no row".into()))?;
-    decode(&row)
 }
 
 /// Writes an episode's end as given.

@@ -247,6 +247,30 @@ impl<'r, D: Dialect> Columns<'r, D> {
     }
 }
 
+/// Runs `sql` and decodes its rows with `decode`.
+pub async fn fetch<D: Dialect, T>(
+    conn: &mut D,
+    sql: Sql<D>,
+    decode: fn(&Row<D>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let found = conn.fetch_all(sql).await?;
+    rows::all::<D, T>(&found, decode)
+}
+
+/// The one row `sql` returns (an INSERT or UPDATE … RETURNING, an
+/// aggregate), decoded with `decode`.
+pub async fn fetch_one<D: Dialect, T>(
+    conn: &mut D,
+    sql: Sql<D>,
+    decode: fn(&Row<D>) -> Result<T>,
+) -> Result<T> {
+    let row = conn
+        .fetch_optional(sql)
+        .await?
+        .ok_or_else(|| Error::Internal("a statement returned no row".into()))?;
+    decode(&row)
+}
+
 /// A count or limit as the `bigint` both databases compare it with.
 pub fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)

@@ -2,7 +2,7 @@
 //! anti-patterns the engine reads and writes when it records an outcome,
 //! agent scopes, the lists, and Forget.
 
-use super::{Columns, Dialect, Row, Sql, count, rows};
+use super::{Columns, Dialect, Sql, count, fetch, fetch_one, rows};
 use crate::domain::outcome::{
     AgentScope, AgentScopeSet, AntiPattern, Heuristic, LearningFilter, NewOutcome, Owner,
     TaskOutcome, TaskTypeStats,
@@ -39,29 +39,6 @@ fn push_owned<D: Dialect>(sql: &mut Sql<D>, owner: &Owner) {
         .bind(owner.agent_id.as_str())
         .push(" AND t.project_id = ")
         .bind(owner.project_id.as_str());
-}
-
-/// Runs `sql` and decodes its rows with `decode`.
-async fn fetch<D: Dialect, T>(
-    conn: &mut D,
-    sql: Sql<D>,
-    decode: fn(&Row<D>) -> Result<T>,
-) -> Result<Vec<T>> {
-    let rows = conn.fetch_all(sql).await?;
-    rows::all::<D, T>(&rows, decode)
-}
-
-/// Runs `sql`, which returns one row, and decodes it with `decode`.
-async fn fetch_one<D: Dialect, T>(
-    conn: &mut D,
-    sql: Sql<D>,
-    decode: fn(&Row<D>) -> Result<T>,
-) -> Result<T> {
-    let row = conn
-        .fetch_optional(sql)
-        .await?
-        .ok_or_else(|| Error::Internal("a statement returned no row".into()))?;
-    decode(&row)
 }
 
 /// The agent's learning scope, if one was set.
