@@ -30,7 +30,7 @@ pub struct Access {
 
 /// Accesses waiting to be written.
 #[derive(Default)]
-pub struct Accesses {
+struct Accesses {
     pending: Mutex<HashMap<i64, Access>>,
     wake: Notify,
     closing: Notify,
@@ -63,14 +63,14 @@ impl Accesses {
     }
 
     /// Writes what is gathered, then stops the flusher.
-    pub fn close(&self) {
+    fn close(&self) {
         self.closing.notify_one();
     }
 }
 
 /// Writes gathered accesses with `write` until [`Accesses::close`]; the last
 /// batch is written before the task ends.
-pub fn spawn_flusher<F, W>(accesses: Arc<Accesses>, write: W) -> JoinHandle<()>
+fn spawn_flusher<F, W>(accesses: Arc<Accesses>, write: W) -> JoinHandle<()>
 where
     W: Fn(Vec<(i64, Access)>) -> F + Send + 'static,
     F: Future<Output = Result<()>> + Send,
@@ -93,4 +93,42 @@ where
             }
         }
     })
+}
+
+/// The accesses a store gathers, with the task that writes them.
+pub struct Gatherer {
+    accesses: Arc<Accesses>,
+    flusher: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Gatherer {
+    /// Gathers accesses and writes them with `write` (see [`spawn_flusher`]).
+    pub fn start<F, W>(write: W) -> Gatherer
+    where
+        W: Fn(Vec<(i64, Access)>) -> F + Send + 'static,
+        F: Future<Output = Result<()>> + Send,
+    {
+        let accesses = Arc::new(Accesses::default());
+        let flusher = spawn_flusher(accesses.clone(), write);
+        Gatherer {
+            accesses,
+            flusher: tokio::sync::Mutex::new(Some(flusher)),
+        }
+    }
+
+    /// Notes that a search returned the memories `seqs` at `now`.
+    pub fn record(&self, seqs: Vec<i64>, now: Micros) {
+        self.accesses.record(seqs, now);
+    }
+
+    /// Writes what is gathered and stops the flusher, once it has.
+    pub async fn close(&self) {
+        self.accesses.close();
+        let flusher = self.flusher.lock().await.take();
+        if let Some(flusher) = flusher
+            && let Err(err) = flusher.await
+        {
+            tracing::error!(error = %err, "the access flusher failed");
+        }
+    }
 }

@@ -4,13 +4,12 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::{db_error, memories};
 use crate::domain::{Memory, Micros};
-use crate::error::{Error, Result};
-use crate::store::budget;
-use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
+use crate::error::Result;
+use crate::store::sql::{Bind, Column, Dialect, Row, rows};
 use crate::store::tx::{Identity, MemoryInsert};
 
 impl Dialect for PgConnection {
-    type Db = Postgres;
+    crate::store::sql::run_statements!(db_error);
 
     /// Rows another replica's Forget or purge holds are left to it.
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
@@ -29,9 +28,19 @@ impl Dialect for PgConnection {
 
     const JSON_PARAM: &'static str = "::jsonb";
 
+    /// The rows are locked until the transaction ends, and a row another
+    /// transaction is writing is read as that one commits it (READ
+    /// COMMITTED reads the newest version of a row it waited for). So two
+    /// replicas reinforcing, updating or deleting one memory take turns,
+    /// and the second decides on what the first wrote (no lost sighting, a
+    /// stale etag seen as stale).
     const LOCK_FOR_WRITE: &'static str = " FOR UPDATE OF m";
 
     const MEMORIES_BY_SEQ: &'static str = rows::FROM_MEMORIES;
+
+    const NOT_INDEXED: &'static str = "";
+
+    const BEGIN_SNAPSHOT: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
     fn push_in_seqs(query: &mut QueryBuilder<Postgres>, column: &str, seqs: &[i64]) {
         query
@@ -54,16 +63,6 @@ impl Dialect for PgConnection {
             .push("::text, ")
             .push_bind(value.to_owned())
             .push("::text)");
-    }
-
-    async fn memories_within(
-        &mut self,
-        sql: Sql<Self>,
-        max_bytes: Option<usize>,
-    ) -> Result<Vec<Memory>> {
-        let mut query = sql.into_query();
-        let found = budget::rows_of(query.build().fetch(self), db_error);
-        budget::memories_within(found, max_bytes, rows::memory::<Self>).await
     }
 
     /// A transaction-scoped advisory lock on the key's hash (see
@@ -93,40 +92,11 @@ impl Dialect for PgConnection {
         memories::insert(self, inserts, now).await
     }
 
-    fn db_error(err: sqlx::Error) -> Error {
-        db_error(err)
-    }
-
     fn push_value<T: Bind>(query: &mut QueryBuilder<Postgres>, value: T) {
         value.bind_postgres(query);
     }
 
     fn value<T: Column>(row: &Row<Self>, column: &str) -> sqlx::Result<T> {
         T::get_postgres(row, column)
-    }
-
-    async fn fetch_all(&mut self, sql: Sql<Self>) -> Result<Vec<Row<Self>>> {
-        let mut query = sql.into_query();
-        query.build().fetch_all(self).await.map_err(db_error)
-    }
-
-    async fn fetch_optional(&mut self, sql: Sql<Self>) -> Result<Option<Row<Self>>> {
-        let mut query = sql.into_query();
-        query.build().fetch_optional(self).await.map_err(db_error)
-    }
-
-    async fn execute(&mut self, sql: Sql<Self>) -> Result<u64> {
-        let mut query = sql.into_query();
-        let done = query.build().execute(self).await.map_err(db_error)?;
-        Ok(done.rows_affected())
-    }
-
-    async fn execute_unique(&mut self, sql: Sql<Self>) -> Result<Option<u64>> {
-        let mut query = sql.into_query();
-        match query.build().execute(self).await {
-            Ok(done) => Ok(Some(done.rows_affected())),
-            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(None),
-            Err(err) => Err(db_error(err)),
-        }
     }
 }

@@ -21,7 +21,6 @@ mod memories;
 mod migrate;
 mod reachability;
 mod retry;
-mod rows;
 pub mod transfer;
 mod tx;
 mod url;
@@ -29,14 +28,14 @@ mod url;
 #[cfg(test)]
 mod schema_tests;
 
-use crate::store::sql::{self, episodes, learning, outcomes, requests, usage, vectors};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use async_trait::async_trait;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection as _, PgConnection, PgPool};
+use sqlx::{Connection as _, PgConnection, PgPool, Postgres};
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
@@ -44,21 +43,11 @@ use self::feed::Feed;
 pub use self::migrate::{migrate, schema_version};
 use self::reachability::{Reachability, UNREACHABLE};
 pub use self::url::{InvalidUrl, PostgresUrl};
-use super::tx::{Answer, DiskUse, LearningProgress, Work};
-use super::{KnowledgeQuery, NamespaceSizes, Store};
+use super::tx::{Answer, DiskUse, Work};
 use crate::disk::DiskSpace;
-use crate::domain::episode::{
-    Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
-};
-use crate::domain::outcome::{
-    AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
-};
-use crate::domain::{
-    Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter, Micros,
-    Neighbours, Revision, Scope, Unembedded,
-};
 use crate::error::{Error, Result};
-use crate::store::access::{self as gathered, Accesses};
+use crate::store::access::Gatherer;
+use crate::store::sql::store::{Backend, Statements, Write};
 use crate::store::sql::tx::SqlTx;
 
 /// What an operator command that only works on a SQLite file says when
@@ -119,8 +108,7 @@ pub struct PostgresStore {
     feed: Arc<Feed>,
     /// The task that moves the feed's head on other replicas' commits.
     follower: Mutex<Option<JoinHandle<()>>>,
-    accesses: Arc<Accesses>,
-    access_flusher: Mutex<Option<JoinHandle<()>>>,
+    accesses: Gatherer,
     /// Whether this replica's index folder is full.
     disk: Arc<DiskSpace>,
     /// Whether the database answers (the feed's listener finds out).
@@ -152,8 +140,7 @@ impl PostgresStore {
         let disk = Arc::new(DiskSpace::new(&options.index_dir));
         disk.release_for_start();
         disk.start();
-        let accesses = Arc::new(Accesses::default());
-        let access_flusher = gathered::spawn_flusher(accesses.clone(), {
+        let accesses = Gatherer::start({
             let pool = pool.clone();
             move |batch| {
                 let pool = pool.clone();
@@ -165,27 +152,9 @@ impl PostgresStore {
             feed,
             follower: Mutex::new(Some(follower)),
             accesses,
-            access_flusher: Mutex::new(Some(access_flusher)),
             disk,
             reachability,
         })
-    }
-
-    /// A connection of the pool: UNAVAILABLE at once while the database is
-    /// known to be unreachable, or as soon as it is found so while waiting.
-    async fn connection(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
-        if !self.reachability.reachable() {
-            return Err(Error::Unavailable(UNREACHABLE.into()));
-        }
-        tokio::select! {
-            acquired = self.pool.acquire() => acquired.map_err(|err| match err {
-                sqlx::Error::PoolTimedOut if !self.reachability.reachable() => {
-                    Error::Unavailable(UNREACHABLE.into())
-                }
-                err => db_error(err),
-            }),
-            () = self.reachability.lost() => Err(Error::Unavailable(UNREACHABLE.into())),
-        }
     }
 
     /// Runs `work` once in a READ COMMITTED transaction; commits it, and
@@ -238,28 +207,9 @@ impl PostgresStore {
         }
     }
 
-    /// Runs `work`, a unit of one statement or a few that needs no engine
-    /// decision, in a transaction of its own with the same retries as a
-    /// unit of work, moving the head afterwards when `feed` says it writes
-    /// the feed.
-    async fn write<T, F>(&self, feed: bool, mut work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnMut(&'c mut PgConnection) -> retry::BoxFuture<'c, Result<T>> + Send,
-    {
-        let mut retries = retry::Retries::default();
-        loop {
-            match self.write_once(feed, &mut work).await {
-                Err(err) if retry::is_conflict(&err) => retries.pause().await?,
-                done => return done,
-            }
-        }
-    }
-
-    async fn write_once<T, F>(&self, feed: bool, work: &mut F) -> Result<T>
-    where
-        F: for<'c> FnMut(&'c mut PgConnection) -> retry::BoxFuture<'c, Result<T>> + Send,
-    {
+    /// Runs the statements of a small write once in a transaction of its
+    /// own, moving the head afterwards when they wrote the feed.
+    async fn write_once<T>(&self, feed: bool, work: &mut Statements<PgConnection, T>) -> Result<T> {
         let mut conn = self.connection().await?;
         let began = std::time::Instant::now();
         let value = {
@@ -328,8 +278,27 @@ pub(crate) fn db_error(err: sqlx::Error) -> Error {
 }
 
 #[async_trait]
-impl Store for PostgresStore {
-    async fn transact(&self, mut work: Work, _disk: DiskUse) -> Result<Answer> {
+impl Backend for PostgresStore {
+    type Conn = PgConnection;
+
+    /// UNAVAILABLE at once while the database is known to be unreachable,
+    /// or as soon as it is found so while waiting.
+    async fn connection(&self) -> Result<PoolConnection<Postgres>> {
+        if !self.reachability.reachable() {
+            return Err(Error::Unavailable(UNREACHABLE.into()));
+        }
+        tokio::select! {
+            acquired = self.pool.acquire() => acquired.map_err(|err| match err {
+                sqlx::Error::PoolTimedOut if !self.reachability.reachable() => {
+                    Error::Unavailable(UNREACHABLE.into())
+                }
+                err => db_error(err),
+            }),
+            () = self.reachability.lost() => Err(Error::Unavailable(UNREACHABLE.into())),
+        }
+    }
+
+    async fn run_unit(&self, mut work: Work, _disk: DiskUse) -> Result<Answer> {
         // The database is on the database server's disk, which reports a
         // full disk by itself (53100): nothing here is refused beforehand.
         let mut retries = retry::Retries::default();
@@ -341,330 +310,41 @@ impl Store for PostgresStore {
         }
     }
 
-    async fn read(&self, mut work: Work) -> Result<Answer> {
-        let mut conn = self.connection().await?;
-        // One snapshot for the whole unit, as a SQLite read transaction has.
-        let mut snapshot = conn
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .await
-            .map_err(db_error)?;
-        let answer = work(&mut SqlTx::reading(&mut *snapshot)).await;
-        let _ = snapshot.rollback().await;
-        answer
-    }
-
-    async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
-        let mut conn = self.connection().await?;
-        sql::memories::get(&mut *conn, scope, id, now, false).await
-    }
-
-    async fn list_memory_revisions(
+    /// In a transaction of its own with the same retries as a unit of work.
+    async fn write<T: Send + 'static>(
         &self,
-        namespace: &str,
-        id: &str,
-        page_size: usize,
-        after_seq: Option<i64>,
-    ) -> Result<Vec<Revision>> {
-        let mut conn = self.connection().await?;
-        sql::memories::revisions(&mut *conn, namespace, id, page_size + 1, after_seq).await
+        kind: Write,
+        mut work: Statements<PgConnection, T>,
+    ) -> Result<T> {
+        let mut retries = retry::Retries::default();
+        loop {
+            match self.write_once(kind.feeds, &mut work).await {
+                Err(err) if retry::is_conflict(&err) => retries.pause().await?,
+                done => return done,
+            }
+        }
     }
 
-    async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
-        let mut conn = self.connection().await?;
-        sql::memories::list(&mut *conn, query, now).await
-    }
-
-    async fn conversation_neighbours(
-        &self,
-        namespace: &str,
-        seqs: &[i64],
-    ) -> Result<Vec<Neighbours>> {
-        let mut conn = self.connection().await?;
-        memories::conversation_neighbours(&mut conn, namespace, seqs).await
-    }
-
-    async fn memories_by_seq(
-        &self,
-        scope: &Scope,
-        filter: &MemoryFilter,
-        seqs: &[i64],
-        now: Micros,
-    ) -> Result<Vec<Memory>> {
-        let mut conn = self.connection().await?;
-        sql::memories::by_seq(&mut *conn, scope, filter, seqs, now).await
-    }
-
-    fn record_access(&self, seqs: Vec<i64>, now: Micros) {
-        self.accesses.record(seqs, now);
-    }
-
-    async fn get_episode(
-        &self,
-        scope: &Scope,
-        id: &str,
-        steps: StepWindow,
-    ) -> Result<Option<Episode>> {
-        let mut conn = self.connection().await?;
-        let mut snapshot = snapshot(&mut conn).await?;
-        episodes::get_with_steps(&mut *snapshot, scope, id, steps).await
-    }
-
-    async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
-        let mut conn = self.connection().await?;
-        episodes::list(&mut *conn, query).await
-    }
-
-    async fn list_task_rules(
-        &self,
-        namespace: &str,
-        task_id: Option<&str>,
-        page_size: usize,
-        after_seq: Option<i64>,
-    ) -> Result<Vec<TaskRule>> {
-        let mut conn = self.connection().await?;
-        learning::list_rules(&mut *conn, namespace, task_id, page_size, after_seq).await
-    }
-
-    async fn list_mistake_cards(
-        &self,
-        namespace: &str,
-        task_id: Option<&str>,
-        mistake_type: Option<&str>,
-        limit: usize,
-        after: Option<(i64, i64)>,
-    ) -> Result<Vec<MistakeCard>> {
-        let mut conn = self.connection().await?;
-        learning::list_cards(&mut *conn, namespace, task_id, mistake_type, limit, after).await
-    }
-
-    async fn learning_progress(&self, namespace: &str) -> Result<LearningProgress> {
-        let mut conn = self.connection().await?;
-        learning::learning_progress(&mut *conn, namespace).await
-    }
-
-    async fn recent_completed_episodes(
-        &self,
-        namespace: &str,
-        limit: usize,
-    ) -> Result<Vec<Episode>> {
-        let mut conn = self.connection().await?;
-        learning::completed_episodes(&mut *conn, namespace, None, limit).await
-    }
-
-    async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
-        let mut conn = self.connection().await?;
-        let mut snapshot = snapshot(&mut conn).await?;
-        learning::stats(&mut *snapshot, scope, top_cards, now).await
-    }
-
-    async fn task_knowledge(
-        &self,
-        scope: &Scope,
-        task_id: &str,
-        task_type: &str,
-        query: &KnowledgeQuery,
-    ) -> Result<TaskKnowledge> {
-        let mut conn = self.connection().await?;
-        let mut snapshot = snapshot(&mut conn).await?;
-        learning::knowledge(&mut *snapshot, scope, task_id, task_type, query).await
-    }
-
-    async fn compared_strategies(
-        &self,
-        owner: &Owner,
-        task_type: &str,
-        recent: i64,
-    ) -> Result<Vec<String>> {
-        let mut conn = self.connection().await?;
-        outcomes::compared_strategies(&mut *conn, owner, task_type, recent).await
-    }
-
-    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
-        let mut conn = self.connection().await?;
-        outcomes::agent_scope(&mut *conn, namespace, agent_id).await
-    }
-
-    async fn list_outcomes(
-        &self,
-        scope: &Scope,
-        filter: &LearningFilter,
-        limit: usize,
-        after: Option<i64>,
-    ) -> Result<Vec<TaskOutcome>> {
-        let mut conn = self.connection().await?;
-        outcomes::list_outcomes(&mut *conn, scope, filter, limit, after).await
-    }
-
-    async fn list_heuristics(
-        &self,
-        scope: &Scope,
-        filter: &LearningFilter,
-        limit: usize,
-        after: Option<(f64, i64)>,
-    ) -> Result<Vec<Heuristic>> {
-        let mut conn = self.connection().await?;
-        outcomes::list_heuristics(&mut *conn, scope, filter, limit, after).await
-    }
-
-    async fn list_anti_patterns(
-        &self,
-        scope: &Scope,
-        filter: &LearningFilter,
-        limit: usize,
-        after: Option<(i64, i64)>,
-    ) -> Result<Vec<AntiPattern>> {
-        let mut conn = self.connection().await?;
-        outcomes::list_anti_patterns(&mut *conn, scope, filter, limit, after).await
-    }
-
-    fn feed_head(&self) -> watch::Receiver<i64> {
+    fn head(&self) -> watch::Receiver<i64> {
         self.feed.subscribe()
     }
 
-    async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
-        let mut conn = self.connection().await?;
-        // The changes and the memories they name, from one snapshot.
-        let mut snapshot = snapshot(&mut conn).await?;
-        memories::changes_after(&mut snapshot, after, limit).await
+    fn accesses(&self) -> &Gatherer {
+        &self.accesses
     }
 
-    async fn feed_bounds(&self) -> Result<FeedBounds> {
-        let mut conn = self.connection().await?;
-        sql::feed::bounds(&mut *conn).await
-    }
-
-    async fn memory_events(
-        &self,
-        namespace: &str,
-        after: i64,
-        limit: usize,
-    ) -> Result<Vec<FeedEvent>> {
-        let mut conn = self.connection().await?;
-        sql::feed::events(&mut *conn, namespace, after, limit).await
-    }
-
-    async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>> {
-        let mut conn = self.connection().await?;
-        sql::feed::changed_namespaces(&mut *conn, after, upto).await
-    }
-
-    async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
-        let mut conn = self.connection().await?;
-        sql::memories::scan(&mut *conn, after_seq, limit).await
-    }
-
-    async fn unembedded(
-        &self,
-        model: &str,
-        after_seq: i64,
-        among: Option<&[i64]>,
-        limit: usize,
-        now: Micros,
-    ) -> Result<Vec<Unembedded>> {
-        let mut conn = self.connection().await?;
-        vectors::unembedded(&mut *conn, model, after_seq, among, limit, now).await
-    }
-
-    async fn store_vectors(
-        &self,
-        model: &str,
-        stored: Vec<(Unembedded, Vec<f32>)>,
-    ) -> Result<usize> {
-        let (model, stored) = (model.to_owned(), Arc::new(stored));
-        self.write(true, move |conn| {
-            let (model, stored) = (model.clone(), stored.clone());
-            Box::pin(async move { vectors::store(conn, &model, &stored).await })
-        })
-        .await
-    }
-
-    async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64> {
-        let mut conn = self.connection().await?;
-        vectors::pending(&mut *conn, namespace, model, now).await
-    }
-
-    async fn scan_embedded(
-        &self,
-        model: &str,
-        after_seq: i64,
-        limit: usize,
-    ) -> Result<Vec<(Memory, Embedding)>> {
-        let mut conn = self.connection().await?;
-        vectors::scan(&mut *conn, model, after_seq, limit).await
-    }
-
-    async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
-        let mut conn = self.connection().await?;
-        vectors::changed(&mut *conn, after, limit).await
-    }
-
-    async fn count_memories(&self) -> Result<i64> {
-        sqlx::query_scalar("SELECT count(*) FROM memories")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(db_error)
-    }
-
-    async fn meta(&self, key: &str) -> Result<String> {
-        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = $1")
-            .bind(key)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(db_error)
-    }
-
-    async fn purge_expired_memories(&self, now: Micros, limit: usize) -> Result<usize> {
-        self.write(true, move |conn| {
-            Box::pin(sql::memories::purge_expired(conn, now, limit))
-        })
-        .await
-    }
-
-    async fn purge_request_ids(&self, before: Micros, limit: usize) -> Result<usize> {
-        self.write(false, move |conn| {
-            Box::pin(requests::purge(conn, before, limit))
-        })
-        .await
-    }
-
-    async fn database_bytes(&self) -> Result<i64> {
-        let mut conn = self.connection().await?;
-        usage::database_bytes(&mut *conn).await
-    }
-
-    async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes> {
-        let mut conn = self.connection().await?;
-        let mut snapshot = snapshot(&mut conn).await?;
-        usage::namespace_sizes(&mut *snapshot, limit).await
-    }
-
-    fn disk_space(&self) -> Arc<DiskSpace> {
+    fn disk(&self) -> Arc<DiskSpace> {
         self.disk.clone()
     }
 
-    fn database_reachable(&self) -> watch::Receiver<bool> {
+    fn reachable(&self) -> watch::Receiver<bool> {
         self.reachability.subscribe()
     }
 
-    async fn close(&self) {
-        self.accesses.close();
-        let flusher = self.access_flusher.lock().await.take();
-        if let Some(flusher) = flusher
-            && let Err(err) = flusher.await
-        {
-            tracing::error!(error = %err, "the access flusher failed");
-        }
+    async fn shut_down(&self) {
         if let Some(follower) = self.follower.lock().await.take() {
             follower.abort();
         }
         self.pool.close().await;
     }
-}
-
-/// A read-only transaction on one snapshot, for reads of several
-/// statements that must agree with each other; rolled back when dropped.
-async fn snapshot(conn: &mut PgConnection) -> Result<sqlx::Transaction<'_, sqlx::Postgres>> {
-    conn.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        .await
-        .map_err(db_error)
 }

@@ -13,9 +13,7 @@
 //! The pauses between attempts grow and are jittered, so that transactions
 //! that collided once do not collide again in lockstep.
 
-use std::future::Future;
 use std::hash::{BuildHasher as _, RandomState};
-use std::pin::Pin;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -31,8 +29,6 @@ const MAX_PAUSE: Duration = Duration::from_millis(200);
 /// once the retries are used up.
 pub(super) const CONFLICT: &str =
     "the write conflicted with concurrent writes and was rolled back; retry";
-
-pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Whether `err` is a lost race, after which the transaction is run again.
 pub(super) fn is_conflict(err: &Error) -> bool {

@@ -13,9 +13,9 @@ use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use sqlx::{AssertSqlSafe, PgPool, Postgres, QueryBuilder, Transaction};
 
-use super::rows::FROM_MEMORIES;
 use super::{PostgresUrl, connect, db_error, migrate, schema_version};
 use crate::error::{Error, Result};
+use crate::store::sql::rows::FROM_MEMORIES;
 use crate::store::transfer::rows::{self, Row};
 use crate::store::transfer::tables::{self, Table};
 use crate::store::transfer::{Importing, Inserted, Snapshot, Transfer};

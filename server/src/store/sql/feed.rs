@@ -3,9 +3,12 @@
 //! removed memory leaves a tombstone. How far the feed reaches, one
 //! namespace's changes for WatchMemories, and which namespaces changed.
 
+use std::collections::HashMap;
+
 use super::{Columns, Dialect, Row, Sql, count, rows};
 use crate::domain::{
-    Actor, ChangeAction, FeedBounds, FeedEvent, MemoryLevel, MemoryType, Scope, Subject, Tombstone,
+    Actor, ChangeAction, FeedBounds, FeedEvent, Memory, MemoryChange, MemoryLevel, MemoryType,
+    Scope, Subject, Tombstone,
 };
 use crate::error::{Error, Result};
 
@@ -183,4 +186,109 @@ fn tombstone<D: Dialect>(row: &Row<D>, namespace: &str) -> Result<Tombstone> {
             .ok_or_else(|| corrupt("memory_type"))?,
         tags: serde_json::from_str(&text("tomb_tags")?).map_err(|_| corrupt("tags"))?,
     })
+}
+
+/// `memory_changes.kind` of a stored vector.
+const VECTOR_STORED: i32 = 5;
+
+/// Up to `limit` changes after `after`, for the search indexes: each with
+/// the memory as of that change or later — from `written` when it holds
+/// that very version (just stored by this server), else as the database
+/// holds it now, which a follower converges on — and, for a stored vector,
+/// the vector. Run on one snapshot, so the memories agree with the changes.
+pub async fn changes_after<D: Dialect>(
+    conn: &mut D,
+    after: i64,
+    limit: usize,
+    written: Option<&Written>,
+) -> Result<Vec<MemoryChange>> {
+    let mut sql =
+        Sql::new("SELECT seq, memory_seq, version, kind FROM memory_changes WHERE seq > ");
+    sql.bind(after)
+        .push(" ORDER BY seq LIMIT ")
+        .bind(count(limit));
+    let rows = conn.fetch_all(sql).await?;
+    let mut changes = Vec::with_capacity(rows.len());
+    let mut kinds = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let c = Columns::<D>::of(row);
+        let (memory_seq, version): (i64, i64) = (c.get("memory_seq")?, c.get("version")?);
+        let kind: i32 = c.get("kind")?;
+        changes.push(MemoryChange {
+            seq: c.get("seq")?,
+            memory_seq,
+            vector: None,
+            memory: match written {
+                Some(written) if kind != DELETED => written.take(memory_seq, version),
+                _ => None,
+            },
+        });
+        kinds.push(kind);
+    }
+    // The changes still without their memory, and those of a vector.
+    let (mut unread, mut vectors) = (Vec::new(), Vec::new());
+    for (at, (change, &kind)) in changes.iter().zip(&kinds).enumerate() {
+        if kind != DELETED && change.memory.is_none() {
+            unread.push(at);
+        }
+        if kind == VECTOR_STORED {
+            vectors.push(at);
+        }
+    }
+    if !unread.is_empty() {
+        let now: HashMap<i64, Memory> =
+            super::memories::all_by_seq(conn, &seqs_at(&changes, &unread))
+                .await?
+                .into_iter()
+                .map(|m| (m.seq, m))
+                .collect();
+        for i in unread {
+            changes[i].memory = now.get(&changes[i].memory_seq).cloned();
+        }
+    }
+    if !vectors.is_empty() {
+        let stored = super::vectors::current(conn, &seqs_at(&changes, &vectors)).await?;
+        for i in vectors {
+            changes[i].vector = stored.get(&changes[i].memory_seq).cloned();
+        }
+    }
+    Ok(changes)
+}
+
+/// The memories named by the changes at `at`.
+fn seqs_at(changes: &[MemoryChange], at: &[usize]) -> Vec<i64> {
+    at.iter().map(|&i| changes[i].memory_seq).collect()
+}
+
+/// Memories this server has just written, kept for the change feed's
+/// follower so that it need not read them back from the database. Keyed by
+/// sequence number and version: a cached memory is exactly the state that
+/// change left. Taken when read; bounded, so a follower that stops reading
+/// costs nothing but its own reads.
+#[derive(Default)]
+pub struct Written {
+    memories: std::sync::Mutex<HashMap<(i64, i64), Memory>>,
+}
+
+/// The most memories [`Written`] holds.
+const MAX_WRITTEN: usize = 50_000;
+
+impl Written {
+    /// Keeps `memories`, as just committed.
+    pub fn keep<'a>(&self, memories: impl IntoIterator<Item = &'a Memory>) {
+        let mut kept = self.memories.lock().unwrap_or_else(|p| p.into_inner());
+        for memory in memories {
+            if kept.len() >= MAX_WRITTEN {
+                break;
+            }
+            kept.insert((memory.seq, memory.version), memory.clone());
+        }
+    }
+
+    fn take(&self, seq: i64, version: i64) -> Option<Memory> {
+        self.memories
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(seq, version))
+    }
 }

@@ -1,15 +1,18 @@
 //! SQL for memories that both databases share: who sees a memory (DESIGN
 //! §3), filters and pages, reading, changing and removing memories, their
-//! history. (Creating them and finding twins stay with each backend for
-//! now: SQLite's writer batches them, PostgreSQL locks identities.)
+//! history, conversation neighbours. (How many rows a statement creates or
+//! looks up at once is each dialect's: see [`Dialect::insert_memories`].)
+
+use std::collections::HashMap;
 
 use super::rows::{self, FROM_MEMORIES};
 use super::{Columns, Dialect, Sql, count};
 use crate::domain::{
-    Actor, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, Micros, Revision, Scope,
-    TimeRange,
+    Actor, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, Micros, Neighbours, Revision,
+    Scope, TimeRange,
 };
 use crate::error::{Error, Result};
+use crate::store::tx::MemoryInsert;
 
 /// Appends the visibility rule of DESIGN §3 for `scope` (alias `m`),
 /// without memories expired at `now`.
@@ -379,4 +382,98 @@ pub async fn scan<D: Dialect>(conn: &mut D, after_seq: i64, limit: usize) -> Res
         .bind(count(limit));
     let found = conn.fetch_all(sql).await?;
     rows::all::<D, _>(&found, rows::memory::<D>)
+}
+
+/// The memories with these sequence numbers, whoever may see them.
+pub async fn all_by_seq<D: Dialect>(conn: &mut D, seqs: &[i64]) -> Result<Vec<Memory>> {
+    let mut sql = Sql::new(format!(
+        "SELECT {} FROM {} WHERE ",
+        D::MEMORY_COLUMNS,
+        D::MEMORIES_BY_SEQ
+    ));
+    sql.in_seqs("m.seq", seqs);
+    let found = conn.fetch_all(sql).await?;
+    rows::all::<D, _>(&found, rows::memory::<D>)
+}
+
+/// The conversation neighbours of the memories `seqs` of `namespace`: for
+/// each one written in a session, the memory written just before and just
+/// after it in that session (whoever may see them).
+pub async fn conversation_neighbours<D: Dialect>(
+    conn: &mut D,
+    namespace: &str,
+    seqs: &[i64],
+) -> Result<Vec<Neighbours>> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The literal `<> ''` matches the partial index's predicate.
+    let mut sql = Sql::new(format!(
+        "SELECT m.seq, \
+           (SELECT p.seq FROM memories p WHERE p.namespace = m.namespace \
+              AND p.origin_session_id = m.origin_session_id AND p.origin_session_id <> '' \
+              AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1) AS before_seq, \
+           (SELECT n.seq FROM memories n WHERE n.namespace = m.namespace \
+              AND n.origin_session_id = m.origin_session_id AND n.origin_session_id <> '' \
+              AND n.seq > m.seq ORDER BY n.seq LIMIT 1) AS after_seq \
+         FROM memories m{} WHERE m.origin_session_id <> '' AND m.namespace = ",
+        D::NOT_INDEXED
+    ));
+    sql.bind(namespace).push(" AND ").in_seqs("m.seq", seqs);
+    conn.fetch_all(sql)
+        .await?
+        .iter()
+        .map(|row| {
+            let c = Columns::<D>::of(row);
+            Ok(Neighbours {
+                seq: c.get("seq")?,
+                before: c.get("before_seq")?,
+                after: c.get("after_seq")?,
+            })
+        })
+        .collect()
+}
+
+/// The memories an insert stored, in the order of `inserts`: what was
+/// sent, and the defaults of a new row, numbered from the `(id, seq)` pairs
+/// its RETURNING gave (in no particular order).
+pub fn inserted(
+    inserts: &[MemoryInsert],
+    returned: Vec<(String, i64)>,
+    now: Micros,
+) -> Result<Vec<Memory>> {
+    let seqs: HashMap<String, i64> = returned.into_iter().collect();
+    inserts
+        .iter()
+        .map(|insert| {
+            let seq = seqs
+                .get(&insert.id)
+                .copied()
+                .ok_or_else(|| Error::Internal("an inserted memory returned no row".into()))?;
+            let new = &insert.new;
+            Ok(Memory {
+                seq,
+                id: insert.id.clone(),
+                scope: new.scope.clone(),
+                level: new.level,
+                memory_type: new.memory_type,
+                content: new.content.clone(),
+                summary: new.summary.clone(),
+                tags: new.tags.clone(),
+                metadata: new.metadata.clone(),
+                importance: new.importance,
+                confidence: new.confidence,
+                source: new.source,
+                seen_count: 1,
+                access_count: 0,
+                create_time: now,
+                update_time: now,
+                last_access_time: None,
+                expire_time: new.expire_time,
+                occurred_at: new.occurred_at.unwrap_or(now),
+                origin_session_id: new.origin_session_id.clone(),
+                version: 1,
+            })
+        })
+        .collect()
 }

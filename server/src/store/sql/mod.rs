@@ -21,6 +21,7 @@ pub mod memories;
 pub mod outcomes;
 pub mod requests;
 pub mod rows;
+pub mod store;
 pub mod tx;
 pub mod usage;
 mod value;
@@ -39,10 +40,7 @@ use crate::store::tx::{Identity, MemoryInsert};
 
 /// A connection of one of the two databases, and what the shared SQL needs
 /// to know of its dialect.
-pub trait Dialect: Send + Sized {
-    /// sqlx's database type.
-    type Db: Database;
-
+pub trait Dialect: sqlx::Connection + Send + Sized {
     /// What ends the subquery that picks the rows a bulk delete removes, so
     /// that two deleters (another replica's purge) skip each other's rows
     /// instead of waiting: PostgreSQL's ` FOR UPDATE SKIP LOCKED`; nothing
@@ -83,16 +81,29 @@ pub trait Dialect: Send + Sized {
     /// that a visibility rule would invite.
     const MEMORIES_BY_SEQ: &'static str;
 
+    /// What follows `memories m` when its rows are picked by sequence number
+    /// among few: SQLite's ` NOT INDEXED` (see [`Dialect::MEMORIES_BY_SEQ`]).
+    const NOT_INDEXED: &'static str;
+
+    /// What begins a read-only transaction on one snapshot, for reads of
+    /// several statements that must agree with each other.
+    const BEGIN_SNAPSHOT: &'static str;
+
     /// Appends `column IN (seqs)`: a list of placeholders on SQLite, one
     /// array (`= ANY(…)`, so that the statement is prepared once whatever
     /// the number) on PostgreSQL.
-    fn push_in_seqs(query: &mut QueryBuilder<Self::Db>, column: &str, seqs: &[i64]);
+    fn push_in_seqs(query: &mut QueryBuilder<Self::Database>, column: &str, seqs: &[i64]);
 
     /// Appends that the JSON array `column` holds the string `tag`.
-    fn push_has_tag(query: &mut QueryBuilder<Self::Db>, column: &str, tag: &str);
+    fn push_has_tag(query: &mut QueryBuilder<Self::Database>, column: &str, tag: &str);
 
     /// Appends that the JSON object `column` maps `key` to the string `value`.
-    fn push_has_entry(query: &mut QueryBuilder<Self::Db>, column: &str, key: &str, value: &str);
+    fn push_has_entry(
+        query: &mut QueryBuilder<Self::Database>,
+        column: &str,
+        key: &str,
+        value: &str,
+    );
 
     /// Reads the memories (with [`rows::memory`]'s columns) `sql` returns,
     /// one row at a time, until they pass `max_bytes` of text: the row past
@@ -124,7 +135,7 @@ pub trait Dialect: Send + Sized {
     ) -> impl Future<Output = Result<Vec<Memory>>> + Send;
 
     /// Binds `value` at the end of `query`.
-    fn push_value<T: Bind>(query: &mut QueryBuilder<Self::Db>, value: T);
+    fn push_value<T: Bind>(query: &mut QueryBuilder<Self::Database>, value: T);
 
     /// The `column` of `row` as a `T`.
     fn value<T: Column>(row: &Row<Self>, column: &str) -> sqlx::Result<T>;
@@ -149,12 +160,77 @@ pub trait Dialect: Send + Sized {
     ) -> impl Future<Output = Result<Option<u64>>> + Send;
 }
 
+/// The methods of [`Dialect`] that run statements, the same text for both
+/// databases (sqlx's executors are implemented per connection type, so
+/// they are written in each `impl Dialect` by this macro), given the
+/// dialect's error mapping.
+macro_rules! run_statements {
+    ($db_error:path) => {
+        fn db_error(err: sqlx::Error) -> $crate::error::Error {
+            $db_error(err)
+        }
+
+        async fn memories_within(
+            &mut self,
+            sql: $crate::store::sql::Sql<Self>,
+            max_bytes: Option<usize>,
+        ) -> $crate::error::Result<Vec<$crate::domain::Memory>> {
+            let mut query = sql.into_query();
+            let found = $crate::store::budget::rows_of(query.build().fetch(self), $db_error);
+            $crate::store::budget::memories_within(
+                found,
+                max_bytes,
+                $crate::store::sql::rows::memory::<Self>,
+            )
+            .await
+        }
+
+        async fn fetch_all(
+            &mut self,
+            sql: $crate::store::sql::Sql<Self>,
+        ) -> $crate::error::Result<Vec<$crate::store::sql::Row<Self>>> {
+            let mut query = sql.into_query();
+            query.build().fetch_all(self).await.map_err($db_error)
+        }
+
+        async fn fetch_optional(
+            &mut self,
+            sql: $crate::store::sql::Sql<Self>,
+        ) -> $crate::error::Result<Option<$crate::store::sql::Row<Self>>> {
+            let mut query = sql.into_query();
+            query.build().fetch_optional(self).await.map_err($db_error)
+        }
+
+        async fn execute(
+            &mut self,
+            sql: $crate::store::sql::Sql<Self>,
+        ) -> $crate::error::Result<u64> {
+            let mut query = sql.into_query();
+            let done = query.build().execute(self).await.map_err($db_error)?;
+            Ok(done.rows_affected())
+        }
+
+        async fn execute_unique(
+            &mut self,
+            sql: $crate::store::sql::Sql<Self>,
+        ) -> $crate::error::Result<Option<u64>> {
+            let mut query = sql.into_query();
+            match query.build().execute(self).await {
+                Ok(done) => Ok(Some(done.rows_affected())),
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(None),
+                Err(err) => Err($db_error(err)),
+            }
+        }
+    };
+}
+pub(crate) use run_statements;
+
 /// A row of `D`'s database.
-pub type Row<D> = <<D as Dialect>::Db as Database>::Row;
+pub type Row<D> = <<D as sqlx::Connection>::Database as Database>::Row;
 
 /// A statement being built: SQL text, with values bound where they stand.
 pub struct Sql<D: Dialect> {
-    query: QueryBuilder<D::Db>,
+    query: QueryBuilder<D::Database>,
 }
 
 impl<D: Dialect> Sql<D> {
@@ -208,7 +284,7 @@ impl<D: Dialect> Sql<D> {
     }
 
     /// The builder, for the dialect to run.
-    pub fn into_query(self) -> QueryBuilder<D::Db> {
+    pub fn into_query(self) -> QueryBuilder<D::Database> {
         self.query
     }
 }

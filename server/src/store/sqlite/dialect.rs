@@ -5,13 +5,12 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use super::db_error;
 use super::memories::{self, feed_head_sql};
 use crate::domain::{Memory, Micros};
-use crate::error::{Error, Result};
-use crate::store::budget;
-use crate::store::sql::{Bind, Column, Dialect, Row, Sql, rows};
+use crate::error::Result;
+use crate::store::sql::{Bind, Column, Dialect, Row, rows};
 use crate::store::tx::{Identity, MemoryInsert};
 
 impl Dialect for SqliteConnection {
-    type Db = Sqlite;
+    crate::store::sql::run_statements!(db_error);
 
     /// One writer: no other deleter to skip.
     const SKIP_LOCKED: &'static str = "";
@@ -34,6 +33,10 @@ impl Dialect for SqliteConnection {
 
     const MEMORIES_BY_SEQ: &'static str =
         "memories m NOT INDEXED LEFT JOIN memory_access a ON a.memory_seq = m.seq";
+
+    const NOT_INDEXED: &'static str = " NOT INDEXED";
+
+    const BEGIN_SNAPSHOT: &'static str = "BEGIN";
 
     fn push_in_seqs(query: &mut QueryBuilder<Sqlite>, column: &str, seqs: &[i64]) {
         query.push(format_args!("{column} IN ("));
@@ -64,16 +67,6 @@ impl Dialect for SqliteConnection {
             .push(")");
     }
 
-    async fn memories_within(
-        &mut self,
-        sql: Sql<Self>,
-        max_bytes: Option<usize>,
-    ) -> Result<Vec<Memory>> {
-        let mut query = sql.into_query();
-        let found = budget::rows_of(query.build().fetch(self), db_error);
-        budget::memories_within(found, max_bytes, rows::memory::<Self>).await
-    }
-
     /// The one writer serialises every unit of work already.
     async fn lock(&mut self, _key: &str) -> Result<()> {
         Ok(())
@@ -96,40 +89,11 @@ impl Dialect for SqliteConnection {
         memories::insert(self, inserts, now).await
     }
 
-    fn db_error(err: sqlx::Error) -> Error {
-        db_error(err)
-    }
-
     fn push_value<T: Bind>(query: &mut QueryBuilder<Sqlite>, value: T) {
         value.bind_sqlite(query);
     }
 
     fn value<T: Column>(row: &Row<Self>, column: &str) -> sqlx::Result<T> {
         T::get_sqlite(row, column)
-    }
-
-    async fn fetch_all(&mut self, sql: Sql<Self>) -> Result<Vec<Row<Self>>> {
-        let mut query = sql.into_query();
-        query.build().fetch_all(self).await.map_err(db_error)
-    }
-
-    async fn fetch_optional(&mut self, sql: Sql<Self>) -> Result<Option<Row<Self>>> {
-        let mut query = sql.into_query();
-        query.build().fetch_optional(self).await.map_err(db_error)
-    }
-
-    async fn execute(&mut self, sql: Sql<Self>) -> Result<u64> {
-        let mut query = sql.into_query();
-        let done = query.build().execute(self).await.map_err(db_error)?;
-        Ok(done.rows_affected())
-    }
-
-    async fn execute_unique(&mut self, sql: Sql<Self>) -> Result<Option<u64>> {
-        let mut query = sql.into_query();
-        match query.build().execute(self).await {
-            Ok(done) => Ok(Some(done.rows_affected())),
-            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(None),
-            Err(err) => Err(db_error(err)),
-        }
     }
 }

@@ -13,37 +13,28 @@ mod memories;
 pub mod transfer;
 mod writer;
 
-use crate::store::sql::{self, episodes, learning, outcomes, requests, usage, vectors};
 use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
+use sqlx::{ConnectOptions as _, Connection as _, Sqlite, SqliteConnection};
 use tokio::sync::{Mutex, Notify, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use self::memories::Written;
 use self::writer::{OnCommit, Writer};
-use super::tx::{Answer, DiskUse, LearningProgress, Work};
-use super::{KnowledgeQuery, NamespaceSizes, Store};
+use super::tx::{Answer, DiskUse, Work};
 use crate::disk::DiskSpace;
-use crate::domain::episode::{
-    Episode, EpisodeQuery, MistakeCard, Stats, StepWindow, TaskKnowledge, TaskRule,
-};
-use crate::domain::outcome::{
-    AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
-};
-use crate::domain::{
-    Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter, Micros,
-    Neighbours, Revision, Scope, Unembedded,
-};
+use crate::domain::Memory;
 use crate::error::{Error, Result};
-use crate::store::access::{self as gathered, Accesses};
+use crate::store::access::Gatherer;
+use crate::store::sql::feed::Written;
+use crate::store::sql::store::{Backend, Statements, Write};
 use crate::store::sql::tx::SqlTx;
 
 /// The schema, in order. A migration is never edited once released; a change
@@ -153,10 +144,9 @@ pub struct SqliteStore {
     writer: Writer,
     /// Resolves when the writer's thread has finished.
     writer_done: Mutex<Option<oneshot::Receiver<()>>>,
-    accesses: Arc<Accesses>,
-    /// Just-written memories, for the change feed (see [`memories::Written`]).
+    accesses: Gatherer,
+    /// Just-written memories, for the change feed (see [`Written`]).
     written: Arc<Written>,
-    access_flusher: Mutex<Option<JoinHandle<()>>>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     stop_checkpointing: Arc<Notify>,
     readers: SqlitePool,
@@ -202,8 +192,7 @@ impl SqliteStore {
         );
         disk.start();
         let (writer, writer_done) = Writer::spawn(conn, feed_head_tx, gate, disk.clone())?;
-        let accesses = Arc::new(Accesses::default());
-        let access_flusher = gathered::spawn_flusher(accesses.clone(), {
+        let accesses = Gatherer::start({
             let writer = writer.clone();
             move |batch| {
                 let writer = writer.clone();
@@ -215,7 +204,6 @@ impl SqliteStore {
             writer_done: Mutex::new(Some(writer_done)),
             accesses,
             written: Arc::default(),
-            access_flusher: Mutex::new(Some(access_flusher)),
             checkpointer: Mutex::new(Some(checkpointer)),
             stop_checkpointing,
             readers,
@@ -318,14 +306,14 @@ pub(crate) fn db_error(err: sqlx::Error) -> Error {
 }
 
 #[async_trait]
-impl Store for SqliteStore {
-    async fn read(&self, mut work: Work) -> Result<Answer> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        let mut snapshot = conn.begin().await.map_err(db_error)?;
-        work(&mut SqlTx::reading(&mut *snapshot)).await
+impl Backend for SqliteStore {
+    type Conn = SqliteConnection;
+
+    async fn connection(&self) -> Result<PoolConnection<Sqlite>> {
+        self.readers.acquire().await.map_err(db_error)
     }
 
-    async fn transact(&self, mut work: Work, disk: DiskUse) -> Result<Answer> {
+    async fn run_unit(&self, mut work: Work, disk: DiskUse) -> Result<Answer> {
         // The writer runs each unit of work once, with a savepoint of its
         // own inside the group commit; the memories it wrote go to the
         // change feed's follower once they are committed.
@@ -348,307 +336,38 @@ impl Store for SqliteStore {
             .map(|(answer, _)| answer)
     }
 
-    async fn get_memory(&self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Memory>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::memories::get(&mut *conn, scope, id, now, false).await
-    }
-
-    async fn list_memory_revisions(
+    /// In the next group commit; work that frees space without a savepoint
+    /// of its own (it fails, if at all, with a database error) and even on
+    /// a full disk.
+    async fn write<T: Send + 'static>(
         &self,
-        namespace: &str,
-        id: &str,
-        page_size: usize,
-        after_seq: Option<i64>,
-    ) -> Result<Vec<Revision>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::memories::revisions(&mut *conn, namespace, id, page_size + 1, after_seq).await
+        kind: Write,
+        work: Statements<SqliteConnection, T>,
+    ) -> Result<T> {
+        if kind.frees {
+            self.writer.write_atomic_freeing(work).await
+        } else {
+            self.writer.write(work).await
+        }
     }
 
-    async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::memories::list(&mut *conn, query, now).await
-    }
-
-    async fn memories_by_seq(
-        &self,
-        scope: &Scope,
-        filter: &MemoryFilter,
-        seqs: &[i64],
-        now: Micros,
-    ) -> Result<Vec<Memory>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::memories::by_seq(&mut *conn, scope, filter, seqs, now).await
-    }
-
-    async fn conversation_neighbours(
-        &self,
-        namespace: &str,
-        seqs: &[i64],
-    ) -> Result<Vec<Neighbours>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::conversation_neighbours(&mut conn, namespace, seqs).await
-    }
-
-    fn record_access(&self, seqs: Vec<i64>, now: Micros) {
-        self.accesses.record(seqs, now);
-    }
-
-    async fn get_episode(
-        &self,
-        scope: &Scope,
-        id: &str,
-        steps: StepWindow,
-    ) -> Result<Option<Episode>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        // Several statements, one snapshot: they must agree with each other.
-        let mut snapshot = conn.begin().await.map_err(db_error)?;
-        episodes::get_with_steps(&mut *snapshot, scope, id, steps).await
-    }
-
-    async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        episodes::list(&mut *conn, query).await
-    }
-
-    async fn list_task_rules(
-        &self,
-        namespace: &str,
-        task_id: Option<&str>,
-        page_size: usize,
-        after_seq: Option<i64>,
-    ) -> Result<Vec<TaskRule>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::list_rules(&mut *conn, namespace, task_id, page_size, after_seq).await
-    }
-
-    async fn list_mistake_cards(
-        &self,
-        namespace: &str,
-        task_id: Option<&str>,
-        mistake_type: Option<&str>,
-        limit: usize,
-        after: Option<(i64, i64)>,
-    ) -> Result<Vec<MistakeCard>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::list_cards(&mut *conn, namespace, task_id, mistake_type, limit, after).await
-    }
-
-    async fn recent_completed_episodes(
-        &self,
-        namespace: &str,
-        limit: usize,
-    ) -> Result<Vec<Episode>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::completed_episodes(&mut *conn, namespace, None, limit).await
-    }
-
-    async fn learning_progress(&self, namespace: &str) -> Result<LearningProgress> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        learning::learning_progress(&mut *conn, namespace).await
-    }
-
-    async fn stats(&self, scope: &Scope, top_cards: usize, now: Micros) -> Result<Stats> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        // Several statements, one snapshot: they must agree with each other.
-        let mut snapshot = conn.begin().await.map_err(db_error)?;
-        learning::stats(&mut *snapshot, scope, top_cards, now).await
-    }
-
-    async fn task_knowledge(
-        &self,
-        scope: &Scope,
-        task_id: &str,
-        task_type: &str,
-        query: &KnowledgeQuery,
-    ) -> Result<TaskKnowledge> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        // Several statements, one snapshot: they must agree with each other.
-        let mut snapshot = conn.begin().await.map_err(db_error)?;
-        learning::knowledge(&mut *snapshot, scope, task_id, task_type, query).await
-    }
-
-    async fn compared_strategies(
-        &self,
-        owner: &Owner,
-        task_type: &str,
-        recent: i64,
-    ) -> Result<Vec<String>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::compared_strategies(&mut *conn, owner, task_type, recent).await
-    }
-
-    async fn get_agent_scope(&self, namespace: &str, agent_id: &str) -> Result<Option<AgentScope>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::agent_scope(&mut *conn, namespace, agent_id).await
-    }
-
-    async fn list_outcomes(
-        &self,
-        scope: &Scope,
-        filter: &LearningFilter,
-        limit: usize,
-        after: Option<i64>,
-    ) -> Result<Vec<TaskOutcome>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::list_outcomes(&mut *conn, scope, filter, limit, after).await
-    }
-
-    async fn list_heuristics(
-        &self,
-        scope: &Scope,
-        filter: &LearningFilter,
-        limit: usize,
-        after: Option<(f64, i64)>,
-    ) -> Result<Vec<Heuristic>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::list_heuristics(&mut *conn, scope, filter, limit, after).await
-    }
-
-    async fn list_anti_patterns(
-        &self,
-        scope: &Scope,
-        filter: &LearningFilter,
-        limit: usize,
-        after: Option<(i64, i64)>,
-    ) -> Result<Vec<AntiPattern>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        outcomes::list_anti_patterns(&mut *conn, scope, filter, limit, after).await
-    }
-
-    fn feed_head(&self) -> watch::Receiver<i64> {
+    fn head(&self) -> watch::Receiver<i64> {
         self.feed_head.clone()
     }
 
-    async fn changes_after(&self, after: i64, limit: usize) -> Result<Vec<MemoryChange>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        memories::changes_after(&mut conn, after, limit, &self.written).await
+    fn written(&self) -> Option<&Written> {
+        Some(&self.written)
     }
 
-    async fn feed_bounds(&self) -> Result<FeedBounds> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::feed::bounds(&mut *conn).await
+    fn accesses(&self) -> &Gatherer {
+        &self.accesses
     }
 
-    async fn memory_events(
-        &self,
-        namespace: &str,
-        after: i64,
-        limit: usize,
-    ) -> Result<Vec<FeedEvent>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::feed::events(&mut *conn, namespace, after, limit).await
-    }
-
-    async fn changed_namespaces(&self, after: i64, upto: i64) -> Result<Vec<String>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::feed::changed_namespaces(&mut *conn, after, upto).await
-    }
-
-    async fn scan_memories(&self, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sql::memories::scan(&mut *conn, after_seq, limit).await
-    }
-
-    async fn unembedded(
-        &self,
-        model: &str,
-        after_seq: i64,
-        among: Option<&[i64]>,
-        limit: usize,
-        now: Micros,
-    ) -> Result<Vec<Unembedded>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::unembedded(&mut *conn, model, after_seq, among, limit, now).await
-    }
-
-    async fn store_vectors(
-        &self,
-        model: &str,
-        stored: Vec<(Unembedded, Vec<f32>)>,
-    ) -> Result<usize> {
-        let model = model.to_owned();
-        self.writer
-            .write(move |conn| Box::pin(async move { vectors::store(conn, &model, &stored).await }))
-            .await
-    }
-
-    async fn pending_embeddings(&self, namespace: &str, model: &str, now: Micros) -> Result<i64> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::pending(&mut *conn, namespace, model, now).await
-    }
-
-    async fn scan_embedded(
-        &self,
-        model: &str,
-        after_seq: i64,
-        limit: usize,
-    ) -> Result<Vec<(Memory, Embedding)>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::scan(&mut *conn, model, after_seq, limit).await
-    }
-
-    async fn changed_memories(&self, after: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        vectors::changed(&mut *conn, after, limit).await
-    }
-
-    async fn count_memories(&self) -> Result<i64> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sqlx::query_scalar("SELECT count(*) FROM memories")
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(db_error)
-    }
-
-    async fn meta(&self, key: &str) -> Result<String> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        sqlx::query_scalar("SELECT value FROM engram_meta WHERE key = ?")
-            .bind(key)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(db_error)
-    }
-
-    async fn purge_expired_memories(&self, now: Micros, limit: usize) -> Result<usize> {
-        // Fails, if at all, with a database error: no savepoint needed.
-        // Deletes only: runs even on a full disk.
-        self.writer
-            .write_atomic_freeing(move |conn| {
-                Box::pin(sql::memories::purge_expired(conn, now, limit))
-            })
-            .await
-    }
-
-    async fn purge_request_ids(&self, before: Micros, limit: usize) -> Result<usize> {
-        self.writer
-            .write_atomic_freeing(move |conn| Box::pin(requests::purge(conn, before, limit)))
-            .await
-    }
-
-    async fn database_bytes(&self) -> Result<i64> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        usage::database_bytes(&mut *conn).await
-    }
-
-    async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes> {
-        let mut conn = self.readers.acquire().await.map_err(db_error)?;
-        // Two statements, one snapshot: the totals agree with the largest.
-        let mut snapshot = conn.begin().await.map_err(db_error)?;
-        usage::namespace_sizes(&mut *snapshot, limit).await
-    }
-
-    fn disk_space(&self) -> Arc<DiskSpace> {
+    fn disk(&self) -> Arc<DiskSpace> {
         self.disk.clone()
     }
 
-    async fn close(&self) {
-        self.accesses.close();
-        let flusher = self.access_flusher.lock().await.take();
-        if let Some(flusher) = flusher
-            && let Err(err) = flusher.await
-        {
-            tracing::error!(error = %err, "the access flusher failed");
-        }
+    async fn shut_down(&self) {
         self.readers.close().await;
         self.stop_checkpointing.notify_one();
         let checkpointer = self.checkpointer.lock().await.take();
@@ -675,9 +394,11 @@ mod tests {
 
     use super::*;
     use crate::domain::{
-        Actor, Created, MemoryLevel, MemorySource, MemoryType, NewMemory, RequestKey, WriteResult,
+        Actor, Created, MemoryLevel, MemorySource, MemoryType, Micros, NewMemory, RequestKey,
+        Scope, WriteResult,
     };
     use crate::engine::{memories as engine, unit};
+    use crate::store::Store;
 
     /// Stores `memories` in namespace "ns" as the engine does, with or
     /// without a request id.

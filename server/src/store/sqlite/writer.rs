@@ -27,9 +27,7 @@
 //! interleave. When the disk is full (see [`crate::disk`]), jobs that add
 //! data are refused without running, and jobs that free space run.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,7 +50,7 @@ const QUEUE_DEPTH: usize = 1024;
 /// UNAVAILABLE: a client can retry (elsewhere, or later) rather than hang.
 const QUEUE_WAIT: Duration = Duration::from_secs(5);
 
-pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(super) use crate::store::sql::store::BoxFuture;
 /// Runs with a job's result once its transaction has committed.
 pub(super) type OnCommit<T> = Box<dyn FnOnce(&T) + Send>;
 
@@ -647,6 +645,7 @@ async fn execute(conn: &mut SqliteConnection, sql: &'static str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+    use std::pin::Pin;
     use std::task::Poll;
 
     use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
