@@ -8,8 +8,9 @@ mod conformance;
 pub mod postgres;
 pub mod sql;
 pub mod sqlite;
-pub mod transfer;
 pub mod tx;
+
+pub use self::sql::transfer;
 
 use async_trait::async_trait;
 use tokio::sync::watch;

@@ -42,6 +42,12 @@ impl Dialect for PgConnection {
 
     const BEGIN_SNAPSHOT: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
+    const BEGIN_WRITE: &'static str = "BEGIN";
+
+    const FIRST_PARAM: &'static str = "$1";
+
+    const TEXT_HOLDS_NUL: bool = false;
+
     fn push_in_seqs(query: &mut QueryBuilder<Postgres>, column: &str, seqs: &[i64]) {
         query
             .push(format_args!("{column} = ANY("))

@@ -22,6 +22,7 @@ pub mod outcomes;
 pub mod requests;
 pub mod rows;
 pub mod store;
+pub mod transfer;
 pub mod tx;
 pub mod usage;
 mod value;
@@ -40,7 +41,7 @@ use crate::store::tx::{Identity, MemoryInsert};
 
 /// A connection of one of the two databases, and what the shared SQL needs
 /// to know of its dialect.
-pub trait Dialect: sqlx::Connection + Send + Sized {
+pub trait Dialect: sqlx::Connection + Send + Sized + 'static {
     /// What ends the subquery that picks the rows a bulk delete removes, so
     /// that two deleters (another replica's purge) skip each other's rows
     /// instead of waiting: PostgreSQL's ` FOR UPDATE SKIP LOCKED`; nothing
@@ -88,6 +89,17 @@ pub trait Dialect: sqlx::Connection + Send + Sized {
     /// What begins a read-only transaction on one snapshot, for reads of
     /// several statements that must agree with each other.
     const BEGIN_SNAPSHOT: &'static str;
+
+    /// What begins a transaction that writes (an import): SQLite takes the
+    /// write lock at once, so the import never fails midway for want of it.
+    const BEGIN_WRITE: &'static str;
+
+    /// The first placeholder of a statement's text (`?` or `$1`), for
+    /// [`Dialect::rows_where`].
+    const FIRST_PARAM: &'static str;
+
+    /// Whether text and JSON may hold U+0000 (PostgreSQL's may not).
+    const TEXT_HOLDS_NUL: bool;
 
     /// Appends `column IN (seqs)`: a list of placeholders on SQLite, one
     /// array (`= ANY(…)`, so that the statement is prepared once whatever
@@ -152,6 +164,14 @@ pub trait Dialect: sqlx::Connection + Send + Sized {
     /// Runs `sql`; how many rows it changed.
     fn execute(&mut self, sql: Sql<Self>) -> impl Future<Output = Result<u64>> + Send;
 
+    /// The rows of `text`, whose one parameter ([`Dialect::FIRST_PARAM`])
+    /// is `value`, read as the stream is polled.
+    fn rows_where(
+        &mut self,
+        text: String,
+        value: String,
+    ) -> futures_util::stream::BoxStream<'_, Result<Row<Self>>>;
+
     /// Runs `sql`; how many rows it changed, or `None` when a unique key
     /// refused it.
     fn execute_unique(
@@ -208,6 +228,20 @@ macro_rules! run_statements {
             let mut query = sql.into_query();
             let done = query.build().execute(self).await.map_err($db_error)?;
             Ok(done.rows_affected())
+        }
+
+        fn rows_where(
+            &mut self,
+            text: String,
+            value: String,
+        ) -> futures_util::stream::BoxStream<'_, $crate::error::Result<$crate::store::sql::Row<Self>>>
+        {
+            use futures_util::StreamExt as _;
+            sqlx::query(sqlx::AssertSqlSafe(text))
+                .bind(value)
+                .fetch(self)
+                .map(|row| row.map_err($db_error))
+                .boxed()
         }
 
         async fn execute_unique(

@@ -38,6 +38,12 @@ impl Dialect for SqliteConnection {
 
     const BEGIN_SNAPSHOT: &'static str = "BEGIN";
 
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+
+    const FIRST_PARAM: &'static str = "?";
+
+    const TEXT_HOLDS_NUL: bool = true;
+
     fn push_in_seqs(query: &mut QueryBuilder<Sqlite>, column: &str, seqs: &[i64]) {
         query.push(format_args!("{column} IN ("));
         let mut list = query.separated(", ");

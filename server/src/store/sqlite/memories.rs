@@ -12,7 +12,6 @@ use crate::store::tx::{self, MemoryInsert};
 /// A memory's columns with its access bookkeeping, as [`rows::memory`]
 /// reads them, from [`FROM_MEMORIES`].
 pub(super) const COLUMNS: &str = <SqliteConnection as Dialect>::MEMORY_COLUMNS;
-pub(super) use crate::store::sql::rows::FROM_MEMORIES;
 
 /// The memories of these identities, expired ones included, with their
 /// content hashes: one indexed lookup per identity.

@@ -3,14 +3,13 @@
 //! the namespace column, the order records were written in, and the
 //! columns that identify one.
 
-use sqlx::{Database, Encode, QueryBuilder, Type};
-
+use crate::store::sql::{Dialect, Sql, rows};
 use crate::transfer::records::{Kind, Record};
 
 /// Where a kind's records are.
 pub struct Table {
-    /// Every column its records need.
-    pub columns: &'static str,
+    /// Every column its records need, as [`super::rows::record`] reads them.
+    pub columns: String,
     /// The tables they come from.
     pub from: String,
     /// The namespace column.
@@ -24,7 +23,7 @@ pub struct Table {
 /// A table of records with an `id`, in insertion order.
 fn by_id(table: &str) -> Table {
     Table {
-        columns: "t.*",
+        columns: "t.*".into(),
         from: format!("{table} t"),
         namespace: "t.namespace",
         order: "t.seq",
@@ -33,33 +32,33 @@ fn by_id(table: &str) -> Table {
 }
 
 impl Table {
-    /// Where `kind`'s records are; a memory's `memory_columns` from
-    /// `from_memories` (alias `m`), which each backend reads its own way.
-    pub fn of(kind: Kind, memory_columns: &'static str, from_memories: &str) -> Table {
+    /// Where `kind`'s records are in `D`'s database (whose JSON columns
+    /// are read as text).
+    pub fn of<D: Dialect>(kind: Kind) -> Table {
         match kind {
             Kind::Memory => Table {
-                columns: memory_columns,
-                from: from_memories.into(),
+                columns: D::MEMORY_COLUMNS.into(),
+                from: rows::FROM_MEMORIES.into(),
                 namespace: "m.namespace",
                 order: "m.seq",
                 key: &["m.id"],
             },
             Kind::MemoryRevision => Table {
-                columns: "t.*",
+                columns: "t.*".into(),
                 from: "memory_revisions t".into(),
                 namespace: "t.namespace",
                 order: "t.seq",
                 key: &["t.namespace", "t.memory_id", "t.version", "t.action"],
             },
             Kind::Episode => Table {
-                columns: "e.*",
+                columns: rows::episode_columns::<D>("e"),
                 from: "episodes e".into(),
                 namespace: "e.namespace",
                 order: "e.seq",
                 key: &["e.id"],
             },
             Kind::Step => Table {
-                columns: "s.*, e.id AS episode_id, e.namespace AS namespace",
+                columns: "s.*, e.id AS episode_id, e.namespace AS namespace".into(),
                 from: "episode_steps s JOIN episodes e ON e.seq = s.episode_seq".into(),
                 namespace: "e.namespace",
                 order: "s.episode_seq, s.step_number",
@@ -69,7 +68,7 @@ impl Table {
             Kind::EpisodeLesson => by_id("episode_lessons"),
             Kind::MistakeCard => by_id("mistake_cards"),
             Kind::LearningState => Table {
-                columns: "t.*",
+                columns: "t.*".into(),
                 from: "learning_state t".into(),
                 namespace: "t.namespace",
                 order: "t.namespace",
@@ -79,7 +78,7 @@ impl Table {
             Kind::Heuristic => by_id("heuristics"),
             Kind::AntiPattern => by_id("anti_patterns"),
             Kind::AgentScope => Table {
-                columns: "t.*",
+                columns: "t.*".into(),
                 from: "agent_scopes t".into(),
                 namespace: "t.namespace",
                 order: "t.agent_id",
@@ -114,8 +113,8 @@ pub fn key(record: &Record) -> Vec<KeyValue<'_>> {
     }
 }
 
-/// Every namespace holding a record of any kind, in order, with the tables
-/// `table` says (the backend's memory columns matter not here).
+/// Every namespace holding a record of any kind, in order (column
+/// `namespace`), with the tables `table` says.
 pub fn namespaces_sql(table: impl Fn(Kind) -> Table) -> String {
     Kind::ALL
         .iter()
@@ -130,20 +129,15 @@ pub fn namespaces_sql(table: impl Fn(Kind) -> Table) -> String {
 
 /// Pushes `record`'s key as conditions on `table`'s key columns, joined by
 /// AND, each value bound.
-pub fn push_key<DB>(qb: &mut QueryBuilder<DB>, table: &Table, record: &Record)
-where
-    DB: Database,
-    String: for<'t> Encode<'t, DB> + Type<DB>,
-    i64: for<'t> Encode<'t, DB> + Type<DB>,
-{
+pub fn push_key<D: Dialect>(sql: &mut Sql<D>, table: &Table, record: &Record) {
     for (i, (column, value)) in table.key.iter().zip(key(record)).enumerate() {
         if i > 0 {
-            qb.push(" AND ");
+            sql.push(" AND ");
         }
-        qb.push(format!("{column} = "));
+        sql.push(format_args!("{column} = "));
         match value {
-            KeyValue::Text(text) => qb.push_bind(text.to_owned()),
-            KeyValue::Number(number) => qb.push_bind(number),
+            KeyValue::Text(text) => sql.bind(text),
+            KeyValue::Number(number) => sql.bind(number),
         };
     }
 }
@@ -163,14 +157,9 @@ pub fn insert_head(record: &Record) -> (&'static str, &'static str) {
 /// storing nothing where a record with its key is: a revision, which no
 /// index keeps unique, is looked for; a step is keyed by its episode's row,
 /// found by the episode's id.
-pub fn push_insert_end<DB>(qb: &mut QueryBuilder<DB>, record: &Record)
-where
-    DB: Database,
-    String: for<'t> Encode<'t, DB> + Type<DB>,
-    i64: for<'t> Encode<'t, DB> + Type<DB>,
-{
-    if !push_insert_tail(qb, record) {
-        qb.push(") ON CONFLICT DO NOTHING");
+pub fn push_insert_end<D: Dialect>(sql: &mut Sql<D>, record: &Record) {
+    if !push_insert_tail(sql, record) {
+        sql.push(") ON CONFLICT DO NOTHING");
     }
 }
 
@@ -178,30 +167,25 @@ where
 /// `SELECT` (a revision's, which no index keeps unique, so it is looked
 /// for) or `SELECT seq, ` (a step's, keyed by its episode's row, found by
 /// the episode's id); `false` for the other kinds, which end `VALUES (…)`.
-fn push_insert_tail<DB>(qb: &mut QueryBuilder<DB>, record: &Record) -> bool
-where
-    DB: Database,
-    String: for<'t> Encode<'t, DB> + Type<DB>,
-    i64: for<'t> Encode<'t, DB> + Type<DB>,
-{
+fn push_insert_tail<D: Dialect>(sql: &mut Sql<D>, record: &Record) -> bool {
     match record {
         Record::MemoryRevision(r) => {
-            qb.push(" WHERE NOT EXISTS (SELECT 1 FROM memory_revisions WHERE namespace = ")
-                .push_bind(r.namespace.clone())
+            sql.push(" WHERE NOT EXISTS (SELECT 1 FROM memory_revisions WHERE namespace = ")
+                .bind(r.namespace.as_str())
                 .push(" AND memory_id = ")
-                .push_bind(r.memory_id.clone())
+                .bind(r.memory_id.as_str())
                 .push(" AND version = ")
-                .push_bind(r.version)
+                .bind(r.version)
                 .push(" AND action = ")
-                .push_bind(r.action as i64)
+                .bind(r.action as i64)
                 .push(")");
             true
         }
         Record::Step(r) => {
-            qb.push(" FROM episodes WHERE id = ")
-                .push_bind(r.episode_id.clone())
+            sql.push(" FROM episodes WHERE id = ")
+                .bind(r.episode_id.as_str())
                 .push(" AND namespace = ")
-                .push_bind(r.namespace.clone())
+                .bind(r.namespace.as_str())
                 .push(" ON CONFLICT DO NOTHING");
             true
         }
