@@ -16,6 +16,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
+use crate::engine::Engine;
 use crate::engine::examples::LabelledExamples;
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
@@ -180,24 +181,20 @@ pub async fn serve(
     // to stop, they end (UNAVAILABLE, so clients resume elsewhere or later)
     // instead of holding the drain up for the whole grace period.
     let (stop_watches, watches_stopping) = tokio::sync::watch::channel(false);
+    let engine = Arc::new(Engine::new(store.clone(), retrieval.clone(), llm.clone()));
     let memory = guard.named_layer(
         MemoryServiceServer::new(MemoryApi::new(
-            store.clone(),
-            retrieval.clone(),
+            engine.clone(),
             limits.stream_idle_timeout,
             watches_stopping,
         ))
         .max_decoding_message_size(max_request_bytes),
     );
-    let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     let learning = guard.named_layer(
-        LearningServiceServer::new(LearningApi::new(
-            store.clone(),
-            llm.clone(),
-            embedder.clone(),
-        ))
-        .max_decoding_message_size(max_request_bytes),
+        LearningServiceServer::new(LearningApi::new(engine))
+            .max_decoding_message_size(max_request_bytes),
     );
+    let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     // With an embedder, the policy's labelled examples, embedded and fitted
     // in the background from the first Classify or Remember that consults
     // them (not at start: an embedding API is not called for a server that
