@@ -10,7 +10,6 @@ use engram::v1::learning_service_server::LearningServiceServer;
 use engram::v1::memory_service_server::MemoryServiceServer;
 use engram::v1::policy_service_server::PolicyServiceServer;
 use tokio::net::TcpListener;
-use tonic::server::NamedService;
 use tonic::service::LayerExt as _;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
@@ -20,6 +19,7 @@ use crate::engine::Engine;
 use crate::engine::examples::LabelledExamples;
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
+use crate::grpc::SERVED;
 use crate::grpc::auth::{ApiKeys, AuthLayer};
 use crate::grpc::host_guard::{HostGuardLayer, HostPolicy};
 use crate::grpc::learning::LearningApi;
@@ -48,17 +48,6 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 /// writes checks this name; operators see the `engram_storage_full` gauge
 /// and the log.
 pub const WRITES_HEALTH: &str = "engram.writes";
-
-/// The services this server answers, as advertised by reflection. A service
-/// is listed once its RPCs work.
-pub(crate) const SERVED: &[&str] = &[
-    <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
-    <LearningServiceServer<LearningApi> as NamedService>::NAME,
-    <PolicyServiceServer<PolicyApi> as NamedService>::NAME,
-    "grpc.health.v1.Health",
-    "grpc.reflection.v1.ServerReflection",
-    "grpc.reflection.v1alpha.ServerReflection",
-];
 
 /// Reflection over every served service, plus the `google.rpc` error details
 /// (so grpcurl can decode a `BadRequest` in an error).
