@@ -1,5 +1,5 @@
 //! The gRPC edge: one file per service (validate the request, convert proto ↔
-//! domain, call the engine or store), the error → status mapping, the
+//! domain, call [`crate::engine::Engine`]), the error → status mapping, the
 //! per-RPC tracing and metrics layers, API-key authentication and overload
 //! protection.
 
