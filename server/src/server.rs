@@ -10,15 +10,16 @@ use engram::v1::learning_service_server::LearningServiceServer;
 use engram::v1::memory_service_server::MemoryServiceServer;
 use engram::v1::policy_service_server::PolicyServiceServer;
 use tokio::net::TcpListener;
-use tonic::server::NamedService;
 use tonic::service::LayerExt as _;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
+use crate::engine::Engine;
 use crate::engine::examples::LabelledExamples;
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
+use crate::grpc::SERVED;
 use crate::grpc::auth::{ApiKeys, AuthLayer};
 use crate::grpc::host_guard::{HostGuardLayer, HostPolicy};
 use crate::grpc::learning::LearningApi;
@@ -47,17 +48,6 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 /// writes checks this name; operators see the `engram_storage_full` gauge
 /// and the log.
 pub const WRITES_HEALTH: &str = "engram.writes";
-
-/// The services this server answers, as advertised by reflection. A service
-/// is listed once its RPCs work.
-pub(crate) const SERVED: &[&str] = &[
-    <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
-    <LearningServiceServer<LearningApi> as NamedService>::NAME,
-    <PolicyServiceServer<PolicyApi> as NamedService>::NAME,
-    "grpc.health.v1.Health",
-    "grpc.reflection.v1.ServerReflection",
-    "grpc.reflection.v1alpha.ServerReflection",
-];
 
 /// Reflection over every served service, plus the `google.rpc` error details
 /// (so grpcurl can decode a `BadRequest` in an error).
@@ -180,24 +170,20 @@ pub async fn serve(
     // to stop, they end (UNAVAILABLE, so clients resume elsewhere or later)
     // instead of holding the drain up for the whole grace period.
     let (stop_watches, watches_stopping) = tokio::sync::watch::channel(false);
+    let engine = Arc::new(Engine::new(store.clone(), retrieval.clone(), llm.clone()));
     let memory = guard.named_layer(
         MemoryServiceServer::new(MemoryApi::new(
-            store.clone(),
-            retrieval.clone(),
+            engine.clone(),
             limits.stream_idle_timeout,
             watches_stopping,
         ))
         .max_decoding_message_size(max_request_bytes),
     );
-    let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     let learning = guard.named_layer(
-        LearningServiceServer::new(LearningApi::new(
-            store.clone(),
-            llm.clone(),
-            embedder.clone(),
-        ))
-        .max_decoding_message_size(max_request_bytes),
+        LearningServiceServer::new(LearningApi::new(engine))
+            .max_decoding_message_size(max_request_bytes),
     );
+    let embedder = retrieval.semantic.as_ref().map(|s| s.embedder.clone());
     // With an embedder, the policy's labelled examples, embedded and fitted
     // in the background from the first Classify or Remember that consults
     // them (not at start: an embedding API is not called for a server that

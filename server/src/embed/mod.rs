@@ -8,9 +8,9 @@
 //! embedded again.
 
 mod api;
-pub mod backfill;
 mod bert;
 mod local;
+mod progress;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 
 use self::local::LocalModel;
+pub use self::progress::BackfillProgress;
 use crate::metrics::{self, CallOutcome};
 use crate::openai::{ApiClient, ApiConfig, ApiError};
 

@@ -1,7 +1,9 @@
 //! Domain logic with no I/O of its own: what makes two memories identical,
 //! how search hits are ranked, how a context block is assembled, and what a
-//! watcher of the change feed is shown.
+//! watcher of the change feed is shown. [`Engine`] gathers the operations
+//! the gRPC services call.
 
+pub mod consolidation;
 pub mod context;
 pub mod create_batch;
 pub mod dedup;
@@ -17,5 +19,8 @@ pub mod outcomes;
 pub mod policy;
 pub mod search;
 pub mod secrets;
+pub mod service;
 pub mod unit;
 pub mod watch;
+
+pub use service::Engine;

@@ -6,9 +6,11 @@
 use std::sync::Arc;
 
 use crate::domain::outcome::{
-    AgentScope, AgentScopeSet, AntiPattern, Change, Heuristic, NewOutcome, Recorded, TaskOutcome,
+    AgentScope, AgentScopeSet, AntiPattern, Change, Heuristic, NewOutcome, Owner, Recorded,
+    TaskOutcome,
 };
 use crate::domain::{Micros, RequestKey};
+use crate::embed::Embedder;
 use crate::engine::outcomes::{
     MIN_FAILURES, MIN_SUCCESS_RATE, RECENT_OUTCOMES, StrategyVectors, agent_scope_or_default,
     may_learn, similar_errors,
@@ -17,6 +19,46 @@ use crate::engine::unit::{self, transact};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::tx::{NewAntiPattern, NewHeuristic, Tx};
+
+/// How long RecordOutcome waits for strategy vectors (DESIGN §5) before it
+/// compares strategies by their words only.
+const STRATEGY_EMBEDDING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The vectors of the strategies a new outcome's is compared with, its own
+/// included; words only (and a warning) without an embedder, or when it
+/// fails or takes longer than [`STRATEGY_EMBEDDING_WAIT`]: an outcome is
+/// never refused or held up for long for want of a vector.
+pub async fn strategy_vectors(
+    store: &dyn Store,
+    embedder: Option<&Embedder>,
+    new: &NewOutcome,
+) -> Result<StrategyVectors> {
+    let Some(embedder) = embedder else {
+        return Ok(StrategyVectors::none());
+    };
+    let mut texts = store
+        .compared_strategies(&Owner::from(&new.scope), &new.task_type, RECENT_OUTCOMES)
+        .await?;
+    texts.push(new.strategy.clone());
+    texts.sort_unstable();
+    texts.dedup();
+    match tokio::time::timeout(STRATEGY_EMBEDDING_WAIT, embedder.embed_cached(&texts)).await {
+        Ok(Ok(vectors)) => Ok(StrategyVectors::new(
+            texts.into_iter().zip(vectors).collect(),
+        )),
+        Ok(Err(err)) => {
+            tracing::warn!(error = %err, "embedding strategies failed; comparing their words only");
+            Ok(StrategyVectors::none())
+        }
+        Err(_) => {
+            tracing::warn!(
+                wait = ?STRATEGY_EMBEDDING_WAIT,
+                "embedding strategies took too long; comparing their words only"
+            );
+            Ok(StrategyVectors::none())
+        }
+    }
+}
 
 /// Records an outcome and learns from it, in one transaction; refused
 /// (FailedPrecondition, nothing stored) outside the agent's learning scope.

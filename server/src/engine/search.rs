@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
-use crate::embed::{EmbedError, Embedder, backfill};
+use crate::embed::{BackfillProgress, EmbedError, Embedder};
 use crate::error::Result;
 use crate::index::{TextIndex, TextQuery, VectorIndex, VectorMatch};
 use crate::store::Store;
@@ -143,7 +143,7 @@ async fn read_within(
 pub struct Semantic {
     pub embedder: Arc<Embedder>,
     pub vectors: Arc<VectorIndex>,
-    pub progress: Arc<backfill::Progress>,
+    pub progress: Arc<BackfillProgress>,
     /// Stops the backfill when the server stops.
     pub backfill: tokio::task::AbortHandle,
 }

@@ -12,28 +12,11 @@ use super::memory_requests::MAX_TASK_TYPE_CHARS;
 use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, convert, page_token};
-use crate::domain::episode::Consolidation;
 use crate::domain::now_micros;
-use crate::domain::outcome::{
-    AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome, Owner,
-};
-use crate::embed::Embedder;
-use crate::engine::learning::{
-    LLM_CONSOLIDATION_EPISODES, LLM_CONSOLIDATION_INSTRUCTIONS, LLM_CONSOLIDATION_SCHEMA_NAME,
-    STATS_TOP_CARDS, consolidated_rules, consolidation_prompt, consolidation_schema,
-};
-use crate::engine::outcomes::{
-    DEFAULT_MIN_OCCURRENCES, RECENT_OUTCOMES, StrategyVectors, agent_scope_or_default,
-    infer_task_type,
-};
-use crate::engine::{episode_learning, forgetting, outcome_learning};
-use crate::error::Error;
-use crate::llm::LlmClient;
-use crate::store::Store;
-
-/// How long RecordOutcome waits for strategy vectors (DESIGN §5) before it
-/// compares strategies by their words only.
-const STRATEGY_EMBEDDING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+use crate::domain::outcome::{AgentScope, ForgetKind, ForgetRequest, LearningFilter, NewOutcome};
+use crate::engine::Engine;
+use crate::engine::consolidation::{ConsolidateMode, Consolidated};
+use crate::engine::outcomes::DEFAULT_MIN_OCCURRENCES;
 
 pub const MAX_TASK_CHARS: usize = 1000;
 pub const MAX_STRATEGY_CHARS: usize = 2000;
@@ -52,117 +35,38 @@ const MAX_STATS_LIST_BYTES: usize = 1024 * 1024;
 
 /// The LearningService implementation.
 pub struct LearningApi {
-    store: Arc<dyn Store>,
-    llm: Option<Arc<LlmClient>>,
-    /// The embedder, when one is configured: GetStats counts what waits for
-    /// its vectors, and RecordOutcome compares strategies by meaning too.
-    embedder: Option<Arc<Embedder>>,
+    engine: Arc<Engine>,
 }
 
 impl LearningApi {
-    /// Consolidates with the rules, and with `llm` when one is configured;
-    /// with `embedder`, GetStats counts memories waiting for its vectors and
-    /// strategies are also similar by meaning (DESIGN §5).
-    pub fn new(
-        store: Arc<dyn Store>,
-        llm: Option<Arc<LlmClient>>,
-        embedder: Option<Arc<Embedder>>,
-    ) -> Self {
-        LearningApi {
-            store,
-            llm,
-            embedder,
-        }
-    }
-
-    /// The vectors of the strategies a new outcome's is compared with, its
-    /// own included; words only (and a warning) when the embedder fails or
-    /// takes longer than [`STRATEGY_EMBEDDING_WAIT`]: an outcome is never
-    /// refused or held up for long for want of a vector.
-    async fn strategy_vectors(&self, new: &NewOutcome) -> Result<StrategyVectors, Error> {
-        let Some(embedder) = &self.embedder else {
-            return Ok(StrategyVectors::none());
-        };
-        let mut texts = self
-            .store
-            .compared_strategies(&Owner::from(&new.scope), &new.task_type, RECENT_OUTCOMES)
-            .await?;
-        texts.push(new.strategy.clone());
-        texts.sort_unstable();
-        texts.dedup();
-        match tokio::time::timeout(STRATEGY_EMBEDDING_WAIT, embedder.embed_cached(&texts)).await {
-            Ok(Ok(vectors)) => Ok(StrategyVectors::new(
-                texts.into_iter().zip(vectors).collect(),
-            )),
-            Ok(Err(err)) => {
-                tracing::warn!(error = %err, "embedding strategies failed; comparing their words only");
-                Ok(StrategyVectors::none())
-            }
-            Err(_) => {
-                tracing::warn!(
-                    wait = ?STRATEGY_EMBEDDING_WAIT,
-                    "embedding strategies took too long; comparing their words only"
-                );
-                Ok(StrategyVectors::none())
-            }
-        }
-    }
-
-    /// An LLM consolidation: the latest episodes to the model, its rules
-    /// back as `[CONSOLIDATED]` global rules. `Err` says why it failed.
-    async fn consolidate_with_llm(
-        &self,
-        llm: &LlmClient,
-        namespace: &str,
-    ) -> Result<Consolidation, String> {
-        let episodes = self
-            .store
-            .recent_completed_episodes(namespace, LLM_CONSOLIDATION_EPISODES)
-            .await
-            .map_err(|_| "could not read the episodes".to_owned())?;
-        if episodes.is_empty() {
-            return Err("no completed episode to consolidate".into());
-        }
-        let reply = llm
-            .chat_json(
-                LLM_CONSOLIDATION_INSTRUCTIONS,
-                &consolidation_prompt(&episodes),
-                LLM_CONSOLIDATION_SCHEMA_NAME,
-                consolidation_schema(),
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        let rules = consolidated_rules(&reply)?;
-        episode_learning::add_consolidated_rules(
-            &*self.store,
-            namespace.to_owned(),
-            rules,
-            episodes.len(),
-            now_micros(),
-        )
-        .await
-        .map_err(|_| "could not store the rules".to_owned())
+    pub fn new(engine: Arc<Engine>) -> Self {
+        LearningApi { engine }
     }
 }
 
-/// A consolidation's response.
-fn consolidated(
-    mode: pb::ConsolidateMode,
-    consolidation: Consolidation,
-    fallback: Option<String>,
-) -> pb::ConsolidateResponse {
+/// A consolidation's response (empty when none ran).
+fn consolidated(ran: Option<Consolidated>) -> pb::ConsolidateResponse {
+    let Some(ran) = ran else {
+        return pb::ConsolidateResponse::default();
+    };
+    let mode = match ran.mode {
+        ConsolidateMode::Llm => pb::ConsolidateMode::Llm,
+        ConsolidateMode::Rules | ConsolidateMode::Auto => pb::ConsolidateMode::Rules,
+    };
     pb::ConsolidateResponse {
         mode: mode.into(),
-        fell_back: fallback.is_some(),
-        fallback_reason: fallback.unwrap_or_default(),
+        fell_back: ran.fallback.is_some(),
+        fallback_reason: ran.fallback.unwrap_or_default(),
         // Newest first.
-        rules: consolidation
+        rules: ran
+            .consolidation
             .rules
             .into_iter()
             .rev()
             .map(convert::task_rule)
             .collect(),
-        episodes_considered: i32::try_from(consolidation.episodes_considered).unwrap_or(i32::MAX),
+        episodes_considered: i32::try_from(ran.consolidation.episodes_considered)
+            .unwrap_or(i32::MAX),
     }
 }
 
@@ -185,7 +89,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
         v.finish(())?;
         let rules = self
-            .store
+            .engine
             .list_task_rules(&scope.namespace, req.task_id.as_deref(), page_size, after)
             .await?;
         let (task_rules, next_page_token) = page_token::page(
@@ -221,16 +125,17 @@ impl pb::learning_service_server::LearningService for LearningApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.finish(())?;
         let request = req.take_request_key();
-        let (card, kept) = episode_learning::record_mistake(
-            &*self.store,
-            scope,
-            req.task_id.clone(),
-            report,
-            episode_id,
-            request,
-            now_micros(),
-        )
-        .await?;
+        let (card, kept) = self
+            .engine
+            .record_mistake(
+                scope,
+                req.task_id.clone(),
+                report,
+                episode_id,
+                request,
+                now_micros(),
+            )
+            .await?;
         let change = if card.seen_count == 1 {
             pb::LearningChange::Created
         } else {
@@ -260,7 +165,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         v.finish(())?;
         let filter = |text: &str| (!text.is_empty()).then(|| text.to_owned());
         let cards = self
-            .store
+            .engine
             .list_mistake_cards(
                 &scope.namespace,
                 filter(&req.task_id).as_deref(),
@@ -293,62 +198,16 @@ impl pb::learning_service_server::LearningService for LearningApi {
             pb::ConsolidateMode::try_from(code).ok()
         });
         v.finish(())?;
-        let use_llm = match mode {
-            Some(pb::ConsolidateMode::Rules) => false,
-            Some(pb::ConsolidateMode::Llm) if self.llm.is_none() => {
-                return Err(Error::FailedPrecondition(
-                    "no LLM is configured on this server; use mode RULES or AUTO".into(),
-                )
-                .into());
-            }
-            _ => self.llm.is_some(),
+        let mode = match mode {
+            Some(pb::ConsolidateMode::Rules) => ConsolidateMode::Rules,
+            Some(pb::ConsolidateMode::Llm) => ConsolidateMode::Llm,
+            _ => ConsolidateMode::Auto,
         };
-        let now = now_micros();
-        if let Some(llm) = self.llm.as_ref().filter(|_| use_llm) {
-            if !req.force
-                && !episode_learning::consolidation_pending(
-                    self.store.learning_progress(&scope.namespace).await?,
-                )
-            {
-                return Ok(Response::new(pb::ConsolidateResponse::default()));
-            }
-            match self.consolidate_with_llm(llm, &scope.namespace).await {
-                Ok(consolidation) => {
-                    return Ok(Response::new(consolidated(
-                        pb::ConsolidateMode::Llm,
-                        consolidation,
-                        None,
-                    )));
-                }
-                Err(why) => {
-                    tracing::warn!(error = %why, "LLM consolidation failed; consolidating with the rules");
-                    let consolidation = episode_learning::consolidate(
-                        &*self.store,
-                        scope.namespace.clone(),
-                        true,
-                        now_micros(),
-                    )
-                    .await?
-                    .unwrap_or_default();
-                    return Ok(Response::new(consolidated(
-                        pb::ConsolidateMode::Rules,
-                        consolidation,
-                        Some(why),
-                    )));
-                }
-            }
-        }
-        let ran =
-            episode_learning::consolidate(&*self.store, scope.namespace.clone(), req.force, now)
-                .await?;
-        let Some(consolidation) = ran else {
-            return Ok(Response::new(pb::ConsolidateResponse::default()));
-        };
-        Ok(Response::new(consolidated(
-            pb::ConsolidateMode::Rules,
-            consolidation,
-            None,
-        )))
+        let ran = self
+            .engine
+            .consolidate(&scope.namespace, mode, req.force)
+            .await?;
+        Ok(Response::new(consolidated(ran)))
     }
 
     async fn record_outcome(
@@ -375,16 +234,11 @@ impl pb::learning_service_server::LearningService for LearningApi {
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.finish(())?;
         let request = req.take_request_key();
-        let given = req.task_type.trim().to_lowercase();
-        let inferred = given.is_empty();
         let new = NewOutcome {
             scope,
-            task_type: if inferred {
-                infer_task_type(&req.task).to_owned()
-            } else {
-                given
-            },
-            task_type_inferred: inferred,
+            // An empty one is inferred from the task by the engine.
+            task_type: req.task_type.trim().to_lowercase(),
+            task_type_inferred: false,
             task: req.task,
             success: req.success,
             strategy: req.strategy,
@@ -392,10 +246,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             error: req.error,
             feedback: req.feedback,
         };
-        let vectors = self.strategy_vectors(&new).await?;
-        let recorded =
-            outcome_learning::record_outcome(&*self.store, new, request, vectors, now_micros())
-                .await?;
+        let recorded = self.engine.record_outcome(new, request).await?;
         Ok(Response::new(convert::recorded(recorded)))
     }
 
@@ -416,7 +267,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let after = page_token::decode_into(&mut v, &req.page_token, &fingerprint).map(|[seq]| seq);
         v.finish(())?;
         let outcomes = self
-            .store
+            .engine
             .list_outcomes(&scope, &filter, page_size + 1, after)
             .await?;
         let (outcomes, next_page_token) = page_token::page(
@@ -451,7 +302,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .map(|[confidence, seq]| (f64::from_bits(confidence as u64), seq));
         v.finish(())?;
         let heuristics = self
-            .store
+            .engine
             .list_heuristics(&scope, &filter, page_size + 1, after)
             .await?;
         let (heuristics, next_page_token) = page_token::page(
@@ -484,7 +335,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .map(|[count, seq]| (count, seq));
         v.finish(())?;
         let patterns = self
-            .store
+            .engine
             .list_anti_patterns(&scope, &filter, page_size + 1, after)
             .await?;
         let (anti_patterns, next_page_token) = page_token::page(
@@ -529,8 +380,10 @@ impl pb::learning_service_server::LearningService for LearningApi {
             min_occurrences: min_occurrences as i64,
             set: None,
         };
-        let stored =
-            outcome_learning::set_agent_scope(&*self.store, wanted, etag, now_micros()).await?;
+        let stored = self
+            .engine
+            .set_agent_scope(wanted, etag, now_micros())
+            .await?;
         Ok(Response::new(pb::SetAgentScopeResponse {
             agent_scope: Some(convert::agent_scope(stored)),
         }))
@@ -547,13 +400,10 @@ impl pb::learning_service_server::LearningService for LearningApi {
             v.add("scope.agent_id", "is required");
         }
         v.finish(())?;
-        let stored = agent_scope_or_default(
-            self.store
-                .get_agent_scope(&scope.namespace, &scope.agent_id)
-                .await?,
-            &scope.namespace,
-            &scope.agent_id,
-        );
+        let stored = self
+            .engine
+            .get_agent_scope(&scope.namespace, &scope.agent_id)
+            .await?;
         Ok(Response::new(pb::GetAgentScopeResponse {
             agent_scope: Some(convert::agent_scope(stored)),
         }))
@@ -602,7 +452,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             kinds,
             dry_run: req.dry_run,
         };
-        let forgotten = forgetting::forget(&*self.store, request, now).await?;
+        let forgotten = self.engine.forget(request, now).await?;
         Ok(Response::new(pb::ForgetResponse {
             outcomes: forgotten.outcomes,
             heuristics: forgotten.heuristics,
@@ -621,15 +471,11 @@ impl pb::learning_service_server::LearningService for LearningApi {
         let scope = v.scope("scope", req.scope.as_ref());
         v.finish(())?;
         let now = now_micros();
-        let stats = self.store.stats(&scope, STATS_TOP_CARDS, now).await?;
-        let pending_embeddings = match &self.embedder {
-            Some(embedder) => {
-                self.store
-                    .pending_embeddings(&scope.namespace, &embedder.info().id, now)
-                    .await?
-            }
-            None => 0,
-        };
+        let stats = self.engine.stats(&scope, now).await?;
+        let pending_embeddings = self
+            .engine
+            .pending_embeddings(&scope.namespace, now)
+            .await?;
         let mut stats = convert::stats(stats);
         // A namespace can have any number of task families and types; the
         // response keeps the first ones (by name) that fit.

@@ -1,4 +1,4 @@
-//! `engram.v1.MemoryService`: validate, call the engine or store, convert.
+//! `engram.v1.MemoryService`: validate, call the engine, convert.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,82 +15,42 @@ use super::{
     begin, caller_key, convert, enter_namespace, memory_requests as requests, page_token, watch,
 };
 use crate::domain::{Actor, Created, Micros, NewMemory, PageCursor, Scope, now_micros};
-use crate::engine::create_batch::CreateBatch;
-use crate::engine::search::{Retrieval, SemanticUse};
-use crate::engine::watch::{Wakeups, Watch};
-use crate::engine::{context, episode_learning, episodes, memories, search};
+use crate::engine::Engine;
+use crate::engine::search::SemanticUse;
 use crate::error::Error;
-use crate::store::Store;
 
 /// The MemoryService implementation.
 pub struct MemoryApi {
-    store: Arc<dyn Store>,
-    /// Creates without a request id, stored together.
-    creates: Arc<CreateBatch>,
-    retrieval: Arc<Retrieval>,
-    /// Wakes WatchMemories watchers on changes of their namespace.
-    wakeups: Arc<Wakeups>,
+    engine: Arc<Engine>,
     /// How long a StreamSteps stream may go without a message.
     stream_idle_timeout: Duration,
     /// Turns true when the server starts to shut down: open watches end
     /// then, so that draining does not wait for them.
     stopping: tokio::sync::watch::Receiver<bool>,
-    /// The database's id, which watch cursors are bound to (read once: it
-    /// does not change while the server runs).
-    database_id: tokio::sync::OnceCell<String>,
 }
 
 impl MemoryApi {
     pub fn new(
-        store: Arc<dyn Store>,
-        retrieval: Arc<Retrieval>,
+        engine: Arc<Engine>,
         stream_idle_timeout: Duration,
         stopping: tokio::sync::watch::Receiver<bool>,
     ) -> Self {
         MemoryApi {
-            wakeups: Wakeups::spawn(&store),
-            store,
-            creates: Arc::default(),
-            retrieval,
+            engine,
             stream_idle_timeout,
             stopping,
-            database_id: tokio::sync::OnceCell::new(),
         }
     }
 
-    /// Stores a validated create: with a request id in a unit of work of its
-    /// own (to replay the first answer), else with whatever other creates
-    /// are waiting.
+    /// Stores a validated create.
     async fn store_memories(
         &self,
         create: requests::Create,
         now: Micros,
     ) -> Result<Vec<Created>, Error> {
-        match create.request {
-            Some(request) => {
-                memories::create_with_request(
-                    &*self.store,
-                    create.scope.namespace,
-                    request,
-                    create.memories,
-                    now,
-                )
-                .await
-            }
-            None => {
-                self.creates
-                    .create(self.store.clone(), create.memories, now)
-                    .await
-            }
-        }
-    }
-
-    async fn database_id(&self) -> Result<&str, Error> {
-        let id = self
-            .database_id
-            .get_or_try_init(|| self.store.database_id())
-            .await?;
-        Ok(id)
+        self.engine
+            .create_memories(create.scope.namespace, create.request, create.memories, now)
+            .await
     }
 
     /// Appends one streamed message's steps, recording each accepted or
@@ -132,15 +92,10 @@ impl MemoryApi {
             return;
         }
         let numbers: Vec<i32> = forwarded.iter().map(|s| s.number).collect();
-        match episodes::append_steps(
-            &*self.store,
-            scope.clone(),
-            id.clone(),
-            forwarded,
-            false,
-            now,
-        )
-        .await
+        match self
+            .engine
+            .append_steps(scope.clone(), id.clone(), forwarded, false, now)
+            .await
         {
             Ok(appended) => {
                 let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
@@ -270,11 +225,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     async fn get_memory(&self, request: Request<pb::GetMemoryRequest>) -> Reply<pb::Memory> {
         let req = begin(request)?;
         let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
-        let memory = self
-            .store
-            .get_memory(&scope, &id, now_micros())
-            .await?
-            .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
+        let memory = self.engine.get_memory(&scope, &id, now_micros()).await?;
         Ok(Response::new(convert::memory(memory)))
     }
 
@@ -283,16 +234,17 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let key_id = caller_key(&request);
         let update = requests::update(begin(request)?, now)?;
         let actor = actor(key_id, &update.scope);
-        let memory = memories::update_memory(
-            &*self.store,
-            update.scope,
-            update.id,
-            update.patch,
-            update.etag,
-            actor,
-            now,
-        )
-        .await?;
+        let memory = self
+            .engine
+            .update_memory(
+                update.scope,
+                update.id,
+                update.patch,
+                update.etag,
+                actor,
+                now,
+            )
+            .await?;
         Ok(Response::new(convert::memory(memory)))
     }
 
@@ -303,7 +255,9 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let key_id = caller_key(&request);
         let (scope, id, etag) = requests::delete(&begin(request)?)?;
         let actor = actor(key_id, &scope);
-        memories::delete_memory(&*self.store, scope, id, etag, actor, now_micros()).await?;
+        self.engine
+            .delete_memory(scope, id, etag, actor, now_micros())
+            .await?;
         Ok(Response::new(pb::DeleteMemoryResponse {}))
     }
 
@@ -312,7 +266,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::ListMemoriesRequest>,
     ) -> Reply<pb::ListMemoriesResponse> {
         let (query, fingerprint) = requests::list(&begin(request)?)?;
-        let memories = self.store.list_memories(&query, now_micros()).await?;
+        let memories = self.engine.list_memories(&query, now_micros()).await?;
         let (memories, next_page_token) = page_token::page(
             memories,
             query.page_size,
@@ -338,14 +292,9 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
             fingerprint,
         } = requests::revisions(&begin(request)?)?;
         let revisions = self
-            .store
+            .engine
             .list_memory_revisions(&namespace, &id, page_size, after)
             .await?;
-        if revisions.is_empty() && after.is_none() {
-            return Err(
-                Error::NotFound(format!("no history of memory {id} in this namespace")).into(),
-            );
-        }
         let (revisions, next_page_token) = page_token::page(
             revisions,
             page_size,
@@ -368,8 +317,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         if *self.stopping.borrow() {
             return Err(Status::unavailable(watch::SHUTTING_DOWN));
         }
-        let (request, cursors) = requests::watch(&req, self.database_id().await?)?;
-        let started = Watch::start(self.store.clone(), &self.wakeups, request).await?;
+        let (request, cursors) = requests::watch(&req, self.engine.database_id().await?)?;
+        let started = self.engine.watch(request).await?;
         Ok(Response::new(watch::stream(
             started,
             cursors,
@@ -384,14 +333,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::SearchMemoriesResponse> {
         let deadline = deadline(&request);
         let search = requests::search(&begin(request)?)?;
-        let searched = search::search(
-            self.store.as_ref(),
-            &self.retrieval,
-            &search,
-            now_micros(),
-            deadline,
-        )
-        .await?;
+        let searched = self.engine.search(&search, now_micros(), deadline).await?;
         let (hits, truncated) = page_token::keep_within(
             searched.hits.into_iter().map(convert::hit),
             page_token::MAX_PAGE_BYTES,
@@ -415,20 +357,19 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::BuildContextResponse> {
         let deadline = deadline(&request);
         let context = requests::build_context(&begin(request)?)?;
-        let block = context::build(
-            self.store.as_ref(),
-            &self.retrieval,
-            &context,
-            now_micros(),
-            deadline,
-        )
-        .await?;
+        let block = self
+            .engine
+            .build_context(&context, now_micros(), deadline)
+            .await?;
         Ok(Response::new(convert::context(block)))
     }
 
     async fn start_episode(&self, request: Request<pb::StartEpisodeRequest>) -> Reply<pb::Episode> {
         let (new, request) = episode_requests::start(begin(request)?)?;
-        let episode = episodes::start_episode(&*self.store, new, request, now_micros()).await?;
+        let episode = self
+            .engine
+            .start_episode(new, request, now_micros())
+            .await?;
         Ok(Response::new(convert::episode(episode)))
     }
 
@@ -438,7 +379,10 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     ) -> Reply<pb::AppendStepsResponse> {
         let now = now_micros();
         let (scope, id, steps) = episode_requests::append(&begin(request)?, now)?;
-        let appended = episodes::append_steps(&*self.store, scope, id, steps, true, now).await?;
+        let appended = self
+            .engine
+            .append_steps(scope, id, steps, true, now)
+            .await?;
         Ok(Response::new(pb::AppendStepsResponse {
             step_count: appended.step_count,
         }))
@@ -498,9 +442,10 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::CompleteEpisodeRequest>,
     ) -> Reply<pb::CompleteEpisodeResponse> {
         let (scope, id, outcome) = episode_requests::complete(&begin(request)?)?;
-        let (episode, learned) =
-            episode_learning::complete_episode(&*self.store, scope, id, outcome, now_micros())
-                .await?;
+        let (episode, learned) = self
+            .engine
+            .complete_episode(scope, id, outcome, now_micros())
+            .await?;
         Ok(Response::new(pb::CompleteEpisodeResponse {
             episode: Some(convert::episode(episode)),
             learned: Some(convert::learned(learned)),
@@ -510,11 +455,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     async fn get_episode(&self, request: Request<pb::GetEpisodeRequest>) -> Reply<pb::Episode> {
         let req = begin(request)?;
         let (scope, id, window, fingerprint) = episode_requests::get(&req)?;
-        let mut episode = self
-            .store
-            .get_episode(&scope, &id, window)
-            .await?
-            .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))?;
+        let mut episode = self.engine.get_episode(&scope, &id, window).await?;
         // One step more than the page was read, to know whether more follow.
         let steps = std::mem::take(&mut episode.steps);
         let (steps, next_step_page_token) = page_token::page(
@@ -536,7 +477,7 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         request: Request<pb::ListEpisodesRequest>,
     ) -> Reply<pb::ListEpisodesResponse> {
         let (query, fingerprint) = episode_requests::list(&begin(request)?)?;
-        let episodes = self.store.list_episodes(&query).await?;
+        let episodes = self.engine.list_episodes(&query).await?;
         let (episodes, next_page_token) = page_token::page(
             episodes,
             query.page_size,

@@ -410,7 +410,7 @@ mod tests {
                 Some("bidi_stream")
             );
         }
-        for service in crate::server::SERVED {
+        for service in crate::grpc::SERVED {
             assert!(
                 methods.iter().any(|m| m.service == *service),
                 "{service} has no methods"

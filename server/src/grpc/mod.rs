@@ -1,5 +1,5 @@
 //! The gRPC edge: one file per service (validate the request, convert proto ↔
-//! domain, call the engine or store), the error → status mapping, the
+//! domain, call [`crate::engine::Engine`]), the error → status mapping, the
 //! per-RPC tracing and metrics layers, API-key authentication and overload
 //! protection.
 
@@ -29,6 +29,24 @@ use std::sync::Arc;
 
 use auth::{CallNamespace, Grant};
 use engram::v1 as pb;
+use engram::v1::learning_service_server::LearningServiceServer;
+use engram::v1::memory_service_server::MemoryServiceServer;
+use engram::v1::policy_service_server::PolicyServiceServer;
+use learning::LearningApi;
+use memory::MemoryApi;
+use policy::PolicyApi;
+use tonic::server::NamedService;
+
+/// The services this server answers, as advertised by reflection. A service
+/// is listed once its RPCs work.
+pub(crate) const SERVED: &[&str] = &[
+    <MemoryServiceServer<MemoryApi> as NamedService>::NAME,
+    <LearningServiceServer<LearningApi> as NamedService>::NAME,
+    <PolicyServiceServer<PolicyApi> as NamedService>::NAME,
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
 
 /// A request that names a scope.
 trait Scoped {

@@ -18,8 +18,8 @@ use std::sync::{Arc, RwLock};
 
 use super::document::{NEVER, code, metadata_entry};
 use super::filter::{DocView, Rule};
+use crate::domain::identity::content_hash;
 use crate::domain::{Embedding, Memory, MemoryFilter, Micros, Scope};
-use crate::engine::dedup::content_hash;
 use crate::store::Store;
 
 /// A match of the vector index.

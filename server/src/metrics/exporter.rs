@@ -1,8 +1,8 @@
 //! What a scrape reads: every metric in one registry, and the values that
 //! are measured only when asked for (the database's size, memories per
-//! namespace, the search index's lag).
+//! namespace, the search index's lag) through [`Measured`], which the
+//! server implements over its store and index.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::text::encode;
@@ -10,8 +10,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::index::TextIndex;
-use crate::store::Store;
+use crate::error::Result;
 
 /// The media type of the exposition: the OpenMetrics text format, which
 /// Prometheus asks for first and which is what the registry encodes.
@@ -27,11 +26,36 @@ pub const TOP_NAMESPACES: usize = 20;
 /// memory, which takes a while at a million.
 const COUNT_EVERY: Duration = Duration::from_secs(5);
 
+/// What a scrape measures when it is asked for.
+#[async_trait::async_trait]
+pub trait Measured: Send + Sync {
+    /// The database's size in bytes.
+    async fn database_bytes(&self) -> Result<i64>;
+
+    /// How many memories the `limit` largest namespaces hold, and the
+    /// totals of all (expensive: not for every scrape).
+    async fn namespace_sizes(&self, limit: usize) -> Result<NamespaceSizes>;
+
+    /// Changes committed to the database that the full-text index has not
+    /// applied yet.
+    fn index_lag(&self) -> i64;
+}
+
+/// Memories per namespace, as [`Measured::namespace_sizes`] counts them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamespaceSizes {
+    /// The largest namespaces with their memories, largest first.
+    pub largest: Vec<(String, i64)>,
+    /// Memories of all namespaces.
+    pub memories: i64,
+    /// Namespaces that hold a memory.
+    pub namespaces: i64,
+}
+
 /// Renders the metrics for a scrape.
 pub struct Exporter {
     registry: Registry,
-    store: Arc<dyn Store>,
-    index: Arc<TextIndex>,
+    measured: Box<dyn Measured>,
     database_bytes: Gauge,
     memories: Gauge,
     namespaces: Gauge,
@@ -43,11 +67,16 @@ pub struct Exporter {
 }
 
 impl Exporter {
-    /// The exporter of every metric, reading what is measured on demand
-    /// from `store` and `index`. Turns on the gRPC metrics layer.
-    pub fn new(store: Arc<dyn Store>, index: Arc<TextIndex>) -> Exporter {
+    /// The exporter of every metric: those `register_recorded` adds
+    /// (recorded by layers above this one, such as the gRPC layer's), the
+    /// process-wide [`super::recorders`], and what is read on demand from
+    /// `measured`.
+    pub fn new(
+        measured: Box<dyn Measured>,
+        register_recorded: impl FnOnce(&mut Registry),
+    ) -> Exporter {
         let mut registry = Registry::default();
-        crate::grpc::metrics::register(&mut registry);
+        register_recorded(&mut registry);
         super::recorders().register(&mut registry);
         let (database_bytes, memories, namespaces, index_lag) = Default::default();
         let namespace_memories = Family::default();
@@ -82,8 +111,7 @@ impl Exporter {
         );
         Exporter {
             registry,
-            store,
-            index,
+            measured,
             database_bytes,
             memories,
             namespaces,
@@ -98,14 +126,14 @@ impl Exporter {
     /// scrape answers whatever else fails.
     pub async fn render(&self) -> String {
         let mut counted = self.counted.lock().await;
-        match self.store.database_bytes().await {
+        match self.measured.database_bytes().await {
             Ok(bytes) => {
                 self.database_bytes.set(bytes);
             }
             Err(err) => tracing::warn!(error = %err, "metrics: reading the database's size failed"),
         }
         if counted.is_none_or(|at| at.elapsed() >= COUNT_EVERY) {
-            match self.store.namespace_sizes(TOP_NAMESPACES).await {
+            match self.measured.namespace_sizes(TOP_NAMESPACES).await {
                 Ok(sizes) => {
                     self.namespace_memories.clear();
                     for (namespace, count) in sizes.largest {
@@ -122,7 +150,7 @@ impl Exporter {
                 }
             }
         }
-        self.index_lag.set(self.index.lag());
+        self.index_lag.set(self.measured.index_lag());
         let mut text = String::new();
         // Writing to a String cannot fail; an encoder error would be a bug
         // in a metric, which must not take the scrape down.

@@ -1,28 +1,11 @@
 //! `engram-server backup`: a consistent copy of the database, taken while a
 //! server is running and writing (see [`crate::store::sqlite::backup`]).
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::config::Config;
-use crate::files::{WholeFile, human_size};
+use super::files::{WholeFile, human_size};
+use crate::config::{BackupArgs, Config};
 use crate::store::sqlite::backup;
-
-/// `backup`'s flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct BackupArgs {
-    /// The file to write the backup to: a SQLite database, which a server
-    /// can be started on as it is. It is written under a temporary name in
-    /// the same folder and renamed once complete and synced, so FILE is
-    /// never a partial copy.
-    #[arg(long, value_name = "FILE")]
-    pub to: PathBuf,
-
-    /// Replace FILE if it already exists (by default an existing file is
-    /// left alone and the backup refused).
-    #[arg(long)]
-    pub force: bool,
-}
 
 /// Copies `--database` into `--to`, reporting on standard error.
 pub async fn run(config: &Config, args: &BackupArgs) -> anyhow::Result<()> {

@@ -34,32 +34,16 @@ use std::time::Instant;
 
 use anyhow::{Context as _, anyhow, bail};
 
-use super::records::{Kind, MemoryRecord, MemoryRevisionRecord, Record};
-use super::{
-    End, FIRST_WITH_HISTORY, FORMAT, Frame, NamespaceLine, Namespaces, Progress, TIMES, VERSION,
-};
-use crate::config::{Config, Database};
+use super::namespaces::Namespaces;
+use super::progress::Progress;
+use crate::archive::records::{Kind, MemoryRecord, MemoryRevisionRecord, Record};
+use crate::archive::{End, FIRST_WITH_HISTORY, FORMAT, Frame, NamespaceLine, TIMES, VERSION};
+use crate::config::{Config, Database, ImportArgs};
 use crate::index::{self, IndexOptions};
 use crate::store::transfer::{Importing, Inserted, Transfer};
 
 /// `--from` that means standard input.
 const STDIN: &str = "-";
-
-/// `import`'s flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ImportArgs {
-    /// The export to read (made by `engram-server export`), or "-" for
-    /// standard input. A SQLite database is created when missing, and its
-    /// server must be stopped; PostgreSQL replicas may keep running.
-    #[arg(long, value_name = "FILE|-")]
-    pub from: String,
-
-    /// Import only this namespace of the file; repeat for several. A name
-    /// ending in * takes every namespace starting with what precedes it
-    /// ("team-*"). Default: every namespace in the file.
-    #[arg(long = "namespace", value_name = "NAMESPACE")]
-    pub namespaces: Vec<String>,
-}
 
 /// What one namespace's import did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,35 +10,17 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use futures_util::TryStreamExt as _;
 
-use super::records::{Kind, Record};
-use super::{End, FORMAT, Frame, Header, NamespaceLine, Namespaces, Progress, TIMES, VERSION};
-use crate::config::Config;
+use super::files::{WholeFile, human_size};
+use super::namespaces::Namespaces;
+use super::progress::Progress;
+use crate::archive::records::{Kind, Record};
+use crate::archive::{End, FORMAT, Frame, Header, NamespaceLine, TIMES, VERSION};
+use crate::config::{Config, ExportArgs};
 use crate::domain::now_micros;
-use crate::files::{WholeFile, human_size};
 use crate::store::transfer::Transfer;
 
 /// `--to` that means standard output.
 const STDOUT: &str = "-";
-
-/// `export`'s flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ExportArgs {
-    /// Where to write: a file — written under a temporary name in its folder
-    /// and renamed once complete, so it is never a partial export — or "-"
-    /// for standard output.
-    #[arg(long, value_name = "FILE|-")]
-    pub to: String,
-
-    /// Export only this namespace; repeat for several. A name ending in *
-    /// takes every namespace starting with what precedes it ("team-*").
-    /// Default: every namespace.
-    #[arg(long = "namespace", value_name = "NAMESPACE")]
-    pub namespaces: Vec<String>,
-
-    /// Replace FILE if it already exists (by default the export is refused).
-    #[arg(long)]
-    pub force: bool,
-}
 
 /// What an export wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -16,34 +16,12 @@ use async_trait::async_trait;
 
 use super::export::{Sink, write};
 use super::import::Import;
-use super::records::{Kind, Record};
-use super::{Frame, Namespaces, open_to_read, open_to_write};
-use crate::config::{Config, Database, beside, parse_database_flag};
+use super::namespaces::Namespaces;
+use super::{open_to_read, open_to_write};
+use crate::archive::Frame;
+use crate::archive::records::{Kind, Record};
+use crate::config::{Config, Database, MigrateArgs, beside, parse_database_flag};
 use crate::index::{self, IndexOptions};
-
-/// `migrate-data`'s flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct MigrateArgs {
-    /// The database to copy from: sqlite://FILE or postgres://USER:PASSWORD@HOST:PORT/DATABASE.
-    /// It is only read, from one consistent snapshot: servers on it may keep
-    /// running (what they write after the start is not copied — stop them
-    /// for a move).
-    #[arg(long, value_name = "URL")]
-    pub from: String,
-
-    /// The database to copy into: sqlite://FILE (created when missing; no
-    /// server may be running on it) or postgres://… (its schema is made or
-    /// brought up to date). It must be empty, or hold only what an earlier
-    /// run of this migration copied.
-    #[arg(long, value_name = "URL")]
-    pub to: String,
-
-    /// Copy only this namespace; repeat for several. A name ending in *
-    /// takes every namespace starting with what precedes it ("team-*").
-    /// Default: every namespace.
-    #[arg(long = "namespace", value_name = "NAMESPACE")]
-    pub namespaces: Vec<String>,
-}
 
 /// Copies `args.from` into `args.to`, reporting on standard error.
 pub async fn run(config: &Config, args: &MigrateArgs) -> anyhow::Result<()> {

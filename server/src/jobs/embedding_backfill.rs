@@ -5,11 +5,10 @@
 //! with backoff, and the backfill catches up once it recovers.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{EmbedError, Embedder};
 use crate::domain::{Unembedded, now_micros};
+use crate::embed::{BackfillProgress, EmbedError, Embedder};
 use crate::store::Store;
 
 /// Memories embedded at a time: enough for the local model to sort them by
@@ -23,26 +22,8 @@ const LONGEST_RETRY: Duration = Duration::from_secs(30);
 /// How often a long backfill reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
-/// How far the backfill got, for searches to tell whether every stored
-/// memory has its vector.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Set once everything stored before the start is embedded.
-    scanned: AtomicBool,
-    /// The feed position whose changes are all embedded.
-    position: AtomicI64,
-}
-
-impl Progress {
-    /// Whether every memory written up to the feed position `head` has its
-    /// vector (as far as the embedder could make one).
-    pub fn caught_up(&self, head: i64) -> bool {
-        self.scanned.load(Ordering::Acquire) && self.position.load(Ordering::Acquire) >= head
-    }
-}
-
 /// Runs until the task is aborted.
-pub async fn run(store: Arc<dyn Store>, embedder: Arc<Embedder>, progress: Arc<Progress>) {
+pub async fn run(store: Arc<dyn Store>, embedder: Arc<Embedder>, progress: Arc<BackfillProgress>) {
     let model = embedder.info().id.clone();
     let mut head = store.feed_head();
     // Changes from here on are followed below; what was stored before is
@@ -71,8 +52,7 @@ pub async fn run(store: Arc<dyn Store>, embedder: Arc<Embedder>, progress: Arc<P
             reported = Instant::now();
         }
     }
-    progress.position.store(position, Ordering::Release);
-    progress.scanned.store(true, Ordering::Release);
+    progress.scanned(position);
     if embedded > 0 {
         tracing::info!(
             embedded,
@@ -104,7 +84,7 @@ pub async fn run(store: Arc<dyn Store>, embedder: Arc<Embedder>, progress: Arc<P
                 }
             }
             position = last;
-            progress.position.store(position, Ordering::Release);
+            progress.embedded_up_to(position);
         }
         if head.changed().await.is_err() {
             return;

@@ -1,0 +1,7 @@
+//! Background jobs the server runs beside the gRPC services, each until it
+//! is aborted: [`retention`] purges what is no longer kept, and
+//! [`embedding_backfill`] gives every stored memory its vector. (The search
+//! index follows the change feed by itself: see [`crate::index`].)
+
+pub mod embedding_backfill;
+pub mod retention;
