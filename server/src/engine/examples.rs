@@ -1,5 +1,5 @@
 //! The labelled examples' vote (issue 15): with an embedder, the labelled
-//! transcripts of the policy's dev split (tests/data/policy/dev.json) and
+//! transcripts of the policy's dev split (server/data/policy/dev.json) and
 //! its training-only examples (examples.json), both compiled in, are
 //! embedded once and a linear classifier is fitted on their vectors: seven
 //! classes, one per memory type and one for "not worth keeping". The rules
@@ -30,8 +30,8 @@ use crate::engine::policy::{self, Vote};
 /// The labelled transcripts the classifier learns from: the dev split and
 /// the examples written only for it.
 const LABELLED: [&str; 2] = [
-    include_str!("../../../tests/data/policy/dev.json"),
-    include_str!("../../../tests/data/policy/examples.json"),
+    include_str!("../../data/policy/dev.json"),
+    include_str!("../../data/policy/examples.json"),
 ];
 
 /// The classes: not worth keeping, then the memory types by code.

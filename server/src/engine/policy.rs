@@ -2474,7 +2474,7 @@ mod evaluation {
     #[test]
     #[ignore = "prints the rules' accuracy on the dev set with every miss"]
     fn dev() {
-        run("dev", include_str!("../../../tests/data/policy/dev.json"));
+        run("dev", include_str!("../../data/policy/dev.json"));
     }
 
     #[test]
@@ -2501,7 +2501,7 @@ mod evaluation {
             ),
             (
                 "examples (unseen by the rules)",
-                include_str!("../../../tests/data/policy/examples.json"),
+                include_str!("../../data/policy/examples.json"),
             ),
         ] {
             let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();

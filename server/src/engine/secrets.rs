@@ -710,9 +710,9 @@ mod tests {
         let mut cases = Vec::new();
         for set in [
             include_str!("../../../tests/data/policy/secrets.json"),
-            include_str!("../../../tests/data/policy/dev.json"),
+            include_str!("../../data/policy/dev.json"),
             include_str!("../../../tests/data/policy/heldout.json"),
-            include_str!("../../../tests/data/policy/examples.json"),
+            include_str!("../../data/policy/examples.json"),
         ] {
             let all: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
             cases.extend(all.into_iter().filter(|c| c.get("secrets").is_some()));
@@ -741,9 +741,9 @@ mod tests {
     fn the_labelled_sets_have_no_false_secrets() {
         let mut wrong = Vec::new();
         for set in [
-            include_str!("../../../tests/data/policy/dev.json"),
+            include_str!("../../data/policy/dev.json"),
             include_str!("../../../tests/data/policy/heldout.json"),
-            include_str!("../../../tests/data/policy/examples.json"),
+            include_str!("../../data/policy/examples.json"),
         ] {
             let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
             for case in cases.iter().filter(|c| c.get("secrets").is_none()) {
