@@ -24,3 +24,15 @@ pub struct Decision {
     pub source: DecisionSource,
     pub reason: String,
 }
+
+/// Which classifier a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClassifyMode {
+    /// The model when one is configured, else the rules.
+    #[default]
+    Auto,
+    /// The rules, whether or not a model is configured.
+    Rules,
+    /// The model; refused when none is configured.
+    Llm,
+}

@@ -7,7 +7,6 @@ pub mod create_batch;
 pub mod dedup;
 pub mod episode_learning;
 pub mod episodes;
-pub mod examples;
 pub mod forgetting;
 pub mod injection;
 pub mod learning;
