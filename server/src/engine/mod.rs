@@ -16,5 +16,6 @@ pub mod outcomes;
 pub mod policy;
 pub mod search;
 pub mod secrets;
+pub mod text;
 pub mod unit;
 pub mod watch;

@@ -2,6 +2,7 @@
 //! line's speaker, and its sentences.
 
 use super::lexicon::lexicon;
+use crate::engine::text;
 
 /// Lines that are machine output rather than conversation.
 fn is_tool_noise(line: &str) -> bool {
@@ -140,12 +141,10 @@ pub(super) fn sentences(transcript: &str) -> Vec<Sentence> {
         let lower = text.to_lowercase();
         let hedged = lexicon().hedges.iter().any(|h| lower.contains(h));
         let mut current = String::new();
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            current.push(c);
-            let ends = matches!(c, '.' | '!' | '?' | ';')
-                && chars.peek().is_none_or(|n| n.is_whitespace());
-            if ends && !current.trim().trim_end_matches('.').is_empty() {
+        for piece in text::sentences(text) {
+            current.push_str(piece);
+            // A run of dots ("...") is no sentence of its own.
+            if !current.trim().trim_end_matches('.').is_empty() {
                 sentences.push(Sentence {
                     text: std::mem::take(&mut current).trim().to_owned(),
                     speaker,
