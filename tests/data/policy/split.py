@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 OLD_DEV = HERE.parent / "policy_transcripts.json"
 OLD_HELD_OUT = HERE.parent / "policy_transcripts_heldout.json"
 NEW = HERE / "new_cases.json"
-# The labelled sets the server compiles in (engine/examples.rs).
+# The labelled sets the server compiles in (engine/policy/examples.rs).
 SHIPPED = HERE.parents[2] / "server" / "data" / "policy"
 
 

@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# The labelled sets the server compiles in (engine/examples.rs); the
+# The labelled sets the server compiles in (engine/policy/examples.rs); the
 # others are only read by tests and stay beside this script.
 SHIPPED = HERE.parents[2] / "server" / "data" / "policy"
 SHIPPED_FILES = {"dev.json", "examples.json"}
