@@ -1,14 +1,16 @@
 //! The memory policy of DESIGN §6: whether a transcript holds something
 //! worth remembering, as what, how important and how widely seen.
 //!
-//! A transcript is first [`screen`]ed (secrets out, injected instructions
-//! dropped). Then either the model decides ([`llm`]) or the rules do:
-//! [`transcript`] reads its sentences, [`rules`] finds their strongest cue
-//! — a phrase of the [`lexicon`] or one of the [`shapes`] and [`timing`] of
-//! durable knowledge — and the labelled [`examples`]' [`vote`] fills the
-//! rules' gaps. [`remember`] chooses the classifier and stores what it
-//! decides, superseding what a changed preference or decision replaces
-//! ([`supersede`]).
+//! A transcript is first screened (`screen.rs`: secrets out, injected
+//! instructions dropped). Then either the model decides (`llm.rs`) or the
+//! rules do: `transcript.rs` reads its sentences, `rules.rs` finds their
+//! strongest cue — a phrase of the lexicon (`lexicon.rs`, over
+//! `server/data/policy/cues.txt`) or one of the shapes of durable knowledge
+//! (`shapes.rs`, `timing.rs`) — and the labelled examples' vote
+//! (`examples.rs`, `vote.rs`) fills the rules' gaps. [`Policy`]
+//! (`remember.rs`) chooses the classifier and stores what it decides,
+//! superseding what a changed preference or decision replaces
+//! (`supersede.rs`).
 
 mod examples;
 mod lexicon;
@@ -35,7 +37,7 @@ pub use examples::{LabelledExamples, NoVote};
 pub use llm::has_control;
 pub use remember::{ClassifyRequest, Policy, RememberRequest, Remembered};
 pub use screen::{Screened, screen};
-pub use supersede::{change_cue, same_subject};
+pub use supersede::change_cue;
 use vote::Verdict;
 pub use vote::Vote;
 
