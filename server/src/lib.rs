@@ -19,8 +19,3 @@ pub mod metrics;
 pub mod openai;
 pub mod server;
 pub mod store;
-
-/// TEMPORARY: the store's transfer modules still name the archive by its
-/// old name; goes once they name `crate::archive` (store branch, issue 26).
-#[doc(hidden)]
-pub use archive as transfer;

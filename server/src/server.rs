@@ -16,7 +16,7 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
 use crate::engine::Engine;
-use crate::engine::examples::LabelledExamples;
+use crate::engine::policy::{LabelledExamples, Policy};
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
 use crate::grpc::SERVED;
@@ -192,7 +192,7 @@ pub async fn serve(
         .clone()
         .map(|embedder| Arc::new(LabelledExamples::new(embedder)));
     let policy = guard.named_layer(
-        PolicyServiceServer::new(PolicyApi::new(store.clone(), llm, examples))
+        PolicyServiceServer::new(PolicyApi::new(Policy::new(store.clone(), llm, examples)))
             .max_decoding_message_size(max_request_bytes),
     );
 

@@ -146,7 +146,7 @@ async fn the_rules_classifier_is_accurate_on_the_labelled_set() {
 /// The larger labelled set of issue 15, split into dev and held-out files
 /// before any tuning (tests/data/policy/split.py): ≥ 300 transcripts,
 /// every type in both, ≥ 40 % negatives, secrets and injections among them.
-const DEV: &str = include_str!("../data/policy/dev.json");
+const DEV: &str = include_str!("../../server/data/policy/dev.json");
 const HELD_OUT_V2: &str = include_str!("../data/policy/heldout.json");
 /// A second held-out set, written after the split by someone who had not
 /// seen the classifier (tests/data/policy/README.md).
@@ -156,7 +156,7 @@ const FRESH: &str = include_str!("../data/policy/fresh.json");
 const FRESH2: &str = include_str!("../data/policy/fresh2.json");
 /// The training-only examples the classifier of the vote also learns from
 /// (the rules were never tuned on them).
-const EXAMPLES: &str = include_str!("../data/policy/examples.json");
+const EXAMPLES: &str = include_str!("../../server/data/policy/examples.json");
 /// Issue 15's targets for the rules alone on the held-out split.
 const TARGET_HELD_OUT_STORE: f64 = 0.90;
 const TARGET_HELD_OUT_TYPE: f64 = 0.75;

@@ -229,8 +229,8 @@ async fn no_secret_reaches_the_embedding_api() {
     embedded(&engram, &ns).await;
     // The labelled examples' secrets too.
     for set in [
-        include_str!("../data/policy/dev.json"),
-        include_str!("../data/policy/examples.json"),
+        include_str!("../../server/data/policy/dev.json"),
+        include_str!("../../server/data/policy/examples.json"),
     ] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
         all_secrets.extend(

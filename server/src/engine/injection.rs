@@ -6,6 +6,8 @@
 //! The sentences that carry one are dropped before the transcript is
 //! classified, by the rules or by a model; the decision names the cue.
 
+use crate::engine::text;
+
 /// Phrases of an instruction aimed at the model rather than said to it, in
 /// lower case.
 const CUES: &[&str] = &[
@@ -112,7 +114,7 @@ pub fn drop_injections(text: &str) -> (String, Option<&'static str>) {
         }
         let (prefix, body) = speaker_prefix(line);
         let mut kept = String::new();
-        for sentence in split_sentences(body) {
+        for sentence in text::sentences(body) {
             match cue(sentence) {
                 Some(found) => {
                     first.get_or_insert(found);
@@ -151,34 +153,6 @@ pub(crate) fn speaker_prefix(line: &str) -> (&str, &str) {
         }
     }
     ("", line)
-}
-
-/// The sentences of `text` with their end marks and following spaces, so
-/// that joining them gives `text` back.
-fn split_sentences(text: &str) -> Vec<&str> {
-    let mut sentences = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if matches!(bytes[i], b'.' | b'!' | b'?' | b';') {
-            let mut end = i + 1;
-            while end < bytes.len() && bytes[end] == b' ' {
-                end += 1;
-            }
-            if end == bytes.len() || end > i + 1 {
-                sentences.push(&text[start..end]);
-                start = end;
-                i = end;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    if start < text.len() {
-        sentences.push(&text[start..]);
-    }
-    sentences
 }
 
 #[cfg(test)]

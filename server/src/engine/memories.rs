@@ -7,14 +7,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::domain::policy::Decision;
+use crate::domain::policy::Remembered;
 use crate::domain::{
     Actor, Created, Memory, MemoryPatch, Micros, NewMemory, RequestKey, Scope, WriteResult,
 };
 use crate::engine::dedup::content_hash;
 use crate::engine::unit::{self, transact, transact_freeing};
 use crate::error::{Error, Result};
+use crate::store::Store;
 use crate::store::tx::{Identity, MemoryInsert, Tx};
-use crate::store::{Remembered, Store};
 
 /// A new memory ready to store: its id and content hash are made by the
 /// caller's task, not inside the transaction.

@@ -9,7 +9,6 @@ pub mod create_batch;
 pub mod dedup;
 pub mod episode_learning;
 pub mod episodes;
-pub mod examples;
 pub mod forgetting;
 pub mod injection;
 pub mod learning;
@@ -20,6 +19,7 @@ pub mod policy;
 pub mod search;
 pub mod secrets;
 pub mod service;
+pub mod text;
 pub mod unit;
 pub mod watch;
 

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::engine::injection;
+use crate::engine::{injection, text};
 
 /// What the server does with a memory that holds a credential
 /// (`--reject-secrets`).
@@ -504,26 +504,21 @@ pub fn redact(text: &str) -> Redacted {
             kinds,
         };
     }
-    // Whole sentences widen their ranges first; then merge again. A secret
-    // inside the sentence already cut for the one before it needs no
-    // second look for its sentence: each sentence is scanned once, so the
-    // cost stays linear in the text however many secrets one line holds.
+    // Whole sentences widen their ranges first; then merge again. The
+    // text is cut into sentences once, and the findings come in order, so
+    // the cost stays linear in the text however many secrets one line holds.
+    let sentences = if found.iter().any(|f| f.whole_sentence) {
+        text::sentence_ranges(text)
+    } else {
+        Vec::new()
+    };
+    let mut first = 0;
     let mut cuts = Vec::with_capacity(found.len());
-    let mut sentence_end = 0;
     for f in found {
-        let range = if !f.whole_sentence {
-            f.range
-        } else if f.range.start >= sentence_end {
-            let sentence = sentence_around(text, &f.range);
-            sentence_end = sentence.end;
-            sentence
-        } else if f.range.end > sentence_end {
-            // It runs past an end mark ("Maple!Fox42"): to the end of the
-            // sentence it ends in.
-            sentence_end = sentence_end_from(text, f.range.end);
-            f.range.start..sentence_end
+        let range = if f.whole_sentence {
+            sentences_around(text, &sentences, &mut first, &f.range)
         } else {
-            f.range.start..sentence_end
+            f.range
         };
         cuts.push(Found { range, ..f });
     }
@@ -543,34 +538,33 @@ pub fn redact(text: &str) -> Redacted {
     }
 }
 
-/// The sentence that holds `range`: from after the previous sentence end
-/// (or line start) through its own end mark.
-fn sentence_around(text: &str, range: &Range<usize>) -> Range<usize> {
-    let bytes = text.as_bytes();
-    let mut start = range.start;
-    while start > 0 && !matches!(bytes[start - 1], b'.' | b'!' | b'?' | b'\n' | b';') {
-        start -= 1;
+/// The sentences of `text` that hold `range`: from the start of the first
+/// (after a speaker's "User:" at the start of its line) to the end of the
+/// last. `first` is where to start looking among `sentences`, moved on to
+/// the sentence `range` starts in: ranges come in order.
+fn sentences_around(
+    text: &str,
+    sentences: &[Range<usize>],
+    first: &mut usize,
+    range: &Range<usize>,
+) -> Range<usize> {
+    while *first + 1 < sentences.len() && sentences[*first].end <= range.start {
+        *first += 1;
     }
+    let Some(holding) = sentences.get(*first) else {
+        return range.clone();
+    };
+    let mut start = holding.start.min(range.start);
     // Keep a speaker's "User:" prefix on its line.
-    if start == 0 || bytes[start - 1] == b'\n' {
+    if start == 0 || text.as_bytes()[start - 1] == b'\n' {
         let (speaker, _) = injection::speaker_prefix(&text[start..range.start]);
         start += speaker.len();
     }
-    start..sentence_end_from(text, range.end)
-}
-
-/// Where the sentence that goes on at `from` ends: after its end mark, or
-/// before its line break.
-fn sentence_end_from(text: &str, from: usize) -> usize {
-    let bytes = text.as_bytes();
-    let mut end = from;
-    while end < bytes.len() && !matches!(bytes[end], b'.' | b'!' | b'?' | b'\n' | b';') {
-        end += 1;
-    }
-    if end < bytes.len() && bytes[end] != b'\n' {
-        end += 1;
-    }
-    end
+    let end = sentences[*first..]
+        .iter()
+        .find(|s| s.end >= range.end)
+        .map_or(range.end, |s| s.end);
+    start..end
 }
 
 /// Spaces left doubled or before punctuation by a cut, tidied.
@@ -710,9 +704,9 @@ mod tests {
         let mut cases = Vec::new();
         for set in [
             include_str!("../../../tests/data/policy/secrets.json"),
-            include_str!("../../../tests/data/policy/dev.json"),
+            include_str!("../../data/policy/dev.json"),
             include_str!("../../../tests/data/policy/heldout.json"),
-            include_str!("../../../tests/data/policy/examples.json"),
+            include_str!("../../data/policy/examples.json"),
         ] {
             let all: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
             cases.extend(all.into_iter().filter(|c| c.get("secrets").is_some()));
@@ -741,9 +735,9 @@ mod tests {
     fn the_labelled_sets_have_no_false_secrets() {
         let mut wrong = Vec::new();
         for set in [
-            include_str!("../../../tests/data/policy/dev.json"),
+            include_str!("../../data/policy/dev.json"),
             include_str!("../../../tests/data/policy/heldout.json"),
-            include_str!("../../../tests/data/policy/examples.json"),
+            include_str!("../../data/policy/examples.json"),
         ] {
             let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
             for case in cases.iter().filter(|c| c.get("secrets").is_none()) {

@@ -13,6 +13,7 @@ use futures_util::StreamExt as _;
 use futures_util::future::join_all;
 use tempfile::TempDir;
 
+use crate::archive::records::Kind;
 use crate::domain::{
     Actor, ChangeAction, FeedBounds, FeedEvent, ListQuery, Memory, MemoryFilter, MemoryLevel,
     MemoryOrder, MemoryPatch, MemorySource, MemoryType, Micros, NewMemory, PageCursor, Scope,
@@ -25,7 +26,6 @@ use crate::store::postgres::{PostgresOptions, PostgresStore, PostgresUrl};
 use crate::store::sqlite::transfer::SqliteTransfer;
 use crate::store::sqlite::{SqliteOptions, SqliteStore};
 use crate::store::transfer::{Inserted, Transfer};
-use crate::transfer::records::Kind;
 
 /// A store of one backend for one check, a transfer on the same database,
 /// and what keeps its data alive.

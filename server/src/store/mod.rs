@@ -21,21 +21,11 @@ use crate::domain::episode::{
 use crate::domain::outcome::{
     AgentScope, AntiPattern, Heuristic, LearningFilter, Owner, TaskOutcome,
 };
-use crate::domain::policy::Decision;
 use crate::domain::{
-    Created, Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter,
-    Micros, Neighbours, Revision, Scope, Unembedded,
+    Embedding, FeedBounds, FeedEvent, ListQuery, Memory, MemoryChange, MemoryFilter, Micros,
+    Neighbours, Revision, Scope, Unembedded,
 };
 use crate::error::{Error, Result};
-
-/// A Remember's answer: the decision and the memory it stored or reinforced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Remembered {
-    pub decision: Decision,
-    pub created: Option<Created>,
-    /// The ids of the memories the created one superseded.
-    pub superseded: Vec<String>,
-}
 
 /// What BuildContext shows about a task, as the engine asks for it: how
 /// many of each kind, and how confident a heuristic must be to be advice.

@@ -5,7 +5,8 @@ Reads new_cases.json (the new cases, in the order they were written) and the two
 older sets, ../policy_transcripts.json (tuned on) and
 ../policy_transcripts_heldout.json (never tuned on), and writes:
 
-  dev.json      the 122 old tuning cases, then the new cases drawn for dev
+  dev.json      the 122 old tuning cases, then the new cases drawn for dev (in
+                server/data/policy/: the server compiles it in, as examples)
   heldout.json  the 60 old held-out cases, then the new cases drawn for held-out
 
 The draw is a fixed-seed random split, stratified by label (each memory type,
@@ -30,6 +31,8 @@ HERE = Path(__file__).resolve().parent
 OLD_DEV = HERE.parent / "policy_transcripts.json"
 OLD_HELD_OUT = HERE.parent / "policy_transcripts_heldout.json"
 NEW = HERE / "new_cases.json"
+# The labelled sets the server compiles in (engine/policy/examples.rs).
+SHIPPED = HERE.parents[2] / "server" / "data" / "policy"
 
 
 def load(path):
@@ -77,7 +80,7 @@ def main():
     dev_new, held_out_new = split(new)
     dev = [normalise(c) for c in load(OLD_DEV)] + dev_new
     held_out = [normalise(c) for c in load(OLD_HELD_OUT)] + held_out_new
-    write(HERE / "dev.json", dev)
+    write(SHIPPED / "dev.json", dev)
     write(HERE / "heldout.json", held_out)
     print(
         f"seed {SEED}: {len(new)} new cases -> {len(dev_new)} dev, "

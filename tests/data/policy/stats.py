@@ -26,6 +26,10 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The labelled sets the server compiles in (engine/policy/examples.rs); the
+# others are only read by tests and stay beside this script.
+SHIPPED = HERE.parents[2] / "server" / "data" / "policy"
+SHIPPED_FILES = {"dev.json", "examples.json"}
 TYPES = ["PREFERENCE", "DECISION", "LESSON", "FACT", "EVENT", "NOTE"]
 POLICY_FIELDS = {"transcript", "should_store", "memory_type", "why", "secrets", "injection", "supersedes"}
 SECRET_FIELDS = {"transcript", "secrets", "kind", "rest_worth_keeping"}
@@ -57,7 +61,8 @@ def luhn(number):
 
 def load(name):
     try:
-        with open(HERE / name, encoding="utf-8") as f:
+        folder = SHIPPED if name in SHIPPED_FILES else HERE
+        with open(folder / name, encoding="utf-8") as f:
             cases = json.load(f)
     except (OSError, ValueError) as e:
         problem(name, f"not readable JSON: {e}")

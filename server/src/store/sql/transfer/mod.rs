@@ -1,5 +1,5 @@
 //! Whole records in and out of a database, for `export` and `import`
-//! (see [`crate::transfer`]). A database offers a consistent snapshot to
+//! (see [`crate::archive`]). A database offers a consistent snapshot to
 //! read every record from, and a transaction that inserts records as they
 //! are (ids, times and counters included), telling which already exist;
 //! what to make of those is the importer's decision. Both databases do so
@@ -18,8 +18,8 @@ use sqlx::{Pool, Transaction};
 use self::rows::Row;
 use self::tables::Table;
 use super::{Columns, Dialect, Sql};
+use crate::archive::records::{Kind, MemoryRecord, Record, RevisionAction};
 use crate::error::Result;
-use crate::transfer::records::{Kind, MemoryRecord, Record, RevisionAction};
 
 /// A database's records, read and written whole.
 #[async_trait]

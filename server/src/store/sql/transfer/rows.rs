@@ -6,13 +6,13 @@
 
 use serde_json::Value as Json;
 
-use crate::domain::identity::content_hash;
-use crate::error::{Error, Result};
-use crate::store::sql::{self, Columns, Dialect, Sql};
-use crate::transfer::records::{
+use crate::archive::records::{
     AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
     MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
 };
+use crate::domain::identity::content_hash;
+use crate::error::{Error, Result};
+use crate::store::sql::{self, Columns, Dialect, Sql};
 
 /// `episode_lessons.kind` of a mistake.
 pub const LESSON_MISTAKE: i32 = 1;

@@ -3,8 +3,8 @@
 //! the namespace column, the order records were written in, and the
 //! columns that identify one.
 
+use crate::archive::records::{Kind, Record};
 use crate::store::sql::{Dialect, Sql, rows};
-use crate::transfer::records::{Kind, Record};
 
 /// Where a kind's records are.
 pub struct Table {

@@ -1,9 +1,9 @@
 //! The labelled examples' vote (issue 15): with an embedder, the labelled
-//! transcripts of the policy's dev split (tests/data/policy/dev.json) and
+//! transcripts of the policy's dev split (server/data/policy/dev.json) and
 //! its training-only examples (examples.json), both compiled in, are
 //! embedded once and a linear classifier is fitted on their vectors: seven
 //! classes, one per memory type and one for "not worth keeping". The rules
-//! consult its vote (see [`policy::classify_with_vote`]). The held-out sets
+//! consult its vote (see [`super::classify_with_vote`]). The held-out sets
 //! are never among the examples, so they still measure the classifier
 //! fairly; the dev split's accuracy with an embedder does not.
 //!
@@ -23,26 +23,23 @@ use std::time::Duration;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::ops::softmax_last_dim;
 
+use super::{Vote, screen};
 use crate::domain::MemoryType;
 use crate::embed::{Embedder, normalise};
-use crate::engine::policy::{self, Vote};
 
 /// The labelled transcripts the classifier learns from: the dev split and
 /// the examples written only for it.
 const LABELLED: [&str; 2] = [
-    include_str!("../../../tests/data/policy/dev.json"),
-    include_str!("../../../tests/data/policy/examples.json"),
+    include_str!("../../../data/policy/dev.json"),
+    include_str!("../../../data/policy/examples.json"),
 ];
 
 /// The classes: not worth keeping, then the memory types by code.
 const CLASSES: usize = 7;
 
 /// The fit: full-batch gradient descent with Nesterov momentum on the mean
-/// cross-entropy, with a light L2 penalty. Chosen on examples.json, five
-/// folds (each scored by a fit without it, on the dev split and the other
-/// four): the vote alone scores 0.78 / 0.51 there; twice the steps or a
-/// heavier penalty did no better, nor (on its first 920 examples) did plain
-/// gradient descent with thrice the steps.
+/// cross-entropy, with a light L2 penalty; how these were chosen is in
+/// docs/policy-measurements.md.
 const STEPS: usize = 200;
 const STEP_SIZE: f64 = 4.0;
 const MOMENTUM: f64 = 0.9;
@@ -277,7 +274,7 @@ fn examples() -> Result<(Vec<String>, Vec<usize>), String> {
             let Some(transcript) = case["transcript"].as_str() else {
                 continue;
             };
-            let text = policy::screen(transcript).text;
+            let text = screen(transcript).text;
             if text.trim().is_empty() {
                 continue;
             }

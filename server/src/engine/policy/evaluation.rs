@@ -1,0 +1,125 @@
+//! The rules on the labelled dev set, in process, with every miss:
+//! `cargo test -p engram-server --lib policy::evaluation -- --ignored --nocapture`.
+
+use super::shapes::{ACKNOWLEDGED_CUE, LESSON_SHAPE_CUE};
+use super::timing::{EVENT_CUE, FOR_LATER_CUE};
+use super::*;
+
+fn run(name: &str, json: &str) {
+    let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+    score(name, &cases.iter().collect::<Vec<_>>(), true);
+}
+
+fn score(name: &str, cases: &[&serde_json::Value], misses: bool) {
+    let (mut store, mut typed, mut positives) = (0, 0, 0);
+    let (mut missed, mut extra, mut shaped) = (0, 0, 0);
+    for case in cases {
+        let transcript = case["transcript"].as_str().unwrap();
+        let want = case["should_store"].as_bool().unwrap();
+        let screened = screen(transcript);
+        let d = screened.finish(classify_with_vote(
+            &screened.text,
+            &Scope::default(),
+            "",
+            None,
+        ));
+        if d.should_store != want {
+            if want { missed += 1 } else { extra += 1 }
+        }
+        for secret in case
+            .get("secrets")
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let secret = secret.as_str().unwrap();
+            if d.summary.contains(secret) {
+                println!(
+                    "LEAK {name}: a secret of {} characters is in the summary",
+                    secret.len()
+                );
+            }
+        }
+        if [EVENT_CUE, LESSON_SHAPE_CUE, ACKNOWLEDGED_CUE, FOR_LATER_CUE]
+            .iter()
+            .any(|c| d.reason.contains(c))
+        {
+            shaped += 1;
+        }
+        if d.should_store == want {
+            store += 1;
+        } else if misses {
+            println!(
+                "STORE {} want {want}: {transcript:?} — {}",
+                d.should_store, d.reason
+            );
+        }
+        if want {
+            positives += 1;
+            let label = case["memory_type"].as_str().unwrap();
+            if d.should_store && d.memory_type.label() == label {
+                typed += 1;
+            } else if d.should_store && misses {
+                println!(
+                    "TYPE {} want {label}: {transcript:?} — {}",
+                    d.memory_type.label(),
+                    d.reason
+                );
+            }
+        }
+    }
+    println!(
+        "{name}: should_store {:.3} type {:.3} ({} cases; {missed} not stored, {extra} stored in vain, {} mistyped; {shaped} by a shape)",
+        store as f64 / cases.len() as f64,
+        typed as f64 / positives as f64,
+        cases.len(),
+        positives - missed - typed,
+    );
+}
+
+#[test]
+#[ignore = "prints the rules' accuracy on the dev set with every miss"]
+fn dev() {
+    run("dev", include_str!("../../../data/policy/dev.json"));
+}
+
+#[test]
+#[ignore = "prints the rules' accuracy on the second held-out set with every miss"]
+fn fresh() {
+    // Misses shown for the even cases only; the odd ones stay unseen.
+    let cases: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("../../../../tests/data/policy/fresh.json")).unwrap();
+    let half = |parity: usize| -> Vec<&serde_json::Value> {
+        cases.iter().skip(parity).step_by(2).collect()
+    };
+    score("fresh (even)", &half(0), true);
+    score("fresh (odd, unseen)", &half(1), false);
+}
+
+#[test]
+#[ignore = "prints the rules' accuracy on the third held-out set and the vote's training examples"]
+fn unseen() {
+    // Totals only: nobody tuning the rules reads these cases.
+    for (name, json) in [
+        (
+            "fresh2 (unseen)",
+            include_str!("../../../../tests/data/policy/fresh2.json"),
+        ),
+        (
+            "examples (unseen by the rules)",
+            include_str!("../../../data/policy/examples.json"),
+        ),
+    ] {
+        let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+        score(name, &cases.iter().collect::<Vec<_>>(), false);
+    }
+}
+
+#[test]
+#[ignore = "prints the rules' accuracy on the held-out set with every miss"]
+fn heldout() {
+    run(
+        "held-out",
+        include_str!("../../../../tests/data/policy/heldout.json"),
+    );
+}

@@ -1,0 +1,240 @@
+//! The rules' decisions, alone and with the labelled examples' vote.
+
+use super::shapes::{ACKNOWLEDGED_CUE, LESSON_SHAPE_CUE, STATEMENT_CUE};
+use super::timing::{EVENT_CUE, FOR_LATER_CUE, happened_at_a_time};
+use super::*;
+
+/// The rules' decision alone.
+fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
+    classify_with_vote(transcript, scope, task_id, None)
+}
+
+fn decide(transcript: &str) -> Decision {
+    classify(transcript, &Scope::default(), "")
+}
+
+#[test]
+fn preferences_are_global_and_important() {
+    let d = decide("User: I prefer tabs over spaces in every repo.");
+    assert!(d.should_store);
+    assert_eq!(d.memory_type, MemoryType::Preference);
+    assert!(d.importance >= 0.7);
+    assert_eq!(d.level, MemoryLevel::Global);
+    assert_eq!(d.summary, "I prefer tabs over spaces in every repo.");
+    assert_eq!(d.reason, "matched preference cue 'i prefer'");
+}
+
+#[test]
+fn negated_and_hedged_cues_are_not_knowledge() {
+    for transcript in [
+        "I don't prefer anything in particular.",
+        "We haven't decided yet.",
+        "Maybe we should use Redis? Not sure.",
+        "Did we ever find the root cause?",
+        "No preference, you pick.",
+        "Always happy to help!",
+    ] {
+        assert!(!decide(transcript).should_store, "{transcript}");
+    }
+}
+
+#[test]
+fn chatter_and_tool_noise_are_not_stored() {
+    for transcript in [
+        "Hi there! Thanks a lot.",
+        "Compiling serde v1.0.200\n   Compiling tokio v1.40.0",
+        "ok",
+    ] {
+        let d = decide(transcript);
+        assert!(!d.should_store, "{transcript}");
+        assert_eq!(d.importance, 0.0);
+    }
+}
+
+#[test]
+fn the_strongest_kind_of_cue_decides() {
+    let d = decide("We deployed on Monday. Lesson learned: run migrations before the deploy.");
+    assert_eq!(d.memory_type, MemoryType::Lesson);
+    assert_eq!(
+        d.summary,
+        "Lesson learned: run migrations before the deploy."
+    );
+}
+
+#[test]
+fn levels_never_go_narrower_than_the_scope() {
+    let project = Scope {
+        project_id: "shop".into(),
+        ..Scope::default()
+    };
+    let d = classify("We decided to use Postgres for orders.", &project, "t1");
+    assert_eq!(
+        (d.memory_type, d.level),
+        (MemoryType::Decision, MemoryLevel::Workspace)
+    );
+    assert_eq!(d.metadata.get("task_id").map(String::as_str), Some("t1"));
+    let d = classify(
+        "We decided to use Postgres for orders.",
+        &Scope::default(),
+        "",
+    );
+    assert_eq!(d.level, MemoryLevel::Global);
+    let chat = Scope {
+        session_id: "s".into(),
+        ..Scope::default()
+    };
+    assert_eq!(
+        classify("FYI the demo moved to 3pm.", &chat, "").level,
+        MemoryLevel::Conversation
+    );
+}
+
+#[test]
+fn the_shape_of_an_exchange_decides_where_no_marker_does() {
+    let cases = [
+        (
+            "The nightly import failed because the CSV came with a BOM. Strip the BOM before parsing.",
+            MemoryType::Lesson,
+            LESSON_SHAPE_CUE,
+        ),
+        (
+            "User: Invoices: PDF, one page, no logo.\nAssistant: Understood — all future invoices will look like that.",
+            MemoryType::Preference,
+            ACKNOWLEDGED_CUE,
+        ),
+        (
+            "User: ask the landlord about the deposit in March.",
+            MemoryType::Note,
+            FOR_LATER_CUE,
+        ),
+        (
+            "User: the vendor migration finished on 3 June, two days late.",
+            MemoryType::Event,
+            EVENT_CUE,
+        ),
+        (
+            "Assistant: The certificate was renewed at 09:12 UTC.",
+            MemoryType::Event,
+            EVENT_CUE,
+        ),
+        (
+            "User (nurse): For night shifts, send the handover as bullet points.",
+            MemoryType::Preference,
+            "send",
+        ),
+    ];
+    for (transcript, memory_type, cue) in cases {
+        let d = decide(transcript);
+        assert!(d.should_store, "{transcript}");
+        assert_eq!(d.memory_type, memory_type, "{transcript}");
+        assert_eq!(d.metadata["cue"], cue, "{transcript}");
+    }
+}
+
+#[test]
+fn states_schedules_one_off_choices_and_narration_are_not_events_or_decisions() {
+    assert!(!happened_at_a_time(
+        "the feature store is refreshed nightly at 02:00 utc."
+    ));
+    assert!(!happened_at_a_time("quiet hours are sacred before 10:30."));
+    assert!(!happened_at_a_time(
+        "got it, i'll hold your calendar until 10:30."
+    ));
+    assert!(happened_at_a_time(
+        "we signed with the new landlord on 2 may."
+    ));
+    for transcript in [
+        "User: let's go with the second one.",
+        "User: between the two logos I prefer the darker one.",
+        "Assistant: I decided to split the file into chunks.",
+        "2025-01-09 10:22:31 WARN [worker-2] retrying job 8812 after 250ms",
+        "User: remind me in 5 minutes to check the oven.",
+    ] {
+        assert!(!decide(transcript).should_store, "{transcript}");
+    }
+}
+
+#[test]
+fn a_note_is_kept_even_when_it_asks_or_hedges() {
+    let d = decide(
+        "User: open question for the spring planning: do we need a second region? Not sure yet.",
+    );
+    assert!(d.should_store);
+    assert_eq!(d.memory_type, MemoryType::Note);
+}
+
+#[test]
+fn the_vote_fills_gaps_and_overrules_only_bare_imperatives_and_statements() {
+    let with = |transcript: &str, label: Option<MemoryType>, probability: f64| {
+        let vote = Vote { label, probability };
+        classify_with_vote(transcript, &Scope::default(), "", Some(&vote))
+    };
+    let kept = |d: &Decision| d.should_store.then_some(d.memory_type);
+    // No cue at all: a likely enough type keeps it.
+    let gap = "User: the quarterly numbers look rough for the east region.";
+    assert_eq!(kept(&decide(gap)), None);
+    let d = with(gap, Some(MemoryType::Note), 0.6);
+    assert_eq!(kept(&d), Some(MemoryType::Note), "{d:?}");
+    assert_eq!(d.metadata["classifier"], "rules+examples");
+    assert_eq!(d.metadata["vote"], "NOTE 0.60");
+    assert_eq!(
+        d.summary,
+        "the quarterly numbers look rough for the east region."
+    );
+    assert_eq!(kept(&with(gap, Some(MemoryType::Note), 0.2)), None);
+    // A plain statement and a bare imperative: retyped or dropped by a
+    // clear vote only.
+    for (weak, ruled, cue) in [
+        (
+            "User: the build server is in the basement rack.",
+            MemoryType::Fact,
+            STATEMENT_CUE,
+        ),
+        (
+            "User: use the blue one for the header.",
+            MemoryType::Preference,
+            "use",
+        ),
+    ] {
+        let d = decide(weak);
+        assert_eq!((kept(&d), d.metadata["cue"].as_str()), (Some(ruled), cue));
+        let d = with(weak, Some(MemoryType::Event), 0.4);
+        assert_eq!(kept(&d), Some(MemoryType::Event), "{d:?}");
+        assert_eq!(kept(&with(weak, Some(MemoryType::Event), 0.2)), Some(ruled));
+        assert_eq!(kept(&with(weak, None, 0.8)), None, "{weak}");
+        let d = with(weak, None, 0.6);
+        assert_eq!(kept(&d), Some(ruled), "{weak}");
+        assert_eq!(d.metadata["vote"], "NOT_STORED 0.60");
+    }
+    // Cue phrases and markers stand.
+    for (transcript, memory_type) in [
+        (
+            "User: I prefer tabs for indentation.",
+            MemoryType::Preference,
+        ),
+        (
+            "User: we decided to move the event bus to Kafka.",
+            MemoryType::Decision,
+        ),
+    ] {
+        assert_eq!(
+            kept(&with(transcript, None, 0.99)),
+            Some(memory_type),
+            "{transcript}"
+        );
+        assert_eq!(
+            kept(&with(transcript, Some(MemoryType::Fact), 0.99)),
+            Some(memory_type),
+            "{transcript}"
+        );
+    }
+}
+
+#[test]
+fn long_summaries_are_cut_to_300_characters() {
+    let d = decide(&format!(
+        "Lesson learned: {}",
+        "very long explanation ".repeat(30)
+    ));
+    assert!(d.summary.chars().count() <= MAX_SUMMARY_CHARS);
+}
