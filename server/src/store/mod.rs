@@ -3,8 +3,6 @@
 
 pub mod access;
 mod budget;
-#[cfg(test)]
-mod conformance;
 pub mod postgres;
 pub mod sql;
 pub mod sqlite;

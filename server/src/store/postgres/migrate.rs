@@ -4,10 +4,11 @@
 
 use sqlx::PgPool;
 
-/// The schema, in order. A migration is never edited once released; a change
-/// is a new entry. Each runs in a transaction (so a migration cannot use
-/// statements that refuse one, such as CREATE INDEX CONCURRENTLY).
-const MIGRATIONS: &[(i64, &str, &str)] = &[
+use crate::store::sql::migrations::{self, Migration};
+
+/// The schema, in order. Each runs in a transaction (so a migration cannot
+/// use statements that refuse one, such as CREATE INDEX CONCURRENTLY).
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         "schema",
@@ -32,7 +33,7 @@ const MIGRATIONS_LOCK: i32 = 1;
 
 /// The schema version this server brings a database to.
 pub fn schema_version() -> i64 {
-    MIGRATIONS.last().map_or(0, |m| m.0)
+    migrations::newest(MIGRATIONS)
 }
 
 /// Applies the migrations the database has not seen, each in its own
@@ -41,7 +42,7 @@ pub fn schema_version() -> i64 {
 /// it with its connection, and its half is rolled back).
 pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
     let newest = schema_version();
-    for &(version, name, sql) in MIGRATIONS {
+    for &migration in MIGRATIONS {
         // READ COMMITTED whatever the database's default: each statement
         // then sees what was committed before it started, so the version
         // read after the lock is the one the previous holder left. (Under
@@ -60,33 +61,8 @@ pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
         )
         .execute(&mut *tx)
         .await?;
-        let applied: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
-            .fetch_one(&mut *tx)
-            .await?;
-        let applied = applied.unwrap_or(0);
-        if applied > newest {
-            anyhow::bail!(
-                "the database has schema version {applied}, newer than this server's {newest}; upgrade the server"
-            );
-        }
-        if applied >= version {
-            tx.commit().await?;
-            continue;
-        }
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| anyhow::anyhow!("migration {version} ({name}) failed: {e}"))?;
-        sqlx::query(
-            "INSERT INTO schema_migrations (version, name, applied_time) VALUES ($1, $2, $3)",
-        )
-        .bind(version)
-        .bind(name)
-        .bind(crate::domain::now_micros())
-        .execute(&mut *tx)
-        .await?;
+        migrations::apply(&mut *tx, migration, newest).await?;
         tx.commit().await?;
-        tracing::info!(version, name, "applied migration");
     }
     Ok(())
 }

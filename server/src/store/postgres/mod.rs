@@ -25,9 +25,6 @@ pub mod transfer;
 mod tx;
 mod url;
 
-#[cfg(test)]
-mod schema_tests;
-
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -3,10 +3,10 @@
 //! read); an import is a transaction of its own, each value cast to its
 //! column's type as the schema names it.
 
-use anyhow::bail;
 use sqlx::{PgConnection, PgPool};
 
 use super::{PostgresUrl, connect, migrate, schema_version};
+use crate::store::sql::migrations;
 use crate::store::transfer::{CONNECTIONS, ColumnTypes, SqlTransfer};
 
 /// Records in and out of a PostgreSQL database.
@@ -17,17 +17,9 @@ impl SqlTransfer<PgConnection> {
     /// read (never migrated), so running replicas may keep using it.
     pub async fn open_to_read(url: &PostgresUrl) -> anyhow::Result<Self> {
         let pool = connect(url, CONNECTIONS).await?;
-        let version: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
-            .fetch_one(&pool)
-            .await
-            .map_err(|_| anyhow::anyhow!("{url} is not an Engram database"))?;
-        let (version, expected) = (version.unwrap_or(0), schema_version());
-        if version != expected {
-            bail!(
-                "{url} has schema version {version}, this engram-server reads version {expected}: \
-                 run the engram-server that matches it, or start this one on it once to upgrade it"
-            );
-        }
+        let mut conn = pool.acquire().await?;
+        migrations::check_version(&mut *conn, schema_version(), &url.to_string()).await?;
+        drop(conn);
         with_types(pool).await
     }
 

@@ -18,6 +18,7 @@ pub mod episodes;
 pub mod feed;
 pub mod learning;
 pub mod memories;
+pub mod migrations;
 pub mod outcomes;
 pub mod requests;
 pub mod rows;
@@ -164,6 +165,10 @@ pub trait Dialect: sqlx::Connection + Send + Sized + 'static {
     /// Runs `sql`; how many rows it changed.
     fn execute(&mut self, sql: Sql<Self>) -> impl Future<Output = Result<u64>> + Send;
 
+    /// Runs `script`, statements separated by semicolons, without
+    /// parameters (a migration).
+    fn run_script(&mut self, script: &'static str) -> impl Future<Output = Result<()>> + Send;
+
     /// The rows of `text`, whose one parameter ([`Dialect::FIRST_PARAM`])
     /// is `value`, read as the stream is polled.
     fn rows_where(
@@ -228,6 +233,14 @@ macro_rules! run_statements {
             let mut query = sql.into_query();
             let done = query.build().execute(self).await.map_err($db_error)?;
             Ok(done.rows_affected())
+        }
+
+        async fn run_script(&mut self, script: &'static str) -> $crate::error::Result<()> {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(script))
+                .execute(self)
+                .await
+                .map_err($db_error)?;
+            Ok(())
         }
 
         fn rows_where(

@@ -10,6 +10,7 @@ use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::{ConnectOptions as _, Connection as _, SqliteConnection};
 
 use super::{SqliteOptions, connect_options, migrate, schema_version};
+use crate::store::sql::migrations;
 use crate::store::transfer::SqlTransfer;
 
 /// Records in and out of a SQLite database.
@@ -24,18 +25,10 @@ impl SqlTransfer<SqliteConnection> {
             bail!("there is no database at {}", path.display());
         }
         let transfer = open(path, busy_timeout, true).await?;
-        let version: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
-            .fetch_one(transfer.pool())
-            .await
-            .map_err(|_| anyhow::anyhow!("{} is not an Engram database", path.display()))?;
-        let (version, expected) = (version.unwrap_or(0), schema_version());
-        if version != expected {
-            bail!(
-                "{} has schema version {version}, this engram-server reads version {expected}: \
-                 run the engram-server that matches it, or start this one on it once to upgrade it",
-                path.display()
-            );
-        }
+        let mut conn = transfer.pool().acquire().await?;
+        migrations::check_version(&mut *conn, schema_version(), &path.display().to_string())
+            .await?;
+        drop(conn);
         Ok(transfer)
     }
 

@@ -463,22 +463,7 @@ pub(crate) mod tests {
     /// A record of every kind, with values that are easy to get wrong:
     /// floats without a short decimal form, text beyond ASCII, nulls and
     /// their absence, an outcome with its cards.
-    const RECORDS: &str = r#"
-{"kind":"memory","id":"m1","namespace":"n","agent_id":"a","user_id":"u","project_id":"p","session_id":"s","level":"conversation","memory_type":"lesson","content":"caf\u00e9 \"quoted\"\n","summary":"s","tags":["b","a","b"],"metadata":{"z":"1","a":"\u2603"},"importance":0.30000000000000004,"confidence":0.1,"source":"policy_llm","seen_count":3,"access_count":7,"last_access_time":99,"create_time":1,"update_time":2,"expire_time":4102444800000000,"occurred_at":-5,"origin_session_id":"s0","version":4}
-{"kind":"memory_revision","namespace":"n","memory_id":"m1","version":2,"action":"merged","time":7,"key_id":"k","agent_id":"a","changed_fields":["seen_count","occurred_at"]}
-{"kind":"memory_revision","namespace":"n","memory_id":"m1","version":1,"action":"created","time":6,"key_id":"","agent_id":"","changed_fields":[]}
-{"kind":"episode","id":"e1","namespace":"n","agent_id":"","user_id":"","project_id":"p","session_id":"","task_id":"deploy","description":"d","task_type":"t","context":{"language":"rust","framework":"","domain":"","complexity":"high","tags":["x"]},"status":"completed","step_count":2,"last_step":3,"outcome":{"score":0.7000000000000001,"success":false,"summary":"went badly","mistakes":["m"],"successes":[],"mistake_cards":[{"mistake_type":"process","worker_id":"w","correct_decision":"c","evidence":"e","lesson":"l"}]},"create_time":1,"update_time":2,"complete_time":3,"version":5}
-{"kind":"episode","id":"e2","namespace":"n","agent_id":"","user_id":"","project_id":"","session_id":"","task_id":"t","description":"d","task_type":"","context":{"language":"","framework":"","domain":"","complexity":"","tags":[]},"status":"running","step_count":0,"last_step":0,"outcome":null,"create_time":1,"update_time":1,"complete_time":null,"version":1}
-{"kind":"step","namespace":"n","episode_id":"e1","step_number":3,"tool":"shell","action":"run","parameters":"{\"a\":1}","result":"error","output":"o","latency_ms":12,"time":5}
-{"kind":"task_rule","id":"r1","namespace":"n","task_id":"","text":"[WORKS] x","origin":"high_score","create_time":1}
-{"kind":"episode_lesson","id":"l1","namespace":"n","lesson_kind":"success","text":"t","seen_count":2,"last_seen":9,"create_time":1,"update_time":2}
-{"kind":"mistake_card","id":"c1","namespace":"n","mistake_type":"m","task_id":"t","worker_id":"w","correct_decision":"c","evidence":"e","lesson":"l","seen_count":2,"first_seen_episode_id":"e1","last_seen_episode_id":"e2","last_seen":4,"create_time":1,"update_time":2,"version":2}
-{"kind":"learning_state","namespace":"n","completed_episodes":20,"tick":41,"last_consolidation":null}
-{"kind":"outcome","id":"o1","namespace":"n","agent_id":"a","project_id":"","task":"t","task_type":"testing","task_type_inferred":true,"success":false,"strategy":"s","duration_ms":null,"error":"e","feedback":"","create_time":1}
-{"kind":"heuristic","id":"h1","namespace":"n","agent_id":"a","project_id":"p","task_type":"t","strategy":"s2","match_key":"s1","confidence":0.8333333333333334,"occurrence_count":6,"success_count":5,"last_validated_time":3,"create_time":1,"update_time":3,"version":6}
-{"kind":"anti_pattern","id":"x1","namespace":"n","agent_id":"a","project_id":"","task_type":"t","strategy":"s","error":"timeout","occurrence_count":2,"better_alternative":"b","better_alternative_heuristic_id":"h1","last_seen_time":4,"create_time":1,"update_time":4,"version":2}
-{"kind":"agent_scope","namespace":"n","agent_id":"a","can_learn":["testing"],"cannot_learn":[],"min_occurrences":2,"create_time":1,"update_time":1,"version":1}
-"#;
+    const RECORDS: &str = include_str!("../../../../tests/data/records.jsonl");
 
     /// [`RECORDS`], parsed.
     pub(crate) fn records() -> Vec<Record> {

@@ -11,10 +11,10 @@ use engram_tests::postgres::TestDatabase;
 use sqlx::postgres::PgListener;
 use sqlx::{AssertSqlSafe, Connection as _, PgPool, SqliteConnection};
 
-use super::{FEED_CHANNEL, connect, migrate};
-use crate::domain::now_micros;
-use crate::store::Store as _;
-use crate::store::sqlite::{SqliteOptions, SqliteStore};
+use engram_server::domain::now_micros;
+use engram_server::store::Store as _;
+use engram_server::store::postgres::{FEED_CHANNEL, connect, migrate};
+use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
 
 /// A fresh database with the schema, and a pool of `connections` to it.
 async fn migrated(connections: u32) -> (TestDatabase, PgPool) {

@@ -1,5 +1,5 @@
 //! The store conformance suite: the same checks of the [`Store`] and
-//! [`crate::store::tx::Tx`] primitives, run against both databases — SQLite
+//! [`engram_server::store::tx::Tx`] primitives, run against both databases — SQLite
 //! in a temporary folder, and PostgreSQL in a fresh database of the
 //! throwaway server the test command starts. A check is written once, as a
 //! function of a store; [`conformance!`] runs it on each.
@@ -13,19 +13,19 @@ use futures_util::StreamExt as _;
 use futures_util::future::join_all;
 use tempfile::TempDir;
 
-use crate::archive::records::Kind;
-use crate::domain::{
+use engram_server::archive::records::Kind;
+use engram_server::domain::{
     Actor, ChangeAction, FeedBounds, FeedEvent, ListQuery, Memory, MemoryFilter, MemoryLevel,
     MemoryOrder, MemoryPatch, MemorySource, MemoryType, Micros, NewMemory, PageCursor, Scope,
     Subject, now_micros,
 };
-use crate::engine::{memories as engine, unit};
-use crate::store::Store;
-use crate::store::postgres::transfer::PostgresTransfer;
-use crate::store::postgres::{PostgresOptions, PostgresStore, PostgresUrl};
-use crate::store::sqlite::transfer::SqliteTransfer;
-use crate::store::sqlite::{SqliteOptions, SqliteStore};
-use crate::store::transfer::{Inserted, Transfer};
+use engram_server::engine::{memories as engine, unit};
+use engram_server::store::Store;
+use engram_server::store::postgres::transfer::PostgresTransfer;
+use engram_server::store::postgres::{PostgresOptions, PostgresStore, PostgresUrl};
+use engram_server::store::sqlite::transfer::SqliteTransfer;
+use engram_server::store::sqlite::{SqliteOptions, SqliteStore};
+use engram_server::store::transfer::{Inserted, Transfer};
 
 /// A store of one backend for one check, a transfer on the same database,
 /// and what keeps its data alive.
@@ -142,7 +142,7 @@ fn fact(scope: Scope, level: MemoryLevel, content: &str, importance: f64) -> New
 }
 
 /// Stores `new` at `now` as the engine does.
-pub(crate) async fn create(store: &dyn Store, new: NewMemory, now: Micros) -> Memory {
+pub async fn create(store: &dyn Store, new: NewMemory, now: Micros) -> Memory {
     let insert = engine::prepare(new);
     let mut created = unit::transact(store, move |tx| {
         let insert = insert.clone();
@@ -439,7 +439,7 @@ async fn concurrent_units_count_one_after_another(harness: &Harness) {
 }
 
 /// A memory of `level` kept under `scope`, written by `key-1` as `writer`.
-pub(crate) fn memory(scope: Scope, level: MemoryLevel, content: &str) -> NewMemory {
+pub fn memory(scope: Scope, level: MemoryLevel, content: &str) -> NewMemory {
     NewMemory {
         actor: Actor {
             key_id: "key-1".into(),
@@ -450,11 +450,11 @@ pub(crate) fn memory(scope: Scope, level: MemoryLevel, content: &str) -> NewMemo
     }
 }
 
-pub(crate) fn owned(namespace: &str) -> Scope {
+pub fn owned(namespace: &str) -> Scope {
     scope(namespace)
 }
 
-pub(crate) fn actions(events: &[FeedEvent]) -> Vec<(String, ChangeAction)> {
+pub fn actions(events: &[FeedEvent]) -> Vec<(String, ChangeAction)> {
     events
         .iter()
         .map(|e| (e.memory_id.clone(), e.action))
@@ -626,7 +626,7 @@ async fn the_visibility_rule_a_watch_applies_is_the_one_listing_applies(harness:
 /// access bookkeeping) — in the order it was written; imported again, each
 /// is found as it is.
 async fn every_kind_of_record_reads_back_as_it_was_imported(harness: &Harness) {
-    let records = crate::store::transfer::rows::tests::records();
+    let records = records();
     let mut import = harness.transfer.begin_import().await.expect("begin");
     for record in &records {
         assert_eq!(import.insert(record).await.expect("insert"), Inserted::New);
@@ -660,4 +660,13 @@ async fn every_kind_of_record_reads_back_as_it_was_imported(harness: &Harness) {
             "{record:?}"
         );
     }
+}
+
+/// A record of every kind, with values that are easy to get wrong
+/// (`server/tests/data/records.jsonl`).
+fn records() -> Vec<engram_server::archive::records::Record> {
+    include_str!("../data/records.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a record"))
+        .collect()
 }
