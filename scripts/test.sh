@@ -68,7 +68,7 @@ scripts/postgres.sh cargo test --workspace --locked
 # The end-to-end tests of what depends on the database, again against
 # PostgreSQL (issue 13): the same tests, each server on a fresh database of
 # the throwaway server (ENGRAM_TEST_BACKEND=postgres; see Backend in
-# tests/src/lib.rs). Left out, as the database is incidental to them: the
+# tests/src/backend.rs). Left out, as the database is incidental to them: the
 # clients, the command line, interop, MCP, the README, keys and TLS,
 # overload, request validation, secrets screening, the classifier's
 # accuracy and strategy grouping; and the files that choose their database
