@@ -36,8 +36,8 @@ pub async fn compare(
     let rounds = usize::from(config.rounds);
     let [base_side, side] = servers;
     let (base_label, label) = (base_side.label, side.label);
-    let first = start(base_side.binary, base_side.args).await;
-    let second = start(side.binary, side.args).await;
+    let first = start_side(&base_side).await;
+    let second = start_side(&side).await;
     let (base_engram, compared_engram) = (first.client().await, second.client().await);
     let targets = [Target::of(&base_engram), Target::of(&compared_engram)];
     println!(
@@ -200,10 +200,21 @@ pub async fn compare(
 
 /// One of the two servers `compare` measures: its label, binary (this
 /// workspace's release build when `None`) and flags.
+/// A server of `side`, on a fresh database.
+async fn start_side(side: &Side<'_>) -> Server {
+    match side.database {
+        Some(url) => Server::start_on_postgres_server(side.binary, side.args, url).await,
+        None => start(side.binary, side.args).await,
+    }
+}
+
 pub struct Side<'a> {
     pub label: &'a str,
     pub binary: Option<&'a Path>,
     pub args: &'a [&'a str],
+    /// The PostgreSQL server to make this side's fresh database on (else a
+    /// SQLite file).
+    pub database: Option<&'a str>,
 }
 
 impl Side<'_> {
@@ -213,10 +224,15 @@ impl Side<'_> {
             || "engram-server of this workspace (release)".to_owned(),
             |b| b.display().to_string(),
         );
-        if self.args.is_empty() {
-            format!("{binary}, no flags")
+        let on = if self.database.is_some() {
+            "PostgreSQL"
         } else {
-            format!("{binary} {}", self.args.join(" "))
+            "SQLite"
+        };
+        if self.args.is_empty() {
+            format!("{binary}, no flags, on {on}")
+        } else {
+            format!("{binary} {}, on {on}", self.args.join(" "))
         }
     }
 }

@@ -196,6 +196,12 @@ enum Command {
         /// The other build's engram-server binary.
         #[arg(long)]
         baseline: PathBuf,
+        /// Run both builds on PostgreSQL, each on a fresh database made on
+        /// this server (a role that may create databases:
+        /// `postgres://user@host:port/postgres`) and dropped at the end;
+        /// else each on a SQLite file.
+        #[arg(long, value_name = "POSTGRES_URL")]
+        database: Option<String>,
     },
     /// The operator commands on a database of `--memories` memories: a
     /// backup while `--concurrency` creates stay in flight (and how many of
@@ -256,7 +262,11 @@ async fn main() -> anyhow::Result<()> {
         } => bounds(memories, classifies.max(1), server_binary.as_deref()).await,
         Command::Metrics(rounds) => metrics_cost(&rounds).await,
         Command::Overload(rounds) => overload_cost(&rounds).await,
-        Command::Versions { rounds, baseline } => versions(&rounds, &baseline).await,
+        Command::Versions {
+            rounds,
+            baseline,
+            database,
+        } => versions(&rounds, &baseline, database.as_deref()).await,
         Command::Transfer {
             memories,
             namespaces,

@@ -21,11 +21,13 @@ pub async fn metrics_cost(config: &Rounds) -> anyhow::Result<()> {
                 label: "without",
                 binary,
                 args: &[],
+                database: None,
             },
             Side {
                 label: "with metrics",
                 binary,
                 args: &["--metrics-listen", "127.0.0.1:0"],
+                database: None,
             },
         ],
     )

@@ -17,11 +17,13 @@ pub async fn overload_cost(config: &Rounds) -> anyhow::Result<()> {
                 label: "limit off",
                 binary,
                 args: &["--max-concurrent-calls", LIMIT_OFF],
+                database: None,
             },
             Side {
                 label: "default limit",
                 binary,
                 args: &[],
+                database: None,
             },
         ],
     )

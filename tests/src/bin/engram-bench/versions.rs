@@ -6,8 +6,14 @@ use crate::Rounds;
 use crate::compare::{Side, compare};
 
 /// Another build (`baseline`) beside this workspace's (or
-/// `--server-binary`), with default flags: the before and after of a change.
-pub async fn versions(config: &Rounds, baseline: &Path) -> anyhow::Result<()> {
+/// `--server-binary`), with default flags, each on a fresh database of the
+/// PostgreSQL server `database` names or else a SQLite file: the before
+/// and after of a change.
+pub async fn versions(
+    config: &Rounds,
+    baseline: &Path,
+    database: Option<&str>,
+) -> anyhow::Result<()> {
     compare(
         config,
         "versions",
@@ -16,11 +22,13 @@ pub async fn versions(config: &Rounds, baseline: &Path) -> anyhow::Result<()> {
                 label: "baseline",
                 binary: Some(baseline),
                 args: &[],
+                database,
             },
             Side {
                 label: "this build",
                 binary: config.server_binary.as_deref(),
                 args: &[],
+                database,
             },
         ],
     )
