@@ -17,7 +17,6 @@
 mod access;
 mod dialect;
 mod feed;
-mod memories;
 mod migrate;
 mod reachability;
 mod retry;

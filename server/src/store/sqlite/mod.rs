@@ -6,7 +6,6 @@ mod access;
 pub mod backup;
 mod checkpoint;
 mod dialect;
-mod memories;
 pub mod transfer;
 mod writer;
 
@@ -101,10 +100,10 @@ fn schema_version() -> i64 {
 
 /// Prepared statements the write connection keeps: besides its few dozen
 /// fixed statements, a lookup of identities and a multi-row insert of every
-/// size up to [`memories::MAX_UPSERT_ROWS`] (concurrent creates share one
+/// size up to [`dialect::MAX_UPSERT_ROWS`] (concurrent creates share one
 /// of each, of as many rows as they are), each parsed once rather than
 /// every time.
-const WRITER_STATEMENTS: usize = 3 * memories::MAX_UPSERT_ROWS;
+const WRITER_STATEMENTS: usize = 3 * dialect::MAX_UPSERT_ROWS;
 /// SQLite's page cache per connection, in KiB.
 const CACHE_KIB: u32 = 32 * 1024;
 /// How much of the database file each connection may memory-map.
@@ -171,7 +170,7 @@ impl SqliteStore {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", options.path.display()))?;
         migrate(&mut conn).await?;
-        let head = memories::feed_head(&mut conn).await?;
+        let head = dialect::feed_head(&mut conn).await?;
         let (feed_head_tx, feed_head) = watch::channel(head);
         let readers = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))

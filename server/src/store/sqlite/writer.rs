@@ -37,7 +37,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use super::checkpoint::WriteGate;
 use super::db_error;
-use super::memories::feed_head_sql;
+use super::dialect::feed_head_sql;
 use crate::disk::{DiskSpace, PROBE_EVERY};
 use crate::error::{Error, Result};
 use crate::metrics;
