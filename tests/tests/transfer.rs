@@ -1214,6 +1214,8 @@ async fn a_file_of_the_format_before_history_imports_as_it_did_each_memory_creat
             key_id: String::new(),
             agent_id: String::new(),
             changed_fields: vec![],
+            reason: String::new(),
+            replaced_by: String::new(),
         }]
     };
     let id = |memory: &serde_json::Value| memory["id"].as_str().expect("id").to_owned();

@@ -100,15 +100,17 @@ pub enum RevisionAction {
     Merged = 3,
     Deleted = 4,
     Expired = 5,
+    Invalidated = 6,
 }
 
 impl RevisionAction {
-    const ALL: [RevisionAction; 5] = [
+    const ALL: [RevisionAction; 6] = [
         RevisionAction::Created,
         RevisionAction::Updated,
         RevisionAction::Merged,
         RevisionAction::Deleted,
         RevisionAction::Expired,
+        RevisionAction::Invalidated,
     ];
 
     /// The action with this number, if there is one.
@@ -124,6 +126,7 @@ impl RevisionAction {
             RevisionAction::Merged => "merged",
             RevisionAction::Deleted => "deleted",
             RevisionAction::Expired => "expired",
+            RevisionAction::Invalidated => "invalidated",
         }
     }
 }
@@ -240,6 +243,19 @@ pub struct MemoryRecord {
     pub expire_time: Option<Micros>,
     pub occurred_at: Micros,
     pub origin_session_id: String,
+    /// Since when it is true; absent (files of servers before validity in
+    /// time): from `occurred_at`.
+    #[serde(default)]
+    pub valid_from: Option<Micros>,
+    /// Until when it was true; absent or null while it still is.
+    #[serde(default)]
+    pub valid_to: Option<Micros>,
+    /// The id of the memory that replaced it; empty when none did.
+    #[serde(default)]
+    pub invalidated_by: String,
+    /// Why it stopped being true; empty while it is.
+    #[serde(default)]
+    pub invalidation_reason: String,
     /// Its etag is `v{version}`.
     pub version: i64,
 }
@@ -266,6 +282,12 @@ pub struct MemoryRevisionRecord {
     /// For `updated` and `merged`: the fields whose values changed, by
     /// their names in a memory (`"content"`, `"seen_count"`).
     pub changed_fields: Vec<String>,
+    /// For `invalidated`: why; empty otherwise.
+    #[serde(default)]
+    pub reason: String,
+    /// For `invalidated`: the id of the memory that replaced it, if one did.
+    #[serde(default)]
+    pub replaced_by: String,
 }
 
 impl MemoryRevisionRecord {
@@ -282,6 +304,8 @@ impl MemoryRevisionRecord {
             key_id: String::new(),
             agent_id: String::new(),
             changed_fields: Vec::new(),
+            reason: String::new(),
+            replaced_by: String::new(),
         }
     }
 }
@@ -682,6 +706,10 @@ impl From<crate::domain::Memory> for MemoryRecord {
             expire_time: m.expire_time,
             occurred_at: m.occurred_at,
             origin_session_id: m.origin_session_id,
+            valid_from: Some(m.valid_from),
+            valid_to: m.valid_to,
+            invalidated_by: m.invalidated_by,
+            invalidation_reason: m.invalidation_reason,
             version: m.version,
         }
     }
@@ -827,6 +855,8 @@ mod tests {
             key_id: "k".into(),
             agent_id: "a".into(),
             changed_fields: changed_fields.iter().map(|f| (*f).to_owned()).collect(),
+            reason: String::new(),
+            replaced_by: String::new(),
         })
     }
 

@@ -189,6 +189,16 @@ pub struct Memory {
     /// The session it was written in (the writer's `session_id`), whatever
     /// its level; empty when written outside a session.
     pub origin_session_id: String,
+    /// Since when it is true: `occurred_at` unless said otherwise.
+    pub valid_from: Micros,
+    /// Until when it was true; `None` while it still is. Set by an
+    /// invalidation (a memory that replaced it, a contradiction) or by a
+    /// caller; the memory itself stays.
+    pub valid_to: Option<Micros>,
+    /// The id of the memory that replaced it; empty when none did.
+    pub invalidated_by: String,
+    /// Why it stopped being true; empty while it is.
+    pub invalidation_reason: String,
     /// Incremented by every change a caller can see; the etag is derived from it.
     pub version: i64,
     /// Insertion sequence number (the row id): the tie-breaker of keyset paging.
@@ -246,6 +256,10 @@ impl Memory {
             expire_time: None,
             occurred_at: 0,
             origin_session_id: String::new(),
+            valid_from: 0,
+            valid_to: None,
+            invalidated_by: String::new(),
+            invalidation_reason: String::new(),
             version: 1,
             seq,
         }
@@ -323,6 +337,10 @@ pub struct Revision {
     /// The fields the change set, by their proto names (none for a create
     /// or a removal).
     pub changed_fields: Vec<String>,
+    /// Why, for an invalidation; empty otherwise.
+    pub reason: String,
+    /// The memory that replaced it, for an invalidation; empty otherwise.
+    pub replaced_by: String,
 }
 
 /// A memory's neighbours in the conversation it was written in: the memories
@@ -461,9 +479,18 @@ pub enum ChangeAction {
     Merged = 3,
     Deleted = 4,
     Expired = 5,
+    /// It stopped being true (it stays stored).
+    Invalidated = 6,
 }
 
-enum_codes!(ChangeAction { Created = 1, Updated = 2, Merged = 3, Deleted = 4, Expired = 5 });
+enum_codes!(ChangeAction {
+    Created = 1,
+    Updated = 2,
+    Merged = 3,
+    Deleted = 4,
+    Expired = 5,
+    Invalidated = 6
+});
 
 impl ChangeAction {
     /// Whether the memory left the database by this change.

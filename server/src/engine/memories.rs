@@ -453,7 +453,12 @@ fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
         memory.expire_time = v;
     }
     if let Some(v) = occurred_at {
-        memory.occurred_at = v.unwrap_or(memory.create_time);
+        let occurred_at = v.unwrap_or(memory.create_time);
+        // It is true from when it happened, unless it was said otherwise.
+        if memory.valid_from == memory.occurred_at {
+            memory.valid_from = occurred_at;
+        }
+        memory.occurred_at = occurred_at;
     }
 }
 

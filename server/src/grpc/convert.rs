@@ -54,6 +54,10 @@ pub fn memory(memory: Memory) -> pb::Memory {
         etag,
         occurred_at: Some(timestamp(memory.occurred_at)),
         origin_session_id: memory.origin_session_id,
+        valid_from: Some(timestamp(memory.valid_from)),
+        valid_to: memory.valid_to.map(timestamp),
+        invalidated_by: memory.invalidated_by,
+        invalidation_reason: memory.invalidation_reason,
     }
 }
 
@@ -178,6 +182,8 @@ pub fn revision(revision: Revision) -> pb::MemoryRevision {
         key_id: revision.actor.key_id,
         agent_id: revision.actor.agent_id,
         changed_fields: revision.changed_fields,
+        reason: revision.reason,
+        replaced_by: revision.replaced_by,
     }
 }
 

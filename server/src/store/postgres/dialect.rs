@@ -168,10 +168,11 @@ impl Dialect for PgConnection {
         let rows = sqlx::query(
             "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
              memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, \
-             create_time, update_time, expire_time, occurred_at, origin_session_id, actor_key, actor_agent) \
+             create_time, update_time, expire_time, occurred_at, valid_from, origin_session_id, actor_key, \
+             actor_agent) \
              SELECT id, namespace, agent_id, user_id, project_id, session_id, level, memory_type, content, \
              content_hash, summary, tags::jsonb, metadata::jsonb, importance, confidence, source, $21, $21, \
-             expire_time, occurred_at, origin_session_id, actor_key, actor_agent \
+             expire_time, occurred_at, occurred_at, origin_session_id, actor_key, actor_agent \
              FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
              $7::int[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], \
              $14::float8[], $15::float8[], $16::int[], $17::bigint[], $18::bigint[], $19::text[], \

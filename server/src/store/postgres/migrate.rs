@@ -24,6 +24,11 @@ const MIGRATIONS: &[Migration] = &[
         "key_ids",
         include_str!("../../../migrations/postgres/0003_key_ids.sql"),
     ),
+    (
+        4,
+        "validity",
+        include_str!("../../../migrations/postgres/0004_validity.sql"),
+    ),
 ];
 
 /// The advisory lock migrations are applied under: Engram's locks are

@@ -225,6 +225,14 @@ pub async fn rewrite<D: Dialect>(
         .bind(memory.expire_time)
         .push(", occurred_at = ")
         .bind(memory.occurred_at)
+        .push(", valid_from = ")
+        .bind(memory.valid_from)
+        .push(", valid_to = ")
+        .bind(memory.valid_to)
+        .push(", invalidated_by = ")
+        .bind(memory.invalidated_by.as_str())
+        .push(", invalidation_reason = ")
+        .bind(memory.invalidation_reason.as_str())
         .push(", update_time = ")
         .bind(memory.update_time)
         .push(", version = ")
@@ -472,6 +480,10 @@ pub fn inserted(
                 expire_time: new.expire_time,
                 occurred_at: new.occurred_at.unwrap_or(now),
                 origin_session_id: new.origin_session_id.clone(),
+                valid_from: new.occurred_at.unwrap_or(now),
+                valid_to: None,
+                invalidated_by: String::new(),
+                invalidation_reason: String::new(),
                 version: 1,
             })
         })

@@ -23,7 +23,8 @@ macro_rules! memory_columns {
             " AS tags, m.metadata",
             $json,
             " AS metadata, m.importance, m.confidence, m.source, m.seen_count, m.create_time, ",
-            "m.update_time, m.occurred_at, m.expire_time, m.version, ",
+            "m.update_time, m.occurred_at, m.expire_time, m.valid_from, m.valid_to, ",
+            "m.invalidated_by, m.invalidation_reason, m.version, ",
             "coalesce(a.access_count, 0) AS access_count, a.last_access_time AS last_access_time"
         )
     };
@@ -67,6 +68,10 @@ pub fn memory<D: Dialect>(row: &Row<D>) -> Result<Memory> {
         expire_time: c.get("expire_time")?,
         occurred_at: c.get("occurred_at")?,
         origin_session_id: c.get("origin_session_id")?,
+        valid_from: c.get("valid_from")?,
+        valid_to: c.get("valid_to")?,
+        invalidated_by: c.get("invalidated_by")?,
+        invalidation_reason: c.get("invalidation_reason")?,
         version: c.get("version")?,
     })
 }
@@ -90,6 +95,8 @@ pub fn revision<D: Dialect>(row: &Row<D>) -> Result<Revision> {
             .filter(|field| !field.is_empty())
             .map(str::to_owned)
             .collect(),
+        reason: c.get("reason")?,
+        replaced_by: c.get("replaced_by")?,
     })
 }
 

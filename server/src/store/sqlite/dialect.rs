@@ -14,8 +14,8 @@ const COLUMNS: &str = <SqliteConnection as Dialect>::MEMORY_COLUMNS;
 /// The columns a create writes, in the order `insert_memories` binds them.
 const INSERT: &str = "INSERT INTO memories (id, namespace, agent_id, user_id, project_id, session_id, level, \
      memory_type, content, content_hash, summary, tags, metadata, importance, confidence, source, create_time, \
-     update_time, expire_time, occurred_at, origin_session_id, actor_key, actor_agent) ";
-/// The most rows of one multi-row upsert (23 parameters a row, well under
+     update_time, expire_time, occurred_at, valid_from, origin_session_id, actor_key, actor_agent) ";
+/// The most rows of one multi-row upsert (24 parameters a row, well under
 /// SQLite's limit of 32,766). A statement of each size is prepared once and
 /// kept in the write connection's statement cache ([`super::WRITER_STATEMENTS`]).
 pub(super) const MAX_UPSERT_ROWS: usize = 256;
@@ -184,6 +184,7 @@ impl Dialect for SqliteConnection {
                     .push_bind(now)
                     .push_bind(now)
                     .push_bind(new.expire_time)
+                    .push_bind(new.occurred_at.unwrap_or(now))
                     .push_bind(new.occurred_at.unwrap_or(now))
                     .push_bind(new.origin_session_id.as_str())
                     .push_bind(new.actor.key_id.as_str())

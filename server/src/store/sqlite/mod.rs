@@ -91,6 +91,11 @@ pub const MIGRATIONS: &[Migration] = &[
         "key_ids",
         include_str!("../../../migrations/sqlite/0011_key_ids.sql"),
     ),
+    (
+        12,
+        "validity",
+        include_str!("../../../migrations/sqlite/0012_validity.sql"),
+    ),
 ];
 
 /// The schema version this server brings a database to.

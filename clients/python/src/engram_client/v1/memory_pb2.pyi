@@ -94,6 +94,10 @@ class _RevisionActionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Revisi
     """It was removed after its expire_time (by the retention purge, or to
     make room for an identical new memory).
     """
+    REVISION_ACTION_INVALIDATED: _RevisionAction.ValueType  # 6
+    """It stopped being true (valid_to was set), and stays stored: `reason`
+    says why and `replaced_by` names the memory that replaced it.
+    """
 
 class RevisionAction(_RevisionAction, metaclass=_RevisionActionEnumTypeWrapper):
     """What happened to a memory in one revision."""
@@ -110,6 +114,10 @@ REVISION_ACTION_DELETED: RevisionAction.ValueType  # 4
 REVISION_ACTION_EXPIRED: RevisionAction.ValueType  # 5
 """It was removed after its expire_time (by the retention purge, or to
 make room for an identical new memory).
+"""
+REVISION_ACTION_INVALIDATED: RevisionAction.ValueType  # 6
+"""It stopped being true (valid_to was set), and stays stored: `reason`
+says why and `replaced_by` names the memory that replaced it.
 """
 Global___RevisionAction: _TypeAlias = RevisionAction  # noqa: Y015
 
@@ -305,6 +313,10 @@ class Memory(_message.Message):
     ETAG_FIELD_NUMBER: _builtins.int
     OCCURRED_AT_FIELD_NUMBER: _builtins.int
     ORIGIN_SESSION_ID_FIELD_NUMBER: _builtins.int
+    VALID_FROM_FIELD_NUMBER: _builtins.int
+    VALID_TO_FIELD_NUMBER: _builtins.int
+    INVALIDATED_BY_FIELD_NUMBER: _builtins.int
+    INVALIDATION_REASON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned identifier (a UUIDv7, time-ordered). Output only."""
     level: _common_pb2.MemoryLevel.ValueType
@@ -342,6 +354,10 @@ class Memory(_message.Message):
     an agent importing conversations writes each with its session_id (at
     GLOBAL level to search them all). Output only.
     """
+    invalidated_by: _builtins.str
+    """The id of the memory that replaced it; empty when none did. Output only."""
+    invalidation_reason: _builtins.str
+    """Why it stopped being true; empty while it is. Output only."""
     @_builtins.property
     def scope(self) -> _common_pb2.Scope:
         """Where the memory lives. Only the fields that its level uses are kept:
@@ -385,6 +401,17 @@ class Memory(_message.Message):
         or the create time. Always set. Search recency is measured from it.
         """
 
+    @_builtins.property
+    def valid_from(self) -> _timestamp_pb2.Timestamp:
+        """Since when it is true: occurred_at. Always set. Output only."""
+
+    @_builtins.property
+    def valid_to(self) -> _timestamp_pb2.Timestamp:
+        """Until when it was true; unset while it still is. An invalidation (a
+        newer memory that replaced it) sets it and keeps the memory: nothing
+        true once is removed by what replaced it. Output only.
+        """
+
     def __init__(
         self,
         *,
@@ -408,10 +435,14 @@ class Memory(_message.Message):
         etag: _builtins.str = ...,
         occurred_at: _timestamp_pb2.Timestamp | None = ...,
         origin_session_id: _builtins.str = ...,
+        valid_from: _timestamp_pb2.Timestamp | None = ...,
+        valid_to: _timestamp_pb2.Timestamp | None = ...,
+        invalidated_by: _builtins.str = ...,
+        invalidation_reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_access_time", b"last_access_time", "occurred_at", b"occurred_at", "scope", b"scope", "update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_access_time", b"last_access_time", "occurred_at", b"occurred_at", "scope", b"scope", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "last_access_time", b"last_access_time", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -974,6 +1005,8 @@ class MemoryRevision(_message.Message):
     KEY_ID_FIELD_NUMBER: _builtins.int
     AGENT_ID_FIELD_NUMBER: _builtins.int
     CHANGED_FIELDS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REPLACED_BY_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
     """The memory's id."""
     version: _builtins.int
@@ -989,14 +1022,20 @@ class MemoryRevision(_message.Message):
     """
     agent_id: _builtins.str
     """The agent_id of the caller's scope; empty when it named none."""
+    reason: _builtins.str
+    """For INVALIDATED: why it stopped being true."""
+    replaced_by: _builtins.str
+    """For INVALIDATED: the id of the memory that replaced it; empty when none
+    did.
+    """
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When."""
 
     @_builtins.property
     def changed_fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """For UPDATED and MERGED: the fields whose values changed, by their names
-        in Memory (e.g. "content", "seen_count").
+        """For UPDATED, MERGED and INVALIDATED: the fields whose values changed,
+        by their names in Memory (e.g. "content", "seen_count", "valid_to").
         """
 
     def __init__(
@@ -1009,10 +1048,12 @@ class MemoryRevision(_message.Message):
         key_id: _builtins.str = ...,
         agent_id: _builtins.str = ...,
         changed_fields: _abc.Iterable[_builtins.str] | None = ...,
+        reason: _builtins.str = ...,
+        replaced_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "changed_fields", b"changed_fields", "key_id", b"key_id", "memory_id", b"memory_id", "time", b"time", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "changed_fields", b"changed_fields", "key_id", b"key_id", "memory_id", b"memory_id", "reason", b"reason", "replaced_by", b"replaced_by", "time", b"time", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

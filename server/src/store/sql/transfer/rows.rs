@@ -126,6 +126,10 @@ pub fn row(record: &Record) -> Row {
                 ("update_time", Integer(r.update_time)),
                 ("expire_time", Value::optional(r.expire_time)),
                 ("occurred_at", Integer(r.occurred_at)),
+                ("valid_from", Integer(r.valid_from.unwrap_or(r.occurred_at))),
+                ("valid_to", Value::optional(r.valid_to)),
+                ("invalidated_by", text(&r.invalidated_by)),
+                ("invalidation_reason", text(&r.invalidation_reason)),
                 ("origin_session_id", text(&r.origin_session_id)),
                 ("version", Integer(r.version)),
             ],
@@ -144,6 +148,8 @@ pub fn row(record: &Record) -> Row {
                     "changed",
                     Value::Text(r.changed_fields.join(&CHANGED_SEPARATOR.to_string())),
                 ),
+                ("reason", text(&r.reason)),
+                ("replaced_by", text(&r.replaced_by)),
             ],
         ),
         Record::Episode(r) => (
@@ -365,6 +371,8 @@ pub fn record<D: Dialect>(kind: Kind, row: &sql::Row<D>) -> Result<Record> {
                 key_id: revision.actor.key_id,
                 agent_id: revision.actor.agent_id,
                 changed_fields: revision.changed_fields,
+                reason: revision.reason,
+                replaced_by: revision.replaced_by,
             })
         }
         Kind::Episode => Record::Episode(sql::rows::episode::<D>(row)?.into()),
