@@ -677,6 +677,18 @@ fn at_least(field: &str, value: i64, least: i64) -> Result<(), String> {
     Ok(())
 }
 
+impl Record {
+    /// The record with what an older file leaves out filled in as a server
+    /// of this version writes it: a memory without `valid_from` is valid
+    /// from when it happened.
+    pub fn with_defaults(mut self) -> Record {
+        if let Record::Memory(memory) = &mut self {
+            memory.valid_from.get_or_insert(memory.occurred_at);
+        }
+        self
+    }
+}
+
 // From the domain's types, which hold the same fields (less their row
 // sequence numbers, which are the database's own).
 

@@ -246,7 +246,7 @@ impl<'t> Reader<'t> {
         } else {
             let record: Record =
                 serde_json::from_value(value).map_err(|e| anyhow!("line {number}: {kind}: {e}"))?;
-            self.record(number, record).await
+            self.record(number, record.with_defaults()).await
         }
     }
 
