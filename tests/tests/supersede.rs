@@ -2,8 +2,8 @@
 //! old memory disappears from reads, search and context, keeps its history,
 //! and the Remember response names it.
 
+use engram_client::Engram;
 use engram_client::proto::{self, MemoryType};
-use engram_client::{Code, Engram};
 use engram_tests::{Server, list_all, scope};
 
 async fn remember(engram: &Engram, ns: &proto::Scope, transcript: &str) -> proto::RememberResponse {
@@ -87,8 +87,8 @@ async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
         "{new:?}"
     );
 
-    // Gone from reads, search and context; the new one and the unrelated
-    // one stay.
+    // Invalidated, not removed: GetMemory reads it, with what replaced it
+    // and since when it is no longer true.
     let read = engram
         .memory()
         .get_memory(proto::GetMemoryRequest {
@@ -96,8 +96,24 @@ async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
             id: old.id.clone(),
         })
         .await
-        .expect_err("the superseded preference is not read");
-    assert_eq!(read.code(), Code::NotFound);
+        .expect("the superseded preference is kept");
+    assert_eq!(read.invalidated_by, memory.id, "{read:?}");
+    assert!(!read.invalidation_reason.is_empty(), "{read:?}");
+    let valid_to = read.valid_to.expect("valid_to is set");
+    assert!(
+        (valid_to.seconds, valid_to.nanos) >= {
+            let t = memory.create_time.expect("create_time");
+            (t.seconds, t.nanos)
+        },
+        "{read:?}"
+    );
+    assert_eq!(
+        read.valid_from, old.occurred_at,
+        "valid from when it happened"
+    );
+
+    // Gone from search, lists and context; the new one and the unrelated
+    // one stay.
     let found = search(&engram, &ns, "dark mode").await;
     assert!(!found.contains(&old.content), "{found:?}");
     assert!(found.contains(&memory.content), "{found:?}");
@@ -112,7 +128,51 @@ async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
     assert_eq!(listed.len(), 2, "{listed:?}");
     assert!(listed.contains(&unrelated.id) && listed.contains(&memory.id));
 
-    // Its history shows it was created, then marked superseded by the new one.
+    // What was true before the change answers with it: a list at the old
+    // preference's time, a search with every memory.
+    let listed_then = list_filtered(
+        &engram,
+        &ns,
+        proto::MemoryFilter {
+            valid_at: old.occurred_at,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(listed_then.contains(&old.id), "{listed_then:?}");
+    assert!(!listed_then.contains(&memory.id), "{listed_then:?}");
+    let every = list_filtered(
+        &engram,
+        &ns,
+        proto::MemoryFilter {
+            include_invalidated: true,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(every.len(), 3, "{every:?}");
+    let searched_all = engram
+        .memory()
+        .search_memories(proto::SearchMemoriesRequest {
+            scope: Some(ns.clone()),
+            query: "dark mode".into(),
+            filter: Some(proto::MemoryFilter {
+                include_invalidated: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("search every memory");
+    assert!(
+        searched_all
+            .hits
+            .iter()
+            .any(|h| h.memory.as_ref().is_some_and(|m| m.id == old.id)),
+        "{searched_all:?}"
+    );
+
+    // Its history shows it was created, then invalidated by the new one.
     let history = engram
         .memory()
         .list_memory_revisions(proto::ListMemoryRevisionsRequest {
@@ -128,15 +188,35 @@ async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
         actions,
         [
             proto::RevisionAction::Created,
-            proto::RevisionAction::Updated
+            proto::RevisionAction::Invalidated
         ],
         "{history:?}"
     );
-    assert!(
-        history[1].changed_fields.iter().any(|f| f == "expire_time")
-            && history[1].changed_fields.iter().any(|f| f == "metadata"),
-        "{history:?}"
-    );
+    assert_eq!(history[1].changed_fields, ["valid_to"], "{history:?}");
+    assert_eq!(history[1].replaced_by, memory.id, "{history:?}");
+    assert_eq!(history[1].reason, read.invalidation_reason, "{history:?}");
+}
+
+/// The ids of every memory of `scope` that `filter` lets through, listed.
+async fn list_filtered(
+    engram: &Engram,
+    scope: &proto::Scope,
+    filter: proto::MemoryFilter,
+) -> Vec<String> {
+    engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(scope.clone()),
+            filter: Some(filter),
+            page_size: 100,
+            ..Default::default()
+        })
+        .await
+        .expect("list")
+        .memories
+        .into_iter()
+        .map(|m| m.id)
+        .collect()
 }
 
 #[tokio::test]

@@ -241,6 +241,23 @@ async fn bad_reads_and_updates_are_rejected_and_change_nothing() {
         .list_memories(proto::ListMemoriesRequest {
             scope: Some(ns.clone()),
             filter: Some(proto::MemoryFilter {
+                valid_at: Some(prost_types::Timestamp {
+                    seconds: 1_700_000_000,
+                    nanos: 0,
+                }),
+                include_invalidated: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect_err("valid_at with include_invalidated");
+    assert_rejects(&status, "filter.include_invalidated");
+    let status = engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(ns.clone()),
+            filter: Some(proto::MemoryFilter {
                 memory_types: vec![1, 77],
                 ..Default::default()
             }),

@@ -394,6 +394,32 @@ pub struct MemoryFilter {
     /// Of `occurred_at`.
     pub occurred: TimeRange,
     pub metadata: BTreeMap<String, String>,
+    /// Which memories count as true.
+    pub validity: Validity,
+}
+
+/// Which memories a read counts as true (DESIGN: validity in time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Validity {
+    /// Those not invalidated: `valid_to` unset or still ahead.
+    #[default]
+    Current,
+    /// Those that were true at this time, as known now: `valid_from` at or
+    /// before it and `valid_to` unset or after it.
+    At(Micros),
+    /// Every one, invalidated or not.
+    All,
+}
+
+impl Validity {
+    /// Whether a memory valid from `from` until `to` counts, `now` being now.
+    pub fn admits(self, from: Micros, to: Option<Micros>, now: Micros) -> bool {
+        match self {
+            Validity::Current => to.is_none_or(|to| to > now),
+            Validity::At(at) => from <= at && to.is_none_or(|to| to > at),
+            Validity::All => true,
+        }
+    }
 }
 
 /// A range of times: at or after `after`, and before `before`; an unset

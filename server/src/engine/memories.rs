@@ -53,11 +53,20 @@ fn expired(memory: &Memory, now: Micros) -> bool {
 /// One more sighting of `memory` (DESIGN §3): it keeps its content, tags and
 /// the rest; it is seen once more, as important as the more important of
 /// the two, happened at the later of the two times, and expires at the
-/// later expiry (never, if either never expires).
+/// later expiry (never, if either never expires). Stated again after it
+/// was invalidated, it is true again from when it was restated (its
+/// history keeps the time it was not).
 fn reinforce(memory: &mut Memory, new: &NewMemory, now: Micros) {
     memory.seen_count += 1;
     memory.importance = memory.importance.max(new.importance);
-    memory.occurred_at = memory.occurred_at.max(new.occurred_at.unwrap_or(now));
+    let restated = new.occurred_at.unwrap_or(now);
+    if memory.valid_to.is_some() {
+        memory.valid_from = restated;
+        memory.valid_to = None;
+        memory.invalidated_by.clear();
+        memory.invalidation_reason.clear();
+    }
+    memory.occurred_at = memory.occurred_at.max(restated);
     memory.expire_time = match (memory.expire_time, new.expire_time) {
         (Some(a), Some(b)) => Some(a.max(b)),
         _ => None,
@@ -261,9 +270,13 @@ pub struct Supersede {
     pub ids: Vec<String>,
 }
 
-/// Marks the memories of `supersede` superseded by `by`: expired now (so
-/// nothing shows them any more) with `superseded_by` in their metadata,
-/// each an update in their history. Returns the ids marked.
+/// Why a superseded memory is no longer true.
+pub const SUPERSEDED: &str = "superseded: restated with a change by a newer memory";
+
+/// Marks the memories of `supersede` superseded by `by`: invalidated now
+/// (no longer true, so reads of what is true leave them out) and kept, with
+/// `by` as what replaced them, each an invalidation in their history.
+/// Returns the ids marked.
 async fn mark_superseded(
     tx: &mut dyn Tx,
     supersede: &Supersede,
@@ -284,9 +297,12 @@ async fn mark_superseded(
         if !old.owned_by(&by.scope, by.level) {
             continue;
         }
-        old.expire_time = Some(now);
-        old.metadata
-            .insert("superseded_by".to_owned(), by.id.clone());
+        if old.valid_to.is_some() {
+            continue;
+        }
+        old.valid_to = Some(now);
+        old.invalidated_by = by.id.clone();
+        old.invalidation_reason = SUPERSEDED.to_owned();
         old.update_time = now;
         old.version += 1;
         tx.update_memory(&old, &content_hash(&old.content), actor)

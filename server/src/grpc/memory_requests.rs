@@ -9,7 +9,7 @@ use super::validate::{MAX_ID_CHARS, Violations};
 use super::watch_cursor::CursorKey;
 use crate::domain::{
     Actor, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
-    MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange,
+    MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange, Validity,
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
@@ -439,6 +439,20 @@ fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter
         ("filter.occurred_after", f.occurred_after.as_ref()),
         ("filter.occurred_before", f.occurred_before.as_ref()),
     );
+    let validity = match (f.valid_at.as_ref(), f.include_invalidated) {
+        (Some(_), true) => {
+            v.add(
+                "filter.include_invalidated",
+                "cannot be set with filter.valid_at (valid_at already answers with what was true then)",
+            );
+            Validity::Current
+        }
+        (Some(at), false) => v
+            .timestamp("filter.valid_at", Some(at))
+            .map_or(Validity::Current, Validity::At),
+        (None, true) => Validity::All,
+        (None, false) => Validity::Current,
+    };
     MemoryFilter {
         memory_types,
         levels,
@@ -447,6 +461,7 @@ fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter
         created,
         occurred,
         metadata,
+        validity,
     }
 }
 

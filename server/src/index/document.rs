@@ -50,6 +50,9 @@ pub struct IndexedDoc {
     pub occurred_at: Micros,
     /// [`NEVER`] when the memory does not expire.
     pub expire_time: Micros,
+    pub valid_from: Micros,
+    /// [`NEVER`] while the memory is still true.
+    pub valid_to: Micros,
     /// The terms of its content, summary and tags.
     pub terms: DocTerms,
 }
@@ -79,6 +82,8 @@ impl IndexedDoc {
             create_time: memory.create_time,
             occurred_at: memory.occurred_at,
             expire_time: memory.expire_time.unwrap_or(NEVER),
+            valid_from: memory.valid_from,
+            valid_to: memory.valid_to.unwrap_or(NEVER),
             terms: analyzer::doc_terms(text),
         }
     }
@@ -124,6 +129,8 @@ pub struct Fields {
     pub create_time: Field,
     pub occurred_at: Field,
     pub expire_time: Field,
+    pub valid_from: Field,
+    pub valid_to: Field,
 }
 
 /// Field names, which the fast-field readers are opened by.
@@ -142,6 +149,8 @@ pub mod names {
     pub const CREATE_TIME: &str = "create_time";
     pub const OCCURRED_AT: &str = "occurred_at";
     pub const EXPIRE_TIME: &str = "expire_time";
+    pub const VALID_FROM: &str = "valid_from";
+    pub const VALID_TO: &str = "valid_to";
 }
 
 /// The index's schema and its fields.
@@ -171,6 +180,8 @@ pub fn schema() -> (Schema, Fields) {
         create_time: builder.add_i64_field(names::CREATE_TIME, fast_number()),
         occurred_at: builder.add_i64_field(names::OCCURRED_AT, fast_number()),
         expire_time: builder.add_i64_field(names::EXPIRE_TIME, fast_number()),
+        valid_from: builder.add_i64_field(names::VALID_FROM, fast_number()),
+        valid_to: builder.add_i64_field(names::VALID_TO, fast_number()),
     };
     (builder.build(), fields)
 }
@@ -215,6 +226,8 @@ impl Fields {
         out.add_i64(self.create_time, doc.create_time);
         out.add_i64(self.occurred_at, doc.occurred_at);
         out.add_i64(self.expire_time, doc.expire_time);
+        out.add_i64(self.valid_from, doc.valid_from);
+        out.add_i64(self.valid_to, doc.valid_to);
         out
     }
 }

@@ -6,7 +6,7 @@
 //! (each string is looked up in the segment's dictionary once per search, so
 //! checking a document compares integers).
 
-use crate::domain::{MemoryFilter, MemoryLevel, Micros, Scope, TimeRange};
+use crate::domain::{MemoryFilter, MemoryLevel, Micros, Scope, TimeRange, Validity};
 
 /// Who may see a memory through its agent or user field.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,8 @@ pub struct Rule<K> {
     pub occurred: TimeRange,
     /// Memories that expire at or before this are invisible.
     pub now: Micros,
+    /// Which memories count as true.
+    pub validity: Validity,
 }
 
 /// What a rule reads of a document.
@@ -58,6 +60,8 @@ pub trait DocView<K> {
     fn create_time(&self) -> Micros;
     fn occurred_at(&self) -> Micros;
     fn expire_time(&self) -> Micros;
+    /// Since when and until when it is true; `NEVER` for an unset end.
+    fn validity(&self) -> (Micros, Micros);
 }
 
 const GLOBAL: u64 = MemoryLevel::Global as u64;
@@ -98,6 +102,7 @@ impl Rule<String> {
             created: filter.created,
             occurred: filter.occurred,
             now,
+            validity: filter.validity,
         }
     }
 }
@@ -156,7 +161,15 @@ impl<K: PartialEq> Rule<K> {
             created: self.created,
             occurred: self.occurred,
             now: self.now,
+            validity: self.validity,
         })
+    }
+
+    /// Whether a document true from `from` until `to` (`NEVER` for unset)
+    /// counts under the rule's validity.
+    fn admits(&self, (from, to): (Micros, Micros)) -> bool {
+        let to = (to != super::document::NEVER).then_some(to);
+        self.validity.admits(from, to, self.now)
     }
 
     /// Whether `doc` is visible and passes the filters.
@@ -170,6 +183,7 @@ impl<K: PartialEq> Rule<K> {
         };
         visible
             && doc.expire_time() > self.now
+            && self.admits(doc.validity())
             && owned(&self.agent, || doc.agent())
             && owned(&self.user, || doc.user())
             && (self.types == 0 || in_set(self.types, doc.memory_type()))
@@ -262,6 +276,9 @@ mod tests {
         }
         fn expire_time(&self) -> Micros {
             self.expire_time
+        }
+        fn validity(&self) -> (Micros, Micros) {
+            (self.occurred_at, Micros::MAX)
         }
     }
 

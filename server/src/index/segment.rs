@@ -32,6 +32,8 @@ pub struct SegmentView {
     memory_type: Column<u64>,
     create_time: Column<i64>,
     expire_time: Column<i64>,
+    valid_from: Column<i64>,
+    valid_to: Column<i64>,
     pub agent_id: Option<StrColumn>,
     pub user_id: Option<StrColumn>,
     pub project_id: Option<StrColumn>,
@@ -69,6 +71,8 @@ impl SegmentView {
             memory_type: fast.u64(names::MEMORY_TYPE)?,
             create_time: fast.i64(names::CREATE_TIME)?,
             expire_time: fast.i64(names::EXPIRE_TIME)?,
+            valid_from: fast.i64(names::VALID_FROM)?,
+            valid_to: fast.i64(names::VALID_TO)?,
             agent_id: fast.str(names::AGENT_ID)?,
             user_id: fast.str(names::USER_ID)?,
             project_id: fast.str(names::PROJECT_ID)?,
@@ -184,5 +188,11 @@ impl DocView<u64> for SegmentDoc<'_> {
     fn expire_time(&self) -> Micros {
         // A document without the field is treated as expired: never shown.
         self.view.expire_time.first(self.doc).unwrap_or(Micros::MIN)
+    }
+    fn validity(&self) -> (Micros, Micros) {
+        (
+            self.view.valid_from.first(self.doc).unwrap_or(0),
+            self.view.valid_to.first(self.doc).unwrap_or(Micros::MAX),
+        )
     }
 }

@@ -301,6 +301,9 @@ impl<'a> DocView<&'a str> for TailDoc<'a> {
     fn expire_time(&self) -> Micros {
         self.0.expire_time
     }
+    fn validity(&self) -> (Micros, Micros) {
+        (self.0.valid_from, self.0.valid_to)
+    }
 }
 
 #[cfg(test)]

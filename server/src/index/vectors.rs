@@ -46,6 +46,8 @@ struct Attrs {
     create_time: Micros,
     occurred_at: Micros,
     expire_time: Micros,
+    valid_from: Micros,
+    valid_to: Micros,
     /// The content hash the vector was made from.
     content_hash: Box<str>,
 }
@@ -102,6 +104,8 @@ impl Namespace {
             create_time: memory.create_time,
             occurred_at: memory.occurred_at,
             expire_time: memory.expire_time.unwrap_or(NEVER),
+            valid_from: memory.valid_from,
+            valid_to: memory.valid_to.unwrap_or(NEVER),
             content_hash: content_hash.into(),
         }
     }
@@ -236,6 +240,9 @@ impl<'a> DocView<&'a str> for AttrsView<'a> {
     }
     fn expire_time(&self) -> Micros {
         self.0.expire_time
+    }
+    fn validity(&self) -> (Micros, Micros) {
+        (self.0.valid_from, self.0.valid_to)
     }
 }
 

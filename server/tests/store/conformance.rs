@@ -17,7 +17,7 @@ use engram_server::archive::records::Kind;
 use engram_server::domain::{
     Actor, ChangeAction, FeedBounds, FeedEvent, ListQuery, Memory, MemoryFilter, MemoryLevel,
     MemoryOrder, MemoryPatch, MemorySource, MemoryType, Micros, NewMemory, PageCursor, Scope,
-    Subject, now_micros,
+    Subject, Validity, now_micros,
 };
 use engram_server::engine::{memories as engine, unit};
 use engram_server::store::Store;
@@ -112,6 +112,7 @@ conformance!(
     a_memory_purged_after_its_expiry_is_an_expiry_by_no_one,
     the_visibility_rule_a_watch_applies_is_the_one_listing_applies,
     every_kind_of_record_reads_back_as_it_was_imported,
+    an_invalidated_memory_is_kept_and_read_only_for_when_it_was_true,
 );
 
 fn scope(namespace: &str) -> Scope {
@@ -669,4 +670,96 @@ fn records() -> Vec<engram_server::archive::records::Record> {
         .lines()
         .map(|line| serde_json::from_str(line).expect("a record"))
         .collect()
+}
+
+/// An invalidation keeps the memory: lists leave it out unless asked for
+/// what was true then (or for everything), the purge never removes it even
+/// once it expires, and its history records the invalidation with why and
+/// what replaced it.
+async fn an_invalidated_memory_is_kept_and_read_only_for_when_it_was_true(harness: &Harness) {
+    let store = &*harness.store;
+    let now = now_micros();
+    let mut old = memory(
+        owned("v"),
+        MemoryLevel::Global,
+        "staging DB is on port 5433",
+    );
+    old.occurred_at = Some(now - 1_000);
+    old.expire_time = Some(now - 1);
+    let old = create(store, old, now - 900).await;
+    assert_eq!(old.valid_from, now - 1_000, "valid from when it happened");
+    let new = create(
+        store,
+        memory(owned("v"), MemoryLevel::Global, "staging DB moved to 6432"),
+        now - 500,
+    )
+    .await;
+    let (invalidated, by) = (old.clone(), new.id.clone());
+    unit::transact(store, move |tx| {
+        let (mut invalidated, by) = (invalidated.clone(), by.clone());
+        Box::pin(async move {
+            invalidated.valid_to = Some(now - 500);
+            invalidated.invalidated_by = by;
+            invalidated.invalidation_reason = "the port moved".into();
+            invalidated.update_time = now - 500;
+            invalidated.version += 1;
+            let hash = engram_server::domain::identity::content_hash(&invalidated.content);
+            tx.update_memory(&invalidated, &hash, &Actor::default())
+                .await
+        })
+    })
+    .await
+    .expect("invalidate");
+
+    // Expired too, yet never purged: it answers for when it was true.
+    assert_eq!(
+        store.purge_expired_memories(now, 10).await.expect("purge"),
+        0
+    );
+
+    let listed = |validity: Validity| {
+        let query = ListQuery {
+            scope: owned("v"),
+            filter: MemoryFilter {
+                validity,
+                ..MemoryFilter::default()
+            },
+            order: MemoryOrder::CreateTimeAsc,
+            page_size: 10,
+            after: None,
+            max_bytes: None,
+        };
+        async move {
+            // Read before the expiry, so that only validity decides.
+            store
+                .list_memories(&query, now - 100)
+                .await
+                .expect("list")
+                .into_iter()
+                .map(|m| m.content)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        listed(Validity::Current).await,
+        ["staging DB moved to 6432"]
+    );
+    assert_eq!(
+        listed(Validity::At(now - 700)).await,
+        ["staging DB is on port 5433"]
+    );
+    assert_eq!(
+        listed(Validity::All).await,
+        ["staging DB is on port 5433", "staging DB moved to 6432"]
+    );
+
+    let history = store
+        .list_memory_revisions("v", &old.id, 10, None)
+        .await
+        .expect("history");
+    let last = history.last().expect("revisions");
+    assert_eq!(last.action, ChangeAction::Invalidated as i32);
+    assert_eq!(last.changed_fields, ["valid_to"]);
+    assert_eq!(last.reason, "the port moved");
+    assert_eq!(last.replaced_by, new.id);
 }

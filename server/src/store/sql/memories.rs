@@ -9,7 +9,7 @@ use super::rows::{self, FROM_MEMORIES};
 use super::{Columns, Dialect, Sql, count};
 use crate::domain::{
     Actor, ListQuery, Memory, MemoryFilter, MemoryLevel, MemoryOrder, Micros, Neighbours, Revision,
-    Scope, TimeRange,
+    Scope, TimeRange, Validity,
 };
 use crate::error::{Error, Result};
 use crate::store::tx::MemoryInsert;
@@ -79,8 +79,8 @@ fn select_from_memories<D: Dialect>() -> Sql<D> {
     ))
 }
 
-/// Appends the conditions of `filter` (alias `m`).
-pub fn push_filter<D: Dialect>(sql: &mut Sql<D>, filter: &MemoryFilter) {
+/// Appends the conditions of `filter` (alias `m`), `now` being now.
+pub fn push_filter<D: Dialect>(sql: &mut Sql<D>, filter: &MemoryFilter, now: Micros) {
     push_in(
         sql,
         "m.memory_type",
@@ -98,6 +98,21 @@ pub fn push_filter<D: Dialect>(sql: &mut Sql<D>, filter: &MemoryFilter) {
     push_range(sql, "m.occurred_at", filter.occurred);
     for (key, value) in &filter.metadata {
         sql.has_entry("m.metadata", key, value);
+    }
+    match filter.validity {
+        Validity::Current => {
+            sql.push(" AND (m.valid_to IS NULL OR m.valid_to > ")
+                .bind(now)
+                .push(")");
+        }
+        Validity::At(at) => {
+            sql.push(" AND m.valid_from <= ")
+                .bind(at)
+                .push(" AND (m.valid_to IS NULL OR m.valid_to > ")
+                .bind(at)
+                .push(")");
+        }
+        Validity::All => {}
     }
 }
 
@@ -182,6 +197,14 @@ pub async fn reinforce<D: Dialect>(conn: &mut D, memory: &Memory, actor: &Actor)
         .bind(memory.occurred_at)
         .push(", expire_time = ")
         .bind(memory.expire_time)
+        .push(", valid_from = ")
+        .bind(memory.valid_from)
+        .push(", valid_to = ")
+        .bind(memory.valid_to)
+        .push(", invalidated_by = ")
+        .bind(memory.invalidated_by.as_str())
+        .push(", invalidation_reason = ")
+        .bind(memory.invalidation_reason.as_str())
         .push(", version = ")
         .bind(memory.version)
         .push(", actor_key = ")
@@ -299,12 +322,13 @@ pub async fn remove<D: Dialect>(conn: &mut D, seqs: &[i64]) -> Result<()> {
 }
 
 /// Removes up to `limit` memories that expired at or before `now`, soonest
-/// expired first; returns how many. Rows another replica's purge (or a
+/// expired first; returns how many. An invalidated memory is never removed:
+/// it answers for the time it was true. Rows another replica's purge (or a
 /// write) holds are left to it rather than waited for.
 pub async fn purge_expired<D: Dialect>(conn: &mut D, now: Micros, limit: usize) -> Result<usize> {
     let mut sql = Sql::new(
         "DELETE FROM memories WHERE seq IN (SELECT seq FROM memories \
-         WHERE expire_time IS NOT NULL AND expire_time <= ",
+         WHERE valid_to IS NULL AND expire_time IS NOT NULL AND expire_time <= ",
     );
     sql.bind(now)
         .push(" ORDER BY expire_time LIMIT ")
@@ -320,7 +344,7 @@ pub async fn purge_expired<D: Dialect>(conn: &mut D, now: Micros, limit: usize) 
 pub async fn list<D: Dialect>(conn: &mut D, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
     let mut sql = select_from_memories::<D>();
     push_visible(&mut sql, &query.scope, now);
-    push_filter(&mut sql, &query.filter);
+    push_filter(&mut sql, &query.filter, now);
     if let Some(after) = query.after {
         match query.order {
             MemoryOrder::CreateTimeDesc => sql
@@ -375,7 +399,7 @@ pub async fn by_seq<D: Dialect>(
     ));
     sql.in_seqs("m.seq", seqs).push(" AND ");
     push_visible(&mut sql, scope, now);
-    push_filter(&mut sql, filter);
+    push_filter(&mut sql, filter, now);
     let found = conn.fetch_all(sql).await?;
     rows::all::<D, _>(&found, rows::memory::<D>)
 }

@@ -827,8 +827,14 @@ class MemoryFilter(_message.Message):
     METADATA_FIELD_NUMBER: _builtins.int
     OCCURRED_AFTER_FIELD_NUMBER: _builtins.int
     OCCURRED_BEFORE_FIELD_NUMBER: _builtins.int
+    VALID_AT_FIELD_NUMBER: _builtins.int
+    INCLUDE_INVALIDATED_FIELD_NUMBER: _builtins.int
     min_importance: _builtins.float
     """Only memories with at least this importance (0 to 1)."""
+    include_invalidated: _builtins.bool
+    """Also memories that are no longer true (valid_to passed): every memory,
+    whatever its validity.
+    """
     @_builtins.property
     def memory_types(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.MemoryType.ValueType]:
         """Only these types (any of them). Empty: every type."""
@@ -865,6 +871,14 @@ class MemoryFilter(_message.Message):
         time.
         """
 
+    @_builtins.property
+    def valid_at(self) -> _timestamp_pb2.Timestamp:
+        """Only memories that were true at this time, as known now: valid_from at
+        or before it, and valid_to unset or after it (so a memory invalidated
+        since answers for a time it was true). Unset: only memories still true
+        now (valid_to unset or ahead). Cannot be set with include_invalidated.
+        """
+
     def __init__(
         self,
         *,
@@ -877,10 +891,12 @@ class MemoryFilter(_message.Message):
         metadata: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         occurred_after: _timestamp_pb2.Timestamp | None = ...,
         occurred_before: _timestamp_pb2.Timestamp | None = ...,
+        valid_at: _timestamp_pb2.Timestamp | None = ...,
+        include_invalidated: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "valid_at", b"valid_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "levels", b"levels", "memory_types", b"memory_types", "metadata", b"metadata", "min_importance", b"min_importance", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "tags", b"tags"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "include_invalidated", b"include_invalidated", "levels", b"levels", "memory_types", b"memory_types", "metadata", b"metadata", "min_importance", b"min_importance", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "tags", b"tags", "valid_at", b"valid_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -324,10 +324,11 @@ class RememberResponse(_message.Message):
         """The ids of the memories this one replaces: stored earlier where the new
         memory is, of the same type (PREFERENCE or DECISION) and subject, when
         the transcript says it changed ("no longer", "instead", "switch back
-        to", "we reverted …"). Each is marked superseded in the same
-        transaction — its expire_time set to now (so reads, search and context
-        no longer show it) and its metadata "superseded_by" naming the new
-        memory — and keeps its history (ListMemoryRevisions).
+        to", "we reverted …"). Each is invalidated in the same transaction —
+        its valid_to set to now and invalidated_by naming the new memory, so
+        search, lists and context no longer show it unless asked for what was
+        true then (MemoryFilter.valid_at) — and is kept, with its history
+        (ListMemoryRevisions: an INVALIDATED revision). GetMemory still reads it.
         """
 
     def __init__(
