@@ -185,19 +185,10 @@ pub async fn get_unexpired<D: Dialect>(
     row.as_ref().map(rows::memory::<D>).transpose()
 }
 
-/// Writes a reinforced memory's counters, times and expiry as given.
-pub async fn reinforce<D: Dialect>(conn: &mut D, memory: &Memory, actor: &Actor) -> Result<()> {
-    let mut sql = Sql::new("UPDATE memories SET seen_count = ");
-    sql.bind(memory.seen_count)
-        .push(", importance = ")
-        .bind(memory.importance)
-        .push(", update_time = ")
-        .bind(memory.update_time)
-        .push(", occurred_at = ")
-        .bind(memory.occurred_at)
-        .push(", expire_time = ")
-        .bind(memory.expire_time)
-        .push(", valid_from = ")
+/// Appends what every write of a memory sets besides its own fields — its
+/// validity, version and writer — and which row it is.
+fn push_written<D: Dialect>(sql: &mut Sql<D>, memory: &Memory, actor: &Actor) {
+    sql.push(", valid_from = ")
         .bind(memory.valid_from)
         .push(", valid_to = ")
         .bind(memory.valid_to)
@@ -213,6 +204,22 @@ pub async fn reinforce<D: Dialect>(conn: &mut D, memory: &Memory, actor: &Actor)
         .bind(actor.agent_id.as_str())
         .push(" WHERE seq = ")
         .bind(memory.seq);
+}
+
+/// Writes a reinforced memory's counters, times, expiry and validity as
+/// given.
+pub async fn reinforce<D: Dialect>(conn: &mut D, memory: &Memory, actor: &Actor) -> Result<()> {
+    let mut sql = Sql::new("UPDATE memories SET seen_count = ");
+    sql.bind(memory.seen_count)
+        .push(", importance = ")
+        .bind(memory.importance)
+        .push(", update_time = ")
+        .bind(memory.update_time)
+        .push(", occurred_at = ")
+        .bind(memory.occurred_at)
+        .push(", expire_time = ")
+        .bind(memory.expire_time);
+    push_written(&mut sql, memory, actor);
     conn.execute(sql).await?;
     Ok(())
 }
@@ -248,24 +255,9 @@ pub async fn rewrite<D: Dialect>(
         .bind(memory.expire_time)
         .push(", occurred_at = ")
         .bind(memory.occurred_at)
-        .push(", valid_from = ")
-        .bind(memory.valid_from)
-        .push(", valid_to = ")
-        .bind(memory.valid_to)
-        .push(", invalidated_by = ")
-        .bind(memory.invalidated_by.as_str())
-        .push(", invalidation_reason = ")
-        .bind(memory.invalidation_reason.as_str())
         .push(", update_time = ")
-        .bind(memory.update_time)
-        .push(", version = ")
-        .bind(memory.version)
-        .push(", actor_key = ")
-        .bind(actor.key_id.as_str())
-        .push(", actor_agent = ")
-        .bind(actor.agent_id.as_str())
-        .push(" WHERE seq = ")
-        .bind(memory.seq);
+        .bind(memory.update_time);
+    push_written(&mut sql, memory, actor);
     match conn.execute_unique(sql).await? {
         Some(_) => Ok(()),
         None => Err(Error::AlreadyExists(
