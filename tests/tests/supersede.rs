@@ -4,7 +4,7 @@
 
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryType};
-use engram_tests::{Server, list_all, scope};
+use engram_tests::{Server, assert_rejects, create, input, list_all, scope};
 
 async fn remember(engram: &Engram, ns: &proto::Scope, transcript: &str) -> proto::RememberResponse {
     engram
@@ -173,16 +173,7 @@ async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
     );
 
     // Its history shows it was created, then invalidated by the new one.
-    let history = engram
-        .memory()
-        .list_memory_revisions(proto::ListMemoryRevisionsRequest {
-            scope: Some(ns.clone()),
-            id: old.id.clone(),
-            ..Default::default()
-        })
-        .await
-        .expect("the superseded preference keeps its history")
-        .revisions;
+    let history = history(&engram, &ns, &old.id).await;
     let actions: Vec<_> = history.iter().map(|r| r.action()).collect();
     assert_eq!(
         actions,
@@ -318,4 +309,124 @@ async fn superseding_touches_only_the_writers_own_memories() {
     );
     assert!(readable(&engram, &carol).await.contains(&carols.id));
     assert!(!readable(&engram, &alice).await.contains(&common.id));
+}
+
+#[tokio::test]
+async fn update_memory_invalidates_a_memory_and_corrects_a_mistaken_invalidation() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("validity-updates");
+    let stored = create(
+        &engram,
+        &ns,
+        input(MemoryType::Fact, "the staging DB is on port 5433"),
+    )
+    .await
+    .memory
+    .expect("stored");
+    let update = |valid_to: Option<prost_types::Timestamp>| proto::UpdateMemoryRequest {
+        scope: Some(ns.clone()),
+        id: stored.id.clone(),
+        memory: Some(proto::MemoryInput {
+            valid_to,
+            ..Default::default()
+        }),
+        update_mask: Some(prost_types::FieldMask {
+            paths: vec!["valid_to".into()],
+        }),
+        etag: String::new(),
+    };
+
+    // Not before it became true, and never on a create.
+    let status = engram
+        .memory()
+        .update_memory(update(stored.valid_from))
+        .await
+        .expect_err("valid_to at valid_from");
+    assert_rejects(&status, "memory.valid_to");
+    let status = engram
+        .memory()
+        .create_memory(proto::CreateMemoryRequest {
+            scope: Some(ns.clone()),
+            memory: Some(proto::MemoryInput {
+                valid_to: stored.valid_from,
+                ..input(MemoryType::Fact, "born invalidated")
+            }),
+            request_id: String::new(),
+        })
+        .await
+        .expect_err("valid_to on a create");
+    assert_rejects(&status, "memory.valid_to");
+
+    // Invalidated by the caller: out of lists, in its history with why.
+    let from = stored.valid_from.expect("valid_from");
+    let until = prost_types::Timestamp {
+        seconds: from.seconds + 60,
+        nanos: from.nanos,
+    };
+    let invalidated = engram
+        .memory()
+        .update_memory(update(Some(until)))
+        .await
+        .expect("invalidate");
+    assert_eq!(invalidated.valid_to, Some(until));
+    assert!(!invalidated.invalidation_reason.is_empty());
+    let listed_at = |at: prost_types::Timestamp| {
+        let (engram, ns) = (engram.clone(), ns.clone());
+        async move {
+            engram
+                .memory()
+                .list_memories(proto::ListMemoriesRequest {
+                    scope: Some(ns),
+                    filter: Some(proto::MemoryFilter {
+                        valid_at: Some(at),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })
+                .await
+                .expect("list")
+                .memories
+                .len()
+        }
+    };
+    assert_eq!(listed_at(from).await, 1, "true from valid_from");
+    assert_eq!(listed_at(until).await, 0, "no longer true at valid_to");
+
+    // A mistaken invalidation, corrected: true again, reason cleared.
+    let corrected = engram
+        .memory()
+        .update_memory(update(None))
+        .await
+        .expect("make it true again");
+    assert_eq!(corrected.valid_to, None);
+    assert!(corrected.invalidation_reason.is_empty());
+    assert_eq!(list_all(&engram, &ns, 10).await.len(), 1);
+    let history = history(&engram, &ns, &stored.id).await;
+    let actions: Vec<_> = history.iter().map(|r| r.action()).collect();
+    assert_eq!(
+        actions,
+        [
+            proto::RevisionAction::Created,
+            proto::RevisionAction::Invalidated,
+            proto::RevisionAction::Updated
+        ],
+        "{history:?}"
+    );
+    assert_eq!(history[1].reason, invalidated.invalidation_reason);
+    assert_eq!(history[2].changed_fields, ["valid_to"]);
+}
+
+/// The history of memory `id` of `ns`, oldest first.
+async fn history(engram: &Engram, ns: &proto::Scope, id: &str) -> Vec<proto::MemoryRevision> {
+    engram
+        .memory()
+        .list_memory_revisions(proto::ListMemoryRevisionsRequest {
+            scope: Some(ns.clone()),
+            id: id.to_owned(),
+            ..Default::default()
+        })
+        .await
+        .expect("the memory keeps its history")
+        .revisions
 }

@@ -380,6 +380,9 @@ pub struct MemoryPatch {
     pub expire_time: Option<Option<Micros>>,
     /// `Some(None)` resets it to the create time.
     pub occurred_at: Option<Option<Micros>>,
+    /// `Some(Some(t))` invalidates it as of `t`; `Some(None)` makes it true
+    /// again.
+    pub valid_to: Option<Option<Micros>>,
 }
 
 /// Filters shared by list and search; empty fields match everything.

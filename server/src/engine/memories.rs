@@ -404,7 +404,7 @@ pub async fn update_memory(
         Box::pin(async move {
             let (scope, id, patch, etag, actor) = &*call;
             let mut memory = for_write(tx, scope, id, etag.as_deref(), now).await?;
-            apply_patch(&mut memory, patch.clone());
+            apply_patch(&mut memory, patch.clone())?;
             memory.update_time = now;
             memory.version += 1;
             let hash = content_hash(&memory.content);
@@ -432,7 +432,10 @@ pub async fn update_memory(
     .await
 }
 
-fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
+/// Why a memory a caller invalidated with UpdateMemory is no longer true.
+pub const SET_BY_UPDATE: &str = "valid_to set by UpdateMemory";
+
+fn apply_patch(memory: &mut Memory, patch: MemoryPatch) -> Result<()> {
     let MemoryPatch {
         memory_type,
         content,
@@ -443,6 +446,7 @@ fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
         confidence,
         expire_time,
         occurred_at,
+        valid_to,
     } = patch;
     if let Some(v) = memory_type {
         memory.memory_type = v;
@@ -476,6 +480,27 @@ fn apply_patch(memory: &mut Memory, patch: MemoryPatch) {
         }
         memory.occurred_at = occurred_at;
     }
+    match valid_to {
+        None => {}
+        Some(None) => {
+            memory.valid_to = None;
+            memory.invalidated_by.clear();
+            memory.invalidation_reason.clear();
+        }
+        Some(Some(to)) => {
+            if to <= memory.valid_from {
+                return Err(Error::invalid(
+                    "memory.valid_to",
+                    "must be later than the memory's valid_from",
+                ));
+            }
+            if memory.valid_to.is_none() {
+                memory.invalidation_reason = SET_BY_UPDATE.to_owned();
+            }
+            memory.valid_to = Some(to);
+        }
+    }
+    Ok(())
 }
 
 /// Deletes the memory `id` visible from `scope`; with an `etag`, only if it

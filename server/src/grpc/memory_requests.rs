@@ -52,6 +52,7 @@ const UPDATABLE_FIELDS: &[&str] = &[
     "confidence",
     "expire_time",
     "occurred_at",
+    "valid_to",
 ];
 
 /// A validated create: the namespace, the optional request key and the memories.
@@ -143,6 +144,12 @@ fn memory_input(
         )
         .unwrap_or(MemorySource::Explicit);
     let fields = MemoryFields::check(v, field, input, now);
+    if fields.valid_to.is_some() {
+        v.add(
+            format!("{field}.valid_to"),
+            "cannot be set when storing a memory: a new memory is true; UpdateMemory invalidates one",
+        );
+    }
     NewMemory {
         scope: scope.for_level(level),
         // The API key is the handler's to add.
@@ -176,6 +183,7 @@ struct MemoryFields {
     confidence: f64,
     expire_time: Option<Micros>,
     occurred_at: Option<Micros>,
+    valid_to: Option<Micros>,
 }
 
 impl MemoryFields {
@@ -243,6 +251,7 @@ impl MemoryFields {
                 ),
             );
         }
+        let valid_to = v.timestamp(&format!("{field}.valid_to"), input.valid_to.as_ref());
         MemoryFields {
             memory_type,
             content: input.content.clone(),
@@ -253,6 +262,7 @@ impl MemoryFields {
             confidence,
             expire_time,
             occurred_at,
+            valid_to,
         }
     }
 }
@@ -324,6 +334,7 @@ fn update_paths(v: &mut Violations, mask: Vec<String>, input: &pb::MemoryInput) 
             ("confidence", input.confidence.is_some()),
             ("expire_time", input.expire_time.is_some()),
             ("occurred_at", input.occurred_at.is_some()),
+            ("valid_to", input.valid_to.is_some()),
         ];
         let paths: Vec<String> = set
             .iter()
@@ -376,6 +387,7 @@ fn patch(paths: &[String], fields: MemoryFields) -> MemoryPatch {
         confidence: has("confidence").then_some(fields.confidence),
         expire_time: has("expire_time").then_some(fields.expire_time),
         occurred_at: has("occurred_at").then_some(fields.occurred_at),
+        valid_to: has("valid_to").then_some(fields.valid_to),
     }
 }
 

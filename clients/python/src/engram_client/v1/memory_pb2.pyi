@@ -485,6 +485,7 @@ class MemoryInput(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     EXPIRE_TIME_FIELD_NUMBER: _builtins.int
     OCCURRED_AT_FIELD_NUMBER: _builtins.int
+    VALID_TO_FIELD_NUMBER: _builtins.int
     level: _common_pb2.MemoryLevel.ValueType
     """How widely it is visible. Unset: the narrowest level the scope allows.
     WORKSPACE needs scope.project_id; CONVERSATION needs scope.session_id.
@@ -523,6 +524,16 @@ class MemoryInput(_message.Message):
         as now): the thing happened again.
         """
 
+    @_builtins.property
+    def valid_to(self) -> _timestamp_pb2.Timestamp:
+        """UpdateMemory only (a create refuses it): until when the memory was
+        true. Setting it invalidates the memory as of that time (it must be
+        later than the memory's valid_from); naming valid_to in update_mask
+        with it unset makes the memory true again, clearing invalidated_by and
+        invalidation_reason — the way to correct a mistaken invalidation. Each
+        is recorded in the memory's history.
+        """
+
     def __init__(
         self,
         *,
@@ -537,10 +548,11 @@ class MemoryInput(_message.Message):
         source: _common_pb2.MemorySource.ValueType = ...,
         expire_time: _timestamp_pb2.Timestamp | None = ...,
         occurred_at: _timestamp_pb2.Timestamp | None = ...,
+        valid_to: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "expire_time", b"expire_time", "importance", b"importance", "occurred_at", b"occurred_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "expire_time", b"expire_time", "importance", b"importance", "occurred_at", b"occurred_at", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "content", b"content", "expire_time", b"expire_time", "importance", b"importance", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "source", b"source", "summary", b"summary", "tags", b"tags"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "content", b"content", "expire_time", b"expire_time", "importance", b"importance", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "source", b"source", "summary", b"summary", "tags", b"tags", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__confidence: _TypeAlias = _typing.Literal["confidence"]  # noqa: Y015
     _WhichOneofArgType__confidence: _TypeAlias = _typing.Literal["_confidence", b"_confidence"]  # noqa: Y015
@@ -722,10 +734,11 @@ class UpdateMemoryRequest(_message.Message):
     @_builtins.property
     def update_mask(self) -> _field_mask_pb2.FieldMask:
         """Which fields to change: any of memory_type, content, summary, tags,
-        metadata, importance, confidence, expire_time, occurred_at; "*" means all
-        of them. Empty means every field set to a non-default value in `memory`.
-        A named field left unset takes its create default (occurred_at: the
-        memory's create time; expire_time: never). level and source cannot change.
+        metadata, importance, confidence, expire_time, occurred_at, valid_to;
+        "*" means all of them. Empty means every field set to a non-default
+        value in `memory`. A named field left unset takes its create default
+        (occurred_at: the memory's create time; expire_time: never; valid_to:
+        still true). level and source cannot change.
         """
 
     def __init__(
