@@ -120,6 +120,21 @@ async fn a_changed_preference_supersedes_the_old_one_which_keeps_its_history() {
     let text = context(&engram, &ns, "dark mode editor").await;
     assert!(!text.contains("in every editor"), "{text}");
     assert!(text.contains("light mode"), "{text}");
+    // The context of the time before the change shows the old preference.
+    let then = engram
+        .memory()
+        .build_context(proto::BuildContextRequest {
+            scope: Some(ns.clone()),
+            query: "dark mode editor".into(),
+            token_budget: 1000,
+            valid_at: old.occurred_at,
+            ..Default::default()
+        })
+        .await
+        .expect("context then")
+        .text;
+    assert!(then.contains("in every editor"), "{then}");
+    assert!(!then.contains("light mode"), "{then}");
     let listed: Vec<String> = list_all(&engram, &ns, 50)
         .await
         .into_iter()

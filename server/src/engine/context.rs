@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
-use crate::domain::{ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope};
+use crate::domain::{
+    ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope, Validity,
+};
 use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
@@ -83,6 +85,8 @@ pub struct ContextRequest {
     pub task_type: String,
     pub query: String,
     pub token_budget: usize,
+    /// Which memories and preferences count as true.
+    pub validity: Validity,
 }
 
 /// The estimated token count of `text`.
@@ -160,6 +164,7 @@ pub async fn build(
                 scope: request.scope.clone(),
                 filter: MemoryFilter {
                     memory_types: vec![MemoryType::Preference],
+                    validity: request.validity,
                     ..MemoryFilter::default()
                 },
                 order: MemoryOrder::ImportanceDesc,
@@ -352,6 +357,7 @@ async fn relevant_memories(
             MemoryType::Event,
             MemoryType::Note,
         ],
+        validity: request.validity,
         ..MemoryFilter::default()
     };
     // A query without words (empty, or only punctuation) cannot rank by

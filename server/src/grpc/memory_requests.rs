@@ -662,11 +662,15 @@ pub fn build_context(req: &pb::BuildContextRequest) -> Result<ContextRequest> {
         MAX_TOKEN_BUDGET,
     );
     v.text("task_type", &req.task_type, MAX_TASK_TYPE_CHARS, false);
+    let validity = v
+        .timestamp("valid_at", req.valid_at.as_ref())
+        .map_or(Validity::Current, Validity::At);
     v.finish(ContextRequest {
         scope,
         task_id: req.task_id.clone(),
         task_type: req.task_type.trim().to_lowercase(),
         query: req.query.clone(),
         token_budget,
+        validity,
     })
 }

@@ -1553,6 +1553,7 @@ class BuildContextRequest(_message.Message):
     QUERY_FIELD_NUMBER: _builtins.int
     TOKEN_BUDGET_FIELD_NUMBER: _builtins.int
     TASK_TYPE_FIELD_NUMBER: _builtins.int
+    VALID_AT_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """Optional task family (e.g. "root_cause_analysis"): adds its rules,
     mistakes and recent episodes.
@@ -1574,6 +1575,12 @@ class BuildContextRequest(_message.Message):
     def scope(self) -> _common_pb2.Scope:
         """The reader's scope."""
 
+    @_builtins.property
+    def valid_at(self) -> _timestamp_pb2.Timestamp:
+        """Optional: the memories and preferences that were true at this time, as
+        known now (see MemoryFilter.valid_at). Unset: those still true now.
+        """
+
     def __init__(
         self,
         *,
@@ -1582,10 +1589,11 @@ class BuildContextRequest(_message.Message):
         query: _builtins.str = ...,
         token_budget: _builtins.int = ...,
         task_type: _builtins.str = ...,
+        valid_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope", "valid_at", b"valid_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["query", b"query", "scope", b"scope", "task_id", b"task_id", "task_type", b"task_type", "token_budget", b"token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["query", b"query", "scope", b"scope", "task_id", b"task_id", "task_type", b"task_type", "token_budget", b"token_budget", "valid_at", b"valid_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
