@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::domain::ContradictionPolicy;
 use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::engine::secrets::OnSecret;
 use crate::grpc::host_guard::HostPolicy;
@@ -147,6 +148,14 @@ pub struct Config {
     /// How long one LLM call may take before the safe fallback is used, e.g. "20s".
     #[arg(long, env = "ENGRAM_LLM_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
     pub llm_timeout: Duration,
+
+    /// What a write does when its memory contradicts an older valid memory
+    /// of the same owner (the same subject and single-valued attribute said
+    /// otherwise): "invalidate" (the older one is no longer true from when
+    /// the new one is, and is kept) or "off". A request's
+    /// ContradictionPolicy overrides it.
+    #[arg(long, env = "ENGRAM_CONTRADICTIONS", default_value = "invalidate", value_parser = parse_contradictions)]
+    pub contradictions: ContradictionPolicy,
 
     /// Semantic search: "none" (full text only), "local:DIR" (a
     /// sentence-transformers model folder with config.json, tokenizer.json
@@ -669,6 +678,14 @@ fn parse_size(text: &str) -> anyhow::Result<usize> {
 }
 
 /// Parses "250ms", "5s", "2m", "24h" or a plain number of seconds.
+fn parse_contradictions(text: &str) -> Result<ContradictionPolicy, String> {
+    match text {
+        "invalidate" => Ok(ContradictionPolicy::Invalidate),
+        "off" => Ok(ContradictionPolicy::Off),
+        _ => Err(format!("expected \"invalidate\" or \"off\", got {text:?}")),
+    }
+}
+
 fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
     let (number, unit) = text

@@ -15,7 +15,9 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
+use crate::domain::ContradictionPolicy;
 use crate::engine::Engine;
+use crate::engine::contradictions::Contradictions;
 use crate::engine::policy::{LabelledExamples, Policy};
 use crate::engine::search::Retrieval;
 use crate::engine::secrets::OnSecret;
@@ -108,6 +110,8 @@ pub struct Limits {
     pub overload: Overload,
     /// Whether memories holding a credential are refused (`--reject-secrets`).
     pub on_secret: OnSecret,
+    /// What a write's contradictions do by default (`--contradictions`).
+    pub contradictions: ContradictionPolicy,
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -170,7 +174,17 @@ pub async fn serve(
     // to stop, they end (UNAVAILABLE, so clients resume elsewhere or later)
     // instead of holding the drain up for the whole grace period.
     let (stop_watches, watches_stopping) = tokio::sync::watch::channel(false);
-    let engine = Arc::new(Engine::new(store.clone(), retrieval.clone(), llm.clone()));
+    let contradictions = Arc::new(Contradictions::new(
+        store.clone(),
+        retrieval.clone(),
+        limits.contradictions,
+    ));
+    let engine = Arc::new(Engine::new(
+        store.clone(),
+        retrieval.clone(),
+        llm.clone(),
+        contradictions.clone(),
+    ));
     let memory = guard.named_layer(
         MemoryServiceServer::new(MemoryApi::new(
             engine.clone(),
@@ -192,8 +206,13 @@ pub async fn serve(
         .clone()
         .map(|embedder| Arc::new(LabelledExamples::new(embedder)));
     let policy = guard.named_layer(
-        PolicyServiceServer::new(PolicyApi::new(Policy::new(store.clone(), llm, examples)))
-            .max_decoding_message_size(max_request_bytes),
+        PolicyServiceServer::new(PolicyApi::new(Policy::new(
+            store.clone(),
+            llm,
+            examples,
+            contradictions,
+        )))
+        .max_decoding_message_size(max_request_bytes),
     );
 
     let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();

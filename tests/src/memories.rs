@@ -33,7 +33,7 @@ pub async fn create(
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(scope.clone()),
             memory: Some(memory),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("create memory")
@@ -50,7 +50,7 @@ pub async fn create_batch(
         .batch_create_memories(proto::BatchCreateMemoriesRequest {
             scope: Some(scope.clone()),
             memories,
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("batch create")

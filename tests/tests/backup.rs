@@ -82,7 +82,7 @@ async fn write_until_stopped(
             .create_memory(proto::CreateMemoryRequest {
                 scope: Some(ns.clone()),
                 memory: Some(memory.clone()),
-                request_id: String::new(),
+                ..Default::default()
             })
             .await
             .expect("create");

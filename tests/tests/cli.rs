@@ -246,6 +246,88 @@ async fn create_takes_when_the_thing_happened_and_get_shows_it() {
 }
 
 #[tokio::test]
+async fn a_contradicting_create_invalidates_and_valid_at_reads_what_was_true() {
+    let server = Server::start().await;
+    let create =
+        |content: &'static str, occurred_at: &'static str, more: &'static [&'static str]| {
+            let server = &server;
+            async move {
+                let mut args = vec![
+                    "-n",
+                    "valid",
+                    "create",
+                    "--type",
+                    "fact",
+                    "--occurred-at",
+                    occurred_at,
+                ];
+                args.extend_from_slice(more);
+                args.push(content);
+                ok(engram(server, &args, None).await)
+            }
+        };
+    create("Priya works at Acme.", "2024-01-01T00:00:00Z", &[]).await;
+    let kept = create(
+        "Priya works at Initech now.",
+        "2024-06-01T00:00:00Z",
+        &["--contradictions", "off"],
+    )
+    .await;
+    assert!(!kept.contains("invalidated"), "{kept}");
+    let changed = create("Priya works at Globex now.", "2025-03-01T00:00:00Z", &[]).await;
+    assert_eq!(changed.matches("invalidated ").count(), 2, "{changed}");
+    let list = |valid_at: Option<&'static str>| {
+        let server = &server;
+        async move {
+            let mut args = vec!["-n", "valid", "list"];
+            if let Some(at) = valid_at {
+                args.extend(["--valid-at", at]);
+            }
+            ok(engram(server, &args, None).await)
+        }
+    };
+    let now = list(None).await;
+    assert!(now.contains("Globex") && !now.contains("Acme"), "{now}");
+    let then = list(Some("2024-03-01T00:00:00Z")).await;
+    assert!(then.contains("Acme") && !then.contains("Globex"), "{then}");
+    let searched = ok(engram(
+        &server,
+        &[
+            "-n",
+            "valid",
+            "search",
+            "--valid-at",
+            "2024-03-01T00:00:00Z",
+            "Priya works",
+        ],
+        None,
+    )
+    .await);
+    assert!(
+        searched.contains("Acme") && !searched.contains("Globex"),
+        "{searched}"
+    );
+    let context = ok(engram(
+        &server,
+        &[
+            "-n",
+            "valid",
+            "context",
+            "-q",
+            "where does Priya work",
+            "--valid-at",
+            "2024-03-01T00:00:00Z",
+        ],
+        None,
+    )
+    .await);
+    assert!(
+        context.contains("Acme") && !context.contains("Globex"),
+        "{context}"
+    );
+}
+
+#[tokio::test]
 async fn json_output_is_the_protobuf_json_mapping_with_every_field() {
     let server = Server::start().await;
     let created = json(

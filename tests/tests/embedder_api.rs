@@ -113,7 +113,7 @@ async fn batch_create(engram: &Engram, ns: &proto::Scope, contents: &[String]) {
                 .iter()
                 .map(|c| input(MemoryType::Fact, c))
                 .collect(),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("batch create succeeds whatever the embedder does");

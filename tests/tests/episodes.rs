@@ -776,7 +776,7 @@ async fn learning_from_25_episodes_keeps_exact_rules_cards_and_stats() {
                 "Compare dashboards before blaming a deploy",
             )),
             episode_id: id(23).to_owned(),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("record a known mistake");
@@ -809,7 +809,7 @@ async fn learning_from_25_episodes_keeps_exact_rules_cards_and_stats() {
                 "Timeouts are errors",
             )),
             episode_id: String::new(),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("record a new mistake");
@@ -1336,7 +1336,7 @@ async fn an_episode_and_its_steps_survive_a_restart() {
             description: "Check the canary after the deploy".into(),
             task_type: "testing".into(),
             context: Some(context.clone()),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("start");

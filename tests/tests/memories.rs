@@ -273,6 +273,7 @@ async fn a_retried_create_with_the_same_request_id_stores_once() {
         scope: Some(ns.clone()),
         memory: Some(input(MemoryType::Event, "Deployed v2.3 to production")),
         request_id: "0f8e2a8c-7a51-4a1f-9a0c-6a3b9d1e2f40".into(),
+        ..Default::default()
     };
     let first = engram
         .memory()
@@ -301,6 +302,7 @@ async fn a_retried_create_with_the_same_request_id_stores_once() {
             }),
             memory: Some(input(MemoryType::Event, "Deployed v2.3 to production")),
             request_id: "0f8e2a8c-7a51-4a1f-9a0c-6a3b9d1e2f40".into(),
+            ..Default::default()
         })
         .await
         .expect_err("request id reused for another request");
@@ -315,6 +317,7 @@ async fn a_retried_create_with_the_same_request_id_stores_once() {
             input(MemoryType::Fact, "fact two"),
         ],
         request_id: "batch-7".into(),
+        ..Default::default()
     };
     let first = engram
         .memory()
@@ -344,7 +347,7 @@ async fn a_batch_reports_each_item_in_order_and_merges_within_itself() {
                 input(MemoryType::Fact, "beta"),
                 input(MemoryType::Fact, "ALPHA"),
             ],
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("batch")
@@ -482,7 +485,7 @@ async fn large_memories_page_within_the_default_message_size() {
         .batch_create_memories(proto::BatchCreateMemoriesRequest {
             scope: Some(ns.clone()),
             memories,
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("a 6 MB batch and its echo");

@@ -98,7 +98,7 @@ async fn grpc_calls_are_counted_by_method_streaming_kind_and_code() {
             .create_memory(proto::CreateMemoryRequest {
                 scope: Some(a.clone()),
                 memory: Some(bad),
-                request_id: String::new(),
+                ..Default::default()
             })
             .await
             .expect_err("importance out of range");

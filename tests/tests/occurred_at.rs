@@ -217,7 +217,7 @@ async fn without_occurred_at_a_memory_happened_when_it_was_stored() {
                 input(MemoryType::Fact, "The queue is RabbitMQ"),
                 input(MemoryType::Fact, "The cache is Redis"),
             ],
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("batch")
@@ -283,7 +283,7 @@ async fn an_occurred_at_over_a_day_ahead_or_malformed_is_invalid_and_stores_noth
                     occurred_at: Some(occurred_at),
                     ..input(MemoryType::Event, "The deploy went out")
                 }),
-                request_id: String::new(),
+                ..Default::default()
             })
             .await
             .expect_err(what);
@@ -301,7 +301,7 @@ async fn an_occurred_at_over_a_day_ahead_or_malformed_is_invalid_and_stores_noth
                     now + 2 * DAY,
                 ),
             ],
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("a batch with one bad item");
@@ -549,7 +549,7 @@ async fn a_merged_duplicate_keeps_the_later_occurred_at() {
                 .into_iter()
                 .map(|days_ago| happened(MemoryType::Event, outage, now - days_ago * DAY))
                 .collect(),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("batch")

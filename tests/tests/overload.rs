@@ -120,7 +120,7 @@ async fn create(engram: &Engram, content: &str) -> Result<proto::CreateMemoryRes
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(scope("overload")),
             memory: Some(input(MemoryType::Fact, content)),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
 }

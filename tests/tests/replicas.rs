@@ -158,6 +158,7 @@ async fn a_request_id_sent_through_every_replica_at_once_is_written_once() {
                         scope: Some(ns),
                         memory: Some(input(MemoryType::Note, "Sent once, retried everywhere")),
                         request_id: "one-request".into(),
+                        ..Default::default()
                     })
                     .await
                     .expect("a create")
@@ -285,7 +286,7 @@ async fn a_replica_killed_mid_write_loses_no_acknowledged_write() {
                     .create_memory(proto::CreateMemoryRequest {
                         scope: Some(ns.clone()),
                         memory: Some(input(MemoryType::Event, &format!("event {i}"))),
-                        request_id: String::new(),
+                        ..Default::default()
                     })
                     .await;
                 match sent {

@@ -40,6 +40,7 @@ async fn create_with_id(
             scope: Some(namespace.clone()),
             memory: Some(input(MemoryType::Fact, content)),
             request_id: request_id.into(),
+            ..Default::default()
         })
         .await
 }

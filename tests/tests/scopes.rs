@@ -256,7 +256,7 @@ async fn workspace_and_conversation_memories_follow_the_scope() {
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(write("", "")),
             memory: Some(orphan),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("WORKSPACE without a project");

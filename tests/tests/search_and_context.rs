@@ -302,7 +302,7 @@ async fn build_context_never_exceeds_the_token_budget() {
         .batch_create_memories(proto::BatchCreateMemoriesRequest {
             scope: Some(ns.clone()),
             memories,
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("batch");

@@ -212,7 +212,7 @@ async fn a_killed_server_keeps_every_acknowledged_write_searchable() {
                             MemoryType::Note,
                             &format!("burst note number tok{n} of writer w{writer}"),
                         )),
-                        request_id: String::new(),
+                        ..Default::default()
                     })
                     .await;
                 let Ok(created) = created else { return };

@@ -150,7 +150,7 @@ async fn concurrent_writes_are_all_acknowledged_and_kept() {
                     .create_memory(proto::CreateMemoryRequest {
                         scope: Some(ns),
                         memory: Some(input(MemoryType::Event, &format!("event {i}"))),
-                        request_id: String::new(),
+                        ..Default::default()
                     })
                     .await
                     .map(|r| r.memory.unwrap().id)
@@ -197,7 +197,7 @@ async fn every_rpc_is_logged_with_method_namespace_and_status() {
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(scope("logged")),
             memory: Some(input(MemoryType::Fact, "")),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await;
     let log = server.log();
@@ -216,7 +216,7 @@ async fn every_rpc_is_logged_with_method_namespace_and_status() {
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(scope("logged-ok")),
             memory: Some(input(MemoryType::Fact, "logged")),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("create");

@@ -119,7 +119,7 @@ async fn create(
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(ns.clone()),
             memory: Some(input(MemoryType::Fact, &content(i))),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await?;
     Ok(created.memory.expect("a created memory"))

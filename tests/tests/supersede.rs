@@ -367,7 +367,7 @@ async fn update_memory_invalidates_a_memory_and_corrects_a_mistaken_invalidation
                 valid_to: stored.valid_from,
                 ..input(MemoryType::Fact, "born invalidated")
             }),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("valid_to on a create");

@@ -266,7 +266,7 @@ async fn start_episode(engram: &Engram, scope: &proto::Scope, task: &str, what: 
                 tags: vec!["ci".into()],
                 ..Default::default()
             }),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("start episode")
@@ -321,7 +321,7 @@ async fn record_outcome(
             duration_ms: Some(1000 + i),
             error: error.into(),
             feedback: String::new(),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect("record outcome");

@@ -9,7 +9,7 @@ fn create_request(memory: proto::MemoryInput) -> proto::CreateMemoryRequest {
     proto::CreateMemoryRequest {
         scope: Some(scope("validation")),
         memory: Some(memory),
-        request_id: String::new(),
+        ..Default::default()
     }
 }
 
@@ -117,7 +117,7 @@ async fn every_kind_of_bad_memory_is_rejected_with_its_field_named() {
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(ns.clone()),
             memory: None,
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("missing memory");
@@ -133,7 +133,7 @@ async fn every_kind_of_bad_memory_is_rejected_with_its_field_named() {
                     ..Default::default()
                 }),
                 memory: Some(ok()),
-                request_id: String::new(),
+                ..Default::default()
             })
             .await
             .expect_err("white-space project");
@@ -149,7 +149,7 @@ async fn every_kind_of_bad_memory_is_rejected_with_its_field_named() {
         .create_memory(proto::CreateMemoryRequest {
             scope: Some(bad_scope),
             memory: Some(ok()),
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("bad scope");
@@ -162,7 +162,7 @@ async fn every_kind_of_bad_memory_is_rejected_with_its_field_named() {
         .batch_create_memories(proto::BatchCreateMemoriesRequest {
             scope: Some(ns.clone()),
             memories: vec![ok(), input(MemoryType::Fact, "")],
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("bad batch item");
@@ -172,7 +172,7 @@ async fn every_kind_of_bad_memory_is_rejected_with_its_field_named() {
         .batch_create_memories(proto::BatchCreateMemoriesRequest {
             scope: Some(ns.clone()),
             memories: vec![],
-            request_id: String::new(),
+            ..Default::default()
         })
         .await
         .expect_err("empty batch");

@@ -1,5 +1,7 @@
 //! The builder of a `BuildContextRequest`.
 
+use std::time::SystemTime;
+
 use crate::proto;
 
 into_request! {
@@ -74,6 +76,22 @@ impl BuildContext {
     /// ```
     pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
         self.0.task_type = task_type.into();
+        self
+    }
+
+    /// The memories and preferences that were true at this time, as known
+    /// now (by default, those true now).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use engram_client::{BuildContext, proto::{BuildContextRequest, Scope}};
+    ///
+    /// let last_year = SystemTime::now() - Duration::from_secs(365 * 24 * 3600);
+    /// let request: BuildContextRequest = BuildContext::new(Scope::new("demo")).valid_at(last_year).into();
+    /// assert_eq!(request.valid_at, Some(last_year.into()));
+    /// ```
+    pub fn valid_at(mut self, time: SystemTime) -> Self {
+        self.0.valid_at = Some(time.into());
         self
     }
 

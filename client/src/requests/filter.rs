@@ -101,5 +101,23 @@ macro_rules! filter_setters {
             self.filter().occurred_before = Some(time.into());
             self
         }
+
+        /// The memories that were true at this time, as known now (by
+        /// default only those true now): a memory invalidated since — by a
+        /// contradiction, a superseding Remember or an UpdateMemory of its
+        /// `valid_to` — is found for the time it held.
+        ///
+        /// ```
+        /// use std::time::{Duration, SystemTime};
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, Scope}};
+        ///
+        /// let last_year = SystemTime::now() - Duration::from_secs(365 * 24 * 3600);
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).valid_at(last_year).into();
+        /// assert_eq!(request.filter.unwrap().valid_at, Some(last_year.into()));
+        /// ```
+        pub fn valid_at(mut self, time: SystemTime) -> Self {
+            self.filter().valid_at = Some(time.into());
+            self
+        }
     };
 }

@@ -54,7 +54,7 @@ impl CreateMemory {
                 content: content.into(),
                 ..Default::default()
             }),
-            request_id: String::new(),
+            ..Default::default()
         })
     }
 
@@ -208,6 +208,23 @@ impl CreateMemory {
     /// ```
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.0.request_id = request_id.into();
+        self
+    }
+
+    /// What the memory does to older ones of its owner it contradicts; by
+    /// default the server's choice (invalidating them, unless the server
+    /// was started with `--contradictions off`).
+    ///
+    /// ```
+    /// use engram_client::{CreateMemory, proto::{ContradictionPolicy, CreateMemoryRequest, MemoryType, Scope}};
+    ///
+    /// let request: CreateMemoryRequest = CreateMemory::new(Scope::new("demo"), MemoryType::Fact, "The API listens on port 8080")
+    ///     .contradictions(ContradictionPolicy::Off)
+    ///     .into();
+    /// assert_eq!(request.contradictions(), ContradictionPolicy::Off);
+    /// ```
+    pub fn contradictions(mut self, policy: proto::ContradictionPolicy) -> Self {
+        self.0.contradictions = policy.into();
         self
     }
 }

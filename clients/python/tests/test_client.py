@@ -68,6 +68,24 @@ def test_an_identical_memory_is_merged_and_a_retried_request_id_gets_the_first_a
     assert retried == created, "a retry with the same request_id gets the first answer, not a merge"
 
 
+def test_a_contradicting_memory_invalidates_the_older_one_which_stays_readable(
+    engram: Engram, namespace: str
+) -> None:
+    alice = Scope(namespace=namespace, user_id="alice")
+    old = engram.memory.create(alice, "fact", "The staging DB is on port 5433.")
+    kept = engram.memory.create(alice, "fact", "staging db -> port 6432 now", contradictions="off")
+    assert list(kept.invalidated_memory_ids) == []
+    new = engram.memory.create(alice, "fact", "The staging database listens on port 7000 now.")
+    assert set(new.invalidated_memory_ids) == {old.memory.id, kept.memory.id}
+    gone = engram.memory.get_memory(memory_pb2.GetMemoryRequest(scope=alice, id=old.memory.id))
+    assert gone.HasField("valid_to") and gone.invalidated_by == new.memory.id
+    assert contents(engram, alice) == ["The staging database listens on port 7000 now."]
+    then = engram.memory.list_memories(
+        memory_pb2.ListMemoriesRequest(scope=alice, filter=memory_pb2.MemoryFilter(valid_at=old.memory.valid_from))
+    )
+    assert [m.content for m in then.memories] == ["The staging DB is on port 5433."]
+
+
 def test_search_ranks_the_matching_memory_first_with_its_component_scores(engram: Engram, namespace: str) -> None:
     shop = Scope(namespace=namespace, project_id="shop")
     lesson = engram.memory.create(shop, "lesson", LESSON, tags=["deploy", "postgres"]).memory

@@ -15,6 +15,7 @@ import {
   type AppendStepsResponse,
   type BuildContextResponse,
   type CompleteEpisodeResponse,
+  ContradictionPolicy,
   type CreateMemoryResponse,
   type Episode,
   MemoryService,
@@ -25,11 +26,13 @@ import {
 import { type ClassifyMode, PolicyService, type RememberResponse } from "./gen/engram/v1/policy_pb.js";
 import {
   type ClassifyModeName,
+  type ContradictionPolicyName,
   type MemoryLevelName,
   type MemoryTypeName,
   Replay,
   type StepInit,
   classifyMode,
+  contradictionPolicy,
   memoryLevel,
   memoryType,
 } from "./messages.js";
@@ -127,6 +130,12 @@ export interface CreateOptions {
   level?: MemoryLevelName | MemoryLevel;
   /** An idempotency key: a repeat gets the first answer, so the create is retried after UNAVAILABLE. */
   requestId?: string;
+  /**
+   * What it does to older memories of the same owner it contradicts:
+   * `"invalidate"` them (their ids in `invalidatedMemoryIds`) or `"off"`.
+   * Unset: the server's default.
+   */
+  contradictions?: ContradictionPolicyName | ContradictionPolicy;
 }
 
 /** The optional fields of {@link MemoryClient.search}. */
@@ -219,6 +228,7 @@ export class MemoryClient {
     options: CreateOptions = {},
   ): Promise<CreateMemoryResponse> {
     const { summary = "", tags = [], metadata = {}, importance, confidence, level, requestId = "" } = options;
+    const { contradictions } = options;
     return this.createMemory({
       scope,
       memory: {
@@ -232,6 +242,8 @@ export class MemoryClient {
         level: level !== undefined ? memoryLevel(level) : MemoryLevel.UNSPECIFIED,
       },
       requestId,
+      contradictions:
+        contradictions !== undefined ? contradictionPolicy(contradictions) : ContradictionPolicy.UNSPECIFIED,
     });
   }
 

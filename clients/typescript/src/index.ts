@@ -44,12 +44,14 @@ export {
 export { EngramError, type FieldViolation, type StatusName, statusName } from "./errors.js";
 export {
   type ClassifyModeName,
+  type ContradictionPolicyName,
   type MemoryLevelName,
   type MemoryTypeName,
   Replay,
   type StepInit,
   type StepOptions,
   classifyMode,
+  contradictionPolicy,
   memoryLevel,
   memoryType,
   step,

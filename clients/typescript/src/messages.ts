@@ -8,7 +8,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 import { MemoryLevel, MemoryType } from "./gen/engram/v1/common_pb.js";
-import { type StepSchema, StepResult } from "./gen/engram/v1/memory_pb.js";
+import { ContradictionPolicy, type StepSchema, StepResult } from "./gen/engram/v1/memory_pb.js";
 import { ClassifyMode } from "./gen/engram/v1/policy_pb.js";
 
 /** A memory type by its short name, as the helpers take it. */
@@ -31,6 +31,16 @@ export function memoryType(value: MemoryTypeName | MemoryType): MemoryType {
 /** `"workspace"` → `MemoryLevel.WORKSPACE`; an enum value is kept as it is. */
 export function memoryLevel(value: MemoryLevelName | MemoryLevel): MemoryLevel {
   return typeof value === "string" ? MemoryLevel[value.toUpperCase() as Uppercase<MemoryLevelName>] : value;
+}
+
+/** What a write does to older memories it contradicts, by its short name. */
+export type ContradictionPolicyName = "invalidate" | "off";
+
+/** `"off"` → `ContradictionPolicy.OFF`; an enum value is kept as it is. */
+export function contradictionPolicy(value: ContradictionPolicyName | ContradictionPolicy): ContradictionPolicy {
+  return typeof value === "string"
+    ? ContradictionPolicy[value.toUpperCase() as Uppercase<ContradictionPolicyName>]
+    : value;
 }
 
 /** `"rules"` → `ClassifyMode.RULES`; an enum value is kept as it is. */

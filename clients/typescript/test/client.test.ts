@@ -69,6 +69,23 @@ test("an identical memory is merged and a retried request id gets the first answ
   assert.equal(retried.result, WriteResult.CREATED);
 });
 
+test("a contradicting memory invalidates the older one, which stays readable", async () => {
+  const alice = { namespace: freshNamespace(), userId: "alice" };
+  const old = await engram.memory.create(alice, "fact", "The staging DB is on port 5433.");
+  const kept = await engram.memory.create(alice, "fact", "staging db -> port 6432 now", {
+    contradictions: "off",
+  });
+  assert.deepEqual(kept.invalidatedMemoryIds, []);
+  const fresh = await engram.memory.create(alice, "fact", "The staging database listens on port 7000 now.");
+  assert.deepEqual(
+    [...fresh.invalidatedMemoryIds].sort(),
+    [old.memory?.id, kept.memory?.id].sort(),
+  );
+  const gone = await engram.memory.getMemory({ scope: alice, id: old.memory?.id ?? "" });
+  assert.ok(gone.validTo !== undefined);
+  assert.equal(gone.invalidatedBy, fresh.memory?.id);
+});
+
 test("search ranks the matching memory first with its component scores", async () => {
   const shop = { namespace: freshNamespace(), projectId: "shop" };
   const lesson = (await engram.memory.create(shop, "lesson", LESSON, { tags: ["deploy", "postgres"] })).memory!;

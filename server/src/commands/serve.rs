@@ -108,6 +108,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
             stream_idle_timeout: config.stream_idle_timeout,
             overload: config.overload(),
             on_secret: config.on_secret(),
+            contradictions: config.contradictions,
         },
     )
     .await

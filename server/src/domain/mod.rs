@@ -139,6 +139,7 @@ macro_rules! enum_codes {
     };
 }
 
+enum_codes!(ContradictionPolicy { Invalidate = 1, Off = 2 });
 enum_codes!(MemoryLevel { Global = 1, Workspace = 2, Conversation = 3 });
 enum_codes!(MemoryType { Fact = 1, Preference = 2, Lesson = 3, Decision = 4, Event = 5, Note = 6 });
 enum_codes!(MemorySource { Explicit = 1, PolicyRules = 2, PolicyLlm = 3, Learning = 4, Consolidation = 5 });
@@ -364,6 +365,33 @@ pub enum WriteResult {
 pub struct Created {
     pub memory: Memory,
     pub result: WriteResult,
+    /// The memories of the same owner this one made no longer true (a
+    /// contradiction found as it was written).
+    pub invalidated: Vec<String>,
+}
+
+impl Created {
+    /// A create that invalidated nothing.
+    pub fn new(memory: Memory, result: WriteResult) -> Created {
+        Created {
+            memory,
+            result,
+            invalidated: Vec::new(),
+        }
+    }
+}
+
+/// What a write does when a new memory says otherwise than an older valid
+/// one of the same owner about the same subject and single-valued
+/// attribute (DESIGN §3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ContradictionPolicy {
+    /// The older one is no longer true: its `valid_to` is set and it names
+    /// the new one as what replaced it (it is kept).
+    #[default]
+    Invalidate,
+    /// Nothing is looked for.
+    Off,
 }
 
 /// A validated change to a memory: `Some` fields are replaced.

@@ -10,19 +10,18 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
-use crate::domain::{Created, Micros, NewMemory};
-use crate::engine::memories::{create_many, prepare};
+use crate::domain::{Created, Micros};
+use crate::engine::memories::{Write, create_many};
 use crate::engine::unit::transact;
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::tx::MemoryInsert;
 
 /// Where a caller's answer goes.
 type Reply = oneshot::Sender<Result<Vec<Created>>>;
 
 /// One caller's create, waiting for the next unit of work.
 struct Pending {
-    memories: Vec<MemoryInsert>,
+    memories: Vec<Write>,
     now: Micros,
     reply: Reply,
 }
@@ -44,7 +43,7 @@ pub struct CreateBatch {
 /// The creates one unit of work took: the memories of all, each caller's
 /// count and reply, and the time of the batch.
 struct Taken {
-    memories: Arc<Vec<MemoryInsert>>,
+    memories: Arc<Vec<Write>>,
     sizes: Vec<usize>,
     replies: Vec<Reply>,
     now: Micros,
@@ -60,11 +59,9 @@ impl CreateBatch {
     pub async fn create(
         self: &Arc<Self>,
         store: Arc<dyn Store>,
-        memories: Vec<NewMemory>,
+        memories: Vec<Write>,
         now: Micros,
     ) -> Result<Vec<Created>> {
-        // Ids and hashes are made here, in parallel, not in the transaction.
-        let memories = memories.into_iter().map(prepare).collect();
         let (reply, answer) = oneshot::channel();
         let schedule = {
             let mut state = self.lock();

@@ -6,11 +6,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::domain::ContradictionPolicy;
 use crate::domain::policy::Decision;
 use crate::domain::policy::Remembered;
 use crate::domain::{
     Actor, Created, Memory, MemoryPatch, Micros, NewMemory, RequestKey, Scope, WriteResult,
 };
+use crate::engine::contradictions::{Contradiction, Contradictions, Reading, judge, read};
 use crate::engine::dedup::content_hash;
 use crate::engine::unit::{self, transact, transact_freeing};
 use crate::error::{Error, Result};
@@ -75,11 +77,99 @@ fn reinforce(memory: &mut Memory, new: &NewMemory, now: Micros) {
     memory.version += 1;
 }
 
-/// Stores `inserts` in the caller's transaction, each merging into the
-/// identical memory when there is one; results in the order given.
-pub async fn create_many(
+/// A memory to store and the older memories of its owner it contradicts
+/// (found before the transaction; checked again inside it).
+#[derive(Debug, Clone)]
+pub struct Write {
+    pub insert: MemoryInsert,
+    pub contradicts: Vec<Contradiction>,
+}
+
+impl Write {
+    /// A memory to store that contradicts nothing.
+    pub fn plain(new: NewMemory) -> Write {
+        Write {
+            insert: prepare(new),
+            contradicts: Vec::new(),
+        }
+    }
+}
+
+/// `new` as writes, each with what it contradicts under `policy`: the
+/// stored memories of its owner (see [`Contradictions::find`]) and the
+/// memories before it in `new` of the same owner; `also` are more the
+/// first contradicts (what a Remember supersedes).
+pub async fn plan(
+    finder: &Contradictions,
+    new: Vec<NewMemory>,
+    also: Vec<Contradiction>,
+    policy: ContradictionPolicy,
+    now: Micros,
+) -> Result<Vec<Write>> {
+    let mut writes: Vec<Write> = Vec::with_capacity(new.len());
+    let mut earlier: Vec<Reading> = Vec::new();
+    let mut also = Some(also);
+    for memory in new {
+        let mut contradicts = also.take().unwrap_or_default();
+        if policy == ContradictionPolicy::Invalidate {
+            let found = finder
+                .find(&memory.scope, memory.level, &memory.content, now)
+                .await?;
+            for found in found {
+                if !contradicts.iter().any(|c| c.id == found.id) {
+                    contradicts.push(found);
+                }
+            }
+            let mine = read(&memory.content);
+            for (write, theirs) in writes.iter().zip(&earlier) {
+                let them = &write.insert.new;
+                if them.scope == memory.scope
+                    && them.level == memory.level
+                    && them.content != memory.content
+                    && let Some(reason) = judge(&mine, theirs)
+                {
+                    contradicts.push(Contradiction {
+                        id: write.insert.id.clone(),
+                        reason,
+                    });
+                }
+            }
+            earlier.push(mine);
+        }
+        writes.push(Write {
+            insert: prepare(memory),
+            contradicts,
+        });
+    }
+    Ok(writes)
+}
+
+/// Stores `writes` in the caller's transaction, each merging into the
+/// identical memory when there is one and invalidating what it
+/// contradicts; results in the order given.
+pub async fn create_many(tx: &mut dyn Tx, writes: &[Write], now: Micros) -> Result<Vec<Created>> {
+    let inserts: Vec<&MemoryInsert> = writes.iter().map(|w| &w.insert).collect();
+    let mut created = store_all(tx, &inserts, now).await?;
+    for (created, write) in created.iter_mut().zip(writes) {
+        if !write.contradicts.is_empty() {
+            created.invalidated = invalidate(
+                tx,
+                &write.contradicts,
+                &mut created.memory,
+                &write.insert.new.actor,
+                now,
+            )
+            .await?;
+        }
+    }
+    Ok(created)
+}
+
+/// Stores `inserts`, each merging into the identical memory when there is
+/// one; results in the order given.
+async fn store_all(
     tx: &mut dyn Tx,
-    inserts: &[MemoryInsert],
+    inserts: &[&MemoryInsert],
     now: Micros,
 ) -> Result<Vec<Created>> {
     let mut seen = HashSet::new();
@@ -101,10 +191,10 @@ pub async fn create_many(
 /// insert of the new ones, one write per reinforced one.
 async fn create_distinct(
     tx: &mut dyn Tx,
-    inserts: &[MemoryInsert],
+    inserts: &[&MemoryInsert],
     now: Micros,
 ) -> Result<Vec<Created>> {
-    let identities: Vec<Identity> = inserts.iter().map(identity_of_new).collect();
+    let identities: Vec<Identity> = inserts.iter().map(|i| identity_of_new(i)).collect();
     let mut live = HashMap::new();
     let mut expired_twins = Vec::new();
     for (memory, hash) in tx.identical_memories(&identities).await? {
@@ -122,7 +212,7 @@ async fn create_distinct(
         .iter()
         .zip(&identities)
         .filter(|(_, identity)| !live.contains_key(*identity))
-        .map(|(insert, _)| insert.clone())
+        .map(|(insert, _)| (*insert).clone())
         .collect();
     let mut stored = if fresh.is_empty() {
         Vec::new()
@@ -136,17 +226,14 @@ async fn create_distinct(
             Some(memory) => {
                 reinforce(memory, &insert.new, now);
                 tx.reinforce_memory(memory, &insert.new.actor).await?;
-                Created {
-                    memory: memory.clone(),
-                    result: WriteResult::Merged,
-                }
+                Created::new(memory.clone(), WriteResult::Merged)
             }
-            None => Created {
-                memory: stored.next().ok_or_else(|| {
+            None => Created::new(
+                stored.next().ok_or_else(|| {
                     Error::Internal("the store returned fewer memories than it inserted".into())
                 })?,
-                result: WriteResult::Created,
-            },
+                WriteResult::Created,
+            ),
         });
     }
     Ok(created)
@@ -159,25 +246,20 @@ pub async fn create_with_request(
     store: &dyn Store,
     namespace: String,
     request: RequestKey,
-    memories: Vec<NewMemory>,
+    writes: Vec<Write>,
     now: Micros,
 ) -> Result<Vec<Created>> {
-    let inserts: Vec<MemoryInsert> = memories.into_iter().map(prepare).collect();
-    let call = Arc::new((namespace, request, inserts));
+    let call = Arc::new((namespace, request, writes));
     transact(store, move |tx| {
         let call = call.clone();
         Box::pin(async move {
-            let (namespace, request, inserts) = &*call;
-            if let Some(first) =
-                unit::replay::<Vec<(String, i32)>>(tx, namespace, Some(request)).await?
+            let (namespace, request, writes) = &*call;
+            if let Some(first) = unit::replay::<Vec<Answered>>(tx, namespace, Some(request)).await?
             {
                 return reload(tx, &request.id, first, now).await;
             }
-            let created = create_many(tx, inserts, now).await?;
-            let answer: Vec<(&str, i32)> = created
-                .iter()
-                .map(|c| (c.memory.id.as_str(), c.result as i32))
-                .collect();
+            let created = create_many(tx, writes, now).await?;
+            let answer: Vec<Answered> = created.iter().map(Answered::of).collect();
             unit::remember(tx, namespace, Some(request), &answer, now).await?;
             Ok(created)
         })
@@ -185,16 +267,39 @@ pub async fn create_with_request(
     .await
 }
 
-/// The memories a first call returned (their ids and write result numbers),
-/// as they are now.
+/// What a create remembers of each memory under its request id: its id,
+/// write result number and the memories it invalidated (answers stored
+/// before contradictions were found have two fields).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Answered {
+    Invalidating(String, i32, Vec<String>),
+    Plain(String, i32),
+}
+
+impl Answered {
+    fn of(created: &Created) -> Answered {
+        Answered::Invalidating(
+            created.memory.id.clone(),
+            created.result as i32,
+            created.invalidated.clone(),
+        )
+    }
+}
+
+/// The memories a first call returned, as they are now.
 async fn reload(
     tx: &mut dyn Tx,
     request_id: &str,
-    first: Vec<(String, i32)>,
+    first: Vec<Answered>,
     now: Micros,
 ) -> Result<Vec<Created>> {
     let mut created = Vec::with_capacity(first.len());
-    for (id, result) in first {
+    for answered in first {
+        let (id, result, invalidated) = match answered {
+            Answered::Invalidating(id, result, invalidated) => (id, result, invalidated),
+            Answered::Plain(id, result) => (id, result, Vec::new()),
+        };
         let memory = tx.unexpired_memory(&id, now).await?.ok_or_else(|| {
             Error::FailedPrecondition(format!(
                 "request_id {request_id} was already used for memory {id}, which has since been deleted or has expired"
@@ -205,7 +310,11 @@ async fn reload(
         } else {
             WriteResult::Created
         };
-        created.push(Created { memory, result });
+        created.push(Created {
+            memory,
+            result,
+            invalidated,
+        });
     }
     Ok(created)
 }
@@ -249,9 +358,14 @@ async fn replayed_remember(
         return Ok(None);
     };
     let created = match first.memory {
-        Some(memory) => reload(tx, &request.id, vec![memory], crate::domain::now_micros())
-            .await?
-            .pop(),
+        Some((id, result)) => reload(
+            tx,
+            &request.id,
+            vec![Answered::Invalidating(id, result, first.superseded.clone())],
+            crate::domain::now_micros(),
+        )
+        .await?
+        .pop(),
         None => None,
     };
     Ok(Some(Remembered {
@@ -261,55 +375,55 @@ async fn replayed_remember(
     }))
 }
 
-/// The memories a Remember's new memory replaces (see
-/// [`crate::engine::policy::change_cue`]): ids visible from `scope`, read
-/// before the transaction and checked again inside it.
-#[derive(Debug, Clone, Default)]
-pub struct Supersede {
-    pub scope: Scope,
-    pub ids: Vec<String>,
-}
-
 /// Why a superseded memory is no longer true.
 pub const SUPERSEDED: &str = "superseded: restated with a change by a newer memory";
 
-/// Marks the memories of `supersede` superseded by `by`: invalidated now
-/// (no longer true, so reads of what is true leave them out) and kept, with
-/// `by` as what replaced them, each an invalidation in their history.
-/// Returns the ids marked.
-async fn mark_superseded(
+/// Invalidates the valid memories of `contradicts` that `by` (just
+/// stored) contradicts, each no longer true from when `by` is (its
+/// `valid_from`), naming `by` as what replaced it — an invalidation in its
+/// history; nothing is removed. Only memories `by`'s owner owns are
+/// touched (checked again here, inside the transaction): never another
+/// user's or agent's, nor a shared one. An older memory that turns out to
+/// be true later than `by` (an import with its original dates) is not
+/// replaced: `by` is, by it. Returns the ids invalidated.
+async fn invalidate(
     tx: &mut dyn Tx,
-    supersede: &Supersede,
-    by: &Memory,
+    contradicts: &[Contradiction],
+    by: &mut Memory,
     actor: &Actor,
     now: Micros,
 ) -> Result<Vec<String>> {
-    let mut marked = Vec::new();
-    for id in &supersede.ids {
-        if *id == by.id {
+    let mut invalidated = Vec::new();
+    for Contradiction { id, reason } in contradicts {
+        if *id == by.id || by.valid_to.is_some() {
             continue;
         }
-        let Some(mut old) = tx.visible_memory(&supersede.scope, id, now).await? else {
+        let Some(mut old) = tx.visible_memory(&by.scope, id, now).await? else {
             continue;
         };
-        // Only the writer's own memories: never another user's or agent's,
-        // nor a shared one (checked again here, inside the transaction).
-        if !old.owned_by(&by.scope, by.level) {
+        if !old.owned_by(&by.scope, by.level) || old.valid_to.is_some() {
             continue;
         }
-        if old.valid_to.is_some() {
-            continue;
-        }
-        old.valid_to = Some(now);
-        old.invalidated_by = by.id.clone();
-        old.invalidation_reason = SUPERSEDED.to_owned();
-        old.update_time = now;
-        old.version += 1;
-        tx.update_memory(&old, &content_hash(&old.content), actor)
+        let (earlier, later) = if old.valid_from <= by.valid_from {
+            (&mut old, &*by)
+        } else {
+            (&mut *by, &old)
+        };
+        earlier.valid_to = Some(later.valid_from);
+        earlier.invalidated_by = later.id.clone();
+        earlier.invalidation_reason = reason.clone();
+        earlier.update_time = now;
+        earlier.version += 1;
+        let earlier = earlier.clone();
+        tx.update_memory(&earlier, &content_hash(&earlier.content), actor)
             .await?;
-        marked.push(id.clone());
+        if earlier.id == *id {
+            invalidated.push(id.clone());
+        } else {
+            *by = earlier;
+        }
     }
-    Ok(marked)
+    Ok(invalidated)
 }
 
 /// Stores a Remember's memory (when it has one) and, with a request id,
@@ -320,32 +434,29 @@ pub async fn remember(
     namespace: String,
     request: Option<RequestKey>,
     decision: Decision,
-    memory: Option<NewMemory>,
-    supersede: Supersede,
+    memory: Option<Write>,
     now: Micros,
 ) -> Result<Remembered> {
-    let call = Arc::new((namespace, request, decision, memory.map(prepare), supersede));
+    let call = Arc::new((namespace, request, decision, memory));
     transact(store, move |tx| {
         let call = call.clone();
         Box::pin(async move {
-            let (namespace, request, decision, insert, supersede) = &*call;
+            let (namespace, request, decision, write) = &*call;
             if let Some(request) = request
                 && let Some(first) = replayed_remember(tx, namespace, request).await?
             {
                 return Ok(first);
             }
-            let created = match insert {
-                Some(insert) => create_many(tx, std::slice::from_ref(insert), now)
+            let created = match write {
+                Some(write) => create_many(tx, std::slice::from_ref(write), now)
                     .await?
                     .pop(),
                 None => None,
             };
-            let superseded = match (&created, insert) {
-                (Some(created), Some(insert)) => {
-                    mark_superseded(tx, supersede, &created.memory, &insert.new.actor, now).await?
-                }
-                _ => Vec::new(),
-            };
+            let superseded = created
+                .as_ref()
+                .map(|c| c.invalidated.clone())
+                .unwrap_or_default();
             let answer = RememberAnswer {
                 decision: decision.clone(),
                 memory: created

@@ -5,6 +5,7 @@
 
 pub mod consolidation;
 pub mod context;
+pub mod contradictions;
 pub mod create_batch;
 pub mod dedup;
 pub mod episode_learning;

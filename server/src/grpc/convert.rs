@@ -65,6 +65,7 @@ pub fn created(created: Created) -> pb::CreateMemoryResponse {
     pb::CreateMemoryResponse {
         result: created.result as i32,
         memory: Some(memory(created.memory)),
+        invalidated_memory_ids: created.invalidated,
     }
 }
 

@@ -49,7 +49,13 @@ impl MemoryApi {
         now: Micros,
     ) -> Result<Vec<Created>, Error> {
         self.engine
-            .create_memories(create.scope.namespace, create.request, create.memories, now)
+            .create_memories(
+                create.scope.namespace,
+                create.request,
+                create.memories,
+                create.contradictions,
+                now,
+            )
             .await
     }
 

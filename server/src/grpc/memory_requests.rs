@@ -8,8 +8,8 @@ use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::watch_cursor::CursorKey;
 use crate::domain::{
-    Actor, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch, MemorySource,
-    MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange, Validity,
+    Actor, ContradictionPolicy, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
+    MemorySource, MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange, Validity,
 };
 use crate::engine::context::{ContextRequest, DEFAULT_TOKEN_BUDGET};
 use crate::engine::search::{SearchRequest, Weights};
@@ -60,12 +60,19 @@ pub struct Create {
     pub scope: Scope,
     pub request: Option<RequestKey>,
     pub memories: Vec<NewMemory>,
+    /// What the memories' contradictions do; `None`: the server's default.
+    pub contradictions: Option<ContradictionPolicy>,
 }
 
 pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
+    let contradictions = v.enum_value(
+        "contradictions",
+        req.contradictions,
+        ContradictionPolicy::from_code,
+    );
     let memory = match &req.memory {
         Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now)),
         None => {
@@ -78,6 +85,7 @@ pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
         scope,
         request: req.take_request_key(),
         memories: memory.into_iter().collect(),
+        contradictions,
     })
 }
 
@@ -85,6 +93,11 @@ pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Res
     let mut v = Violations::default();
     let scope = v.scope("scope", req.scope.as_ref());
     v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
+    let contradictions = v.enum_value(
+        "contradictions",
+        req.contradictions,
+        ContradictionPolicy::from_code,
+    );
     if req.memories.is_empty() || req.memories.len() > MAX_BATCH {
         v.add(
             "memories",
@@ -106,6 +119,7 @@ pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Res
         scope,
         request: req.take_request_key(),
         memories,
+        contradictions,
     })
 }
 

@@ -9,6 +9,7 @@ use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
 use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::{begin, caller_key, convert};
+use crate::domain::ContradictionPolicy;
 use crate::engine::policy::{
     ClassifyMode, ClassifyRequest, Decision, DecisionSource, Policy, RememberRequest, Remembered,
 };
@@ -132,6 +133,11 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
         );
         v.identifier("request_id", &req.request_id, MAX_ID_CHARS, false);
         v.tags("tags", &req.tags, MAX_TAGS, MAX_TAG_CHARS);
+        let contradictions = v.enum_value(
+            "contradictions",
+            req.contradictions,
+            ContradictionPolicy::from_code,
+        );
         v.finish(())?;
         // Fingerprinted as the client sent it, before anything is taken out.
         let request_key = req.take_request_key();
@@ -140,6 +146,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
             key_id,
             tags: std::mem::take(&mut req.tags),
             request_key,
+            contradictions,
         };
         Ok(Response::new(remembered(
             self.policy.remember(request).await?,

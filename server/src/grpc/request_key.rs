@@ -84,6 +84,7 @@ mod tests {
                 ..Default::default()
             }),
             request_id: request_id.into(),
+            ..Default::default()
         }
     }
 

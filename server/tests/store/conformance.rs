@@ -144,10 +144,10 @@ fn fact(scope: Scope, level: MemoryLevel, content: &str, importance: f64) -> New
 
 /// Stores `new` at `now` as the engine does.
 pub async fn create(store: &dyn Store, new: NewMemory, now: Micros) -> Memory {
-    let insert = engine::prepare(new);
+    let write = engine::Write::plain(new);
     let mut created = unit::transact(store, move |tx| {
-        let insert = insert.clone();
-        Box::pin(async move { engine::create_many(tx, &[insert], now).await })
+        let write = write.clone();
+        Box::pin(async move { engine::create_many(tx, &[write], now).await })
     })
     .await
     .expect("create");

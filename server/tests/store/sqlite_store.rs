@@ -21,13 +21,13 @@ async fn create(
     memories: Vec<NewMemory>,
     now: Micros,
 ) -> Result<Vec<Created>> {
+    let writes: Vec<_> = memories.into_iter().map(engine::Write::plain).collect();
     if let Some(request) = request {
-        return engine::create_with_request(store, "ns".into(), request, memories, now).await;
+        return engine::create_with_request(store, "ns".into(), request, writes, now).await;
     }
-    let inserts: Vec<_> = memories.into_iter().map(engine::prepare).collect();
     unit::transact(store, move |tx| {
-        let inserts = inserts.clone();
-        Box::pin(async move { engine::create_many(tx, &inserts, now).await })
+        let writes = writes.clone();
+        Box::pin(async move { engine::create_many(tx, &writes, now).await })
     })
     .await
 }

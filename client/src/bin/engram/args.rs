@@ -190,6 +190,27 @@ pub struct CreateArgs {
     /// Makes a retry safe: the same id returns the first result and stores nothing twice.
     #[arg(long)]
     pub request_id: Option<String>,
+    /// What it does to older memories of the same owner it contradicts:
+    /// invalidate them (they stay readable, no longer true) or leave them
+    /// (off). Default: the server's choice.
+    #[arg(long, value_enum)]
+    pub contradictions: Option<Contradictions>,
+}
+
+/// What a create does to what it contradicts.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Contradictions {
+    Invalidate,
+    Off,
+}
+
+impl From<Contradictions> for proto::ContradictionPolicy {
+    fn from(policy: Contradictions) -> Self {
+        match policy {
+            Contradictions::Invalidate => proto::ContradictionPolicy::Invalidate,
+            Contradictions::Off => proto::ContradictionPolicy::Off,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -205,6 +226,10 @@ pub struct SearchArgs {
     /// Only memories with this tag (repeatable; all must match).
     #[arg(long = "tag")]
     pub tags: Vec<String>,
+    /// What was true at this time (RFC 3339, e.g. 2024-05-08T13:56:00Z), as
+    /// known now; default: what is true now.
+    #[arg(long, value_parser = parse_time)]
+    pub valid_at: Option<SystemTime>,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +246,10 @@ pub struct ContextArgs {
     /// The most tokens the block may take, 16 to 32768.
     #[arg(long, default_value_t = 512)]
     pub budget: i32,
+    /// What was true at this time (RFC 3339, e.g. 2024-05-08T13:56:00Z), as
+    /// known now; default: what is true now.
+    #[arg(long, value_parser = parse_time)]
+    pub valid_at: Option<SystemTime>,
 }
 
 #[derive(Debug, Args)]
@@ -249,6 +278,10 @@ pub struct ListArgs {
     /// Continue a listing from the token the previous page printed.
     #[arg(long)]
     pub page_token: Option<String>,
+    /// What was true at this time (RFC 3339, e.g. 2024-05-08T13:56:00Z), as
+    /// known now; default: what is true now.
+    #[arg(long, value_parser = parse_time)]
+    pub valid_at: Option<SystemTime>,
 }
 
 #[derive(Debug, Args)]

@@ -160,13 +160,19 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             if let Some(request_id) = args.request_id {
                 request = request.request_id(request_id);
             }
+            if let Some(policy) = args.contradictions {
+                request = request.contradictions(policy.into());
+            }
             out.created(&engram.memory().create_memory(request).await?);
         }
         Command::Search(args) => {
-            let request = SearchMemories::new(scope, args.query)
+            let mut request = SearchMemories::new(scope, args.query)
                 .limit(args.limit)
                 .memory_types(args.types.into_iter().map(Into::into))
                 .tags(args.tags);
+            if let Some(valid_at) = args.valid_at {
+                request = request.valid_at(valid_at);
+            }
             out.hits(&engram.memory().search_memories(request).await?);
         }
         Command::Context(args) => {
@@ -179,6 +185,9 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             }
             if let Some(task_type) = args.task_type {
                 request = request.task_type(task_type);
+            }
+            if let Some(valid_at) = args.valid_at {
+                request = request.valid_at(valid_at);
             }
             out.context(&engram.memory().build_context(request).await?);
         }
@@ -196,6 +205,9 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
                 .page_size(args.page_size);
             if let Some(page_token) = args.page_token {
                 request = request.page_token(page_token);
+            }
+            if let Some(valid_at) = args.valid_at {
+                request = request.valid_at(valid_at);
             }
             out.memories(&engram.memory().list_memories(request).await?);
         }

@@ -108,6 +108,9 @@ impl Output {
             _ => "created",
         };
         say!(self, "{verb} {}", memory.id);
+        for id in &response.invalidated_memory_ids {
+            say!(self, "invalidated {id} (contradicted: no longer true)");
+        }
     }
 
     pub fn hits(&self, response: &proto::SearchMemoriesResponse) {

@@ -16,6 +16,8 @@ MemoryLevelName = Literal["global", "workspace", "conversation"]
 """A memory level by its short name, as the helpers take it."""
 ClassifyModeName = Literal["auto", "rules", "llm"]
 """A classifier by its short name, as the helpers take it."""
+ContradictionPolicyName = Literal["invalidate", "off"]
+"""What a write does to older memories it contradicts, as the helpers take it."""
 
 _T = TypeVar("_T")
 
@@ -31,6 +33,15 @@ def memory_level(value: MemoryLevelName | common_pb2.MemoryLevel.ValueType) -> c
     """``"workspace"`` -> ``MEMORY_LEVEL_WORKSPACE``; an enum value is kept as it is."""
     if isinstance(value, str):
         return common_pb2.MemoryLevel.Value("MEMORY_LEVEL_" + value.upper())
+    return value
+
+
+def contradiction_policy(
+    value: ContradictionPolicyName | memory_pb2.ContradictionPolicy.ValueType,
+) -> memory_pb2.ContradictionPolicy.ValueType:
+    """``"off"`` -> ``CONTRADICTION_POLICY_OFF``; an enum value is kept as it is."""
+    if isinstance(value, str):
+        return memory_pb2.ContradictionPolicy.Value("CONTRADICTION_POLICY_" + value.upper())
     return value
 
 

@@ -11,8 +11,11 @@ use crate::domain::policy::ClassifyMode;
 /// What a Remember answers: the decision, the memory it stored and the
 /// ones that memory superseded.
 pub use crate::domain::policy::Remembered;
-use crate::domain::{Actor, MemorySource, NewMemory, RequestKey, Scope, now_micros};
-use crate::engine::memories::{self, Supersede};
+use crate::domain::{
+    Actor, ContradictionPolicy, MemorySource, NewMemory, RequestKey, Scope, now_micros,
+};
+use crate::engine::contradictions::Contradictions;
+use crate::engine::memories;
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
 use crate::store::Store;
@@ -41,6 +44,8 @@ pub struct RememberRequest {
     /// A retry with this key gets the first answer, without classifying
     /// (or asking the model) again.
     pub request_key: Option<RequestKey>,
+    /// What its memory's contradictions do; `None`: the server's default.
+    pub contradictions: Option<ContradictionPolicy>,
 }
 
 /// The memory policy over a store: the rules, and the model and the
@@ -50,6 +55,8 @@ pub struct Policy {
     llm: Option<Arc<LlmClient>>,
     /// With an embedder: the labelled examples the rules consult.
     examples: Option<Arc<LabelledExamples>>,
+    /// What a remembered memory contradicts.
+    contradictions: Arc<Contradictions>,
 }
 
 impl Policy {
@@ -57,11 +64,13 @@ impl Policy {
         store: Arc<dyn Store>,
         llm: Option<Arc<LlmClient>>,
         examples: Option<Arc<LabelledExamples>>,
+        contradictions: Arc<Contradictions>,
     ) -> Self {
         Policy {
             store,
             llm,
             examples,
+            contradictions,
         }
     }
 
@@ -79,6 +88,7 @@ impl Policy {
             key_id,
             tags,
             request_key,
+            contradictions,
         } = request;
         let model = self.model(classify.mode)?;
         let namespace = &classify.scope.namespace;
@@ -116,22 +126,18 @@ impl Policy {
         // A fallback is not an answer worth pinning to the request id: a
         // retry after the model recovers should be classified again.
         let pinned = request_key.filter(|_| decided.source != DecisionSource::Fallback);
-        let supersede = match &memory {
+        let write = match memory {
             Some(memory) => {
-                supersede::superseded_by(&*self.store, memory, &screened.text, now).await?
+                let superseded =
+                    supersede::superseded_by(&*self.store, &memory, &screened.text, now).await?;
+                let policy = self.contradictions.policy(contradictions);
+                memories::plan(&self.contradictions, vec![memory], superseded, policy, now)
+                    .await?
+                    .pop()
             }
-            None => Supersede::default(),
+            None => None,
         };
-        memories::remember(
-            &*self.store,
-            namespace.clone(),
-            pinned,
-            decided,
-            memory,
-            supersede,
-            now,
-        )
-        .await
+        memories::remember(&*self.store, namespace.clone(), pinned, decided, write, now).await
     }
 
     /// The model that decides in `mode`: none for RULES, the configured one

@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 
 use super::lexicon::lexicon;
 use crate::domain::{ListQuery, MemoryFilter, MemoryOrder, MemoryType, Micros, NewMemory};
-use crate::engine::memories::Supersede;
+use crate::engine::contradictions::Contradiction;
+use crate::engine::memories::SUPERSEDED;
 use crate::error::Result;
 use crate::store::Store;
 
@@ -23,13 +24,13 @@ pub(super) async fn superseded_by(
     memory: &NewMemory,
     transcript: &str,
     now: Micros,
-) -> Result<Supersede> {
+) -> Result<Vec<Contradiction>> {
     let replaceable = matches!(
         memory.memory_type,
         MemoryType::Preference | MemoryType::Decision
     );
     if !replaceable || change_cue(transcript).is_none() {
-        return Ok(Supersede::default());
+        return Ok(Vec::new());
     }
     let query = ListQuery {
         scope: memory.scope.clone(),
@@ -43,7 +44,7 @@ pub(super) async fn superseded_by(
         after: None,
         max_bytes: None,
     };
-    let ids = store
+    Ok(store
         .list_memories(&query, now)
         .await?
         .into_iter()
@@ -52,12 +53,11 @@ pub(super) async fn superseded_by(
                 && old.content != memory.content
                 && same_subject(&memory.content, &old.content)
         })
-        .map(|old| old.id)
-        .collect();
-    Ok(Supersede {
-        scope: memory.scope.clone(),
-        ids,
-    })
+        .map(|old| Contradiction {
+            id: old.id,
+            reason: SUPERSEDED.to_owned(),
+        })
+        .collect())
 }
 
 /// The change cue of `text`, if it says something changed.

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use super::Engine;
 use crate::domain::{
-    Actor, Created, ListQuery, Memory, MemoryPatch, Micros, NewMemory, RequestKey, Revision, Scope,
+    Actor, ContradictionPolicy, Created, ListQuery, Memory, MemoryPatch, Micros, NewMemory,
+    RequestKey, Revision, Scope,
 };
 use crate::engine::context::{self, ContextBlock, ContextRequest};
 use crate::engine::memories;
@@ -14,21 +15,25 @@ use crate::engine::watch::{Watch, WatchRequest};
 use crate::error::{Error, Result};
 
 impl Engine {
-    /// Stores new memories of `namespace`: with a request id in a unit of
-    /// work of its own (to replay the first answer), else with whatever
-    /// other creates are waiting.
+    /// Stores new memories of `namespace`, each invalidating what it
+    /// contradicts under `contradictions` (`None`: the server's default):
+    /// with a request id in a unit of work of its own (to replay the first
+    /// answer), else with whatever other creates are waiting.
     pub async fn create_memories(
         &self,
         namespace: String,
         request: Option<RequestKey>,
         new: Vec<NewMemory>,
+        contradictions: Option<ContradictionPolicy>,
         now: Micros,
     ) -> Result<Vec<Created>> {
+        let policy = self.contradictions.policy(contradictions);
+        let writes = memories::plan(&self.contradictions, new, Vec::new(), policy, now).await?;
         match request {
             Some(request) => {
-                memories::create_with_request(&*self.store, namespace, request, new, now).await
+                memories::create_with_request(&*self.store, namespace, request, writes, now).await
             }
-            None => self.creates.create(self.store.clone(), new, now).await,
+            None => self.creates.create(self.store.clone(), writes, now).await,
         }
     }
 

@@ -13,6 +13,7 @@ mod memories;
 use std::sync::Arc;
 
 use crate::embed::Embedder;
+use crate::engine::contradictions::Contradictions;
 use crate::engine::create_batch::CreateBatch;
 use crate::engine::search::Retrieval;
 use crate::engine::watch::Wakeups;
@@ -25,6 +26,8 @@ pub struct Engine {
     retrieval: Arc<Retrieval>,
     /// The LLM consolidation asks, when one is configured.
     llm: Option<Arc<LlmClient>>,
+    /// What new memories contradict.
+    contradictions: Arc<Contradictions>,
     /// Creates without a request id, stored together.
     creates: Arc<CreateBatch>,
     /// Wakes WatchMemories watchers on changes of their namespace.
@@ -36,18 +39,21 @@ pub struct Engine {
 
 impl Engine {
     /// The engine over `store`, searching with `retrieval` and consolidating
-    /// with `llm` when one is configured. Starts following the store's
+    /// with `llm` when one is configured, finding contradictions with
+    /// `contradictions`. Starts following the store's
     /// change feed for watchers (so it runs in a Tokio runtime).
     pub fn new(
         store: Arc<dyn Store>,
         retrieval: Arc<Retrieval>,
         llm: Option<Arc<LlmClient>>,
+        contradictions: Arc<Contradictions>,
     ) -> Engine {
         Engine {
             wakeups: Wakeups::spawn(&store),
             store,
             retrieval,
             llm,
+            contradictions,
             creates: Arc::default(),
             database_id: tokio::sync::OnceCell::new(),
         }

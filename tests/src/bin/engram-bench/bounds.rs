@@ -80,7 +80,7 @@ pub async fn bounds(
             .batch_create_memories(proto::BatchCreateMemoriesRequest {
                 scope: Some(ns.clone()),
                 memories: batch,
-                request_id: String::new(),
+                ..Default::default()
             })
             .await?;
     }

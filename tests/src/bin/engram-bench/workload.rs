@@ -11,7 +11,7 @@ pub fn create_request(namespace: &proto::Scope, content: String) -> proto::Creat
     proto::CreateMemoryRequest {
         scope: Some(namespace.clone()),
         memory: Some(input(MemoryType::Fact, &content)),
-        request_id: String::new(),
+        ..Default::default()
     }
 }
 
@@ -53,7 +53,7 @@ pub async fn fill(
             .batch_create_memories(proto::BatchCreateMemoriesRequest {
                 scope: Some(namespace.clone()),
                 memories: batch,
-                request_id: String::new(),
+                ..Default::default()
             })
             .await?;
         stored += n;

@@ -18,10 +18,12 @@ from engram_client._sync.connection import Connection
 from engram_client._sync.services import LearningService, MemoryService, PolicyService
 from engram_client.messages import (
     ClassifyModeName,
+    ContradictionPolicyName,
     MemoryLevelName,
     MemoryTypeName,
     Replay,
     classify_mode,
+    contradiction_policy,
     memory_level,
     memory_type,
 )
@@ -125,13 +127,17 @@ class MemoryClient(MemoryService):
         confidence: float | None = None,
         level: MemoryLevelName | common_pb2.MemoryLevel.ValueType | None = None,
         request_id: str = "",
+        contradictions: ContradictionPolicyName | memory_pb2.ContradictionPolicy.ValueType | None = None,
     ) -> memory_pb2.CreateMemoryResponse:
         """Stores one memory of type `kind` (``"fact"``, ``"preference"``,
         ``"lesson"``, ``"decision"``, ``"event"`` or ``"note"``), or
         reinforces the identical one already stored (``result`` is then
         MERGED). Unset fields take the server's defaults (the level: the
         narrowest the scope allows). With a `request_id` it is retried after
-        UNAVAILABLE, and a repeat gets the first answer."""
+        UNAVAILABLE, and a repeat gets the first answer. Older memories of
+        the same owner it contradicts are invalidated (their ids in
+        ``invalidated_memory_ids``) unless `contradictions` is ``"off"``
+        (unset: the server's default)."""
         memory = memory_pb2.MemoryInput(
             memory_type=memory_type(kind),
             content=content,
@@ -142,7 +148,16 @@ class MemoryClient(MemoryService):
             confidence=confidence,
             level=memory_level(level) if level is not None else common_pb2.MEMORY_LEVEL_UNSPECIFIED,
         )
-        request = memory_pb2.CreateMemoryRequest(scope=scope, memory=memory, request_id=request_id)
+        request = memory_pb2.CreateMemoryRequest(
+            scope=scope,
+            memory=memory,
+            request_id=request_id,
+            contradictions=(
+                contradiction_policy(contradictions)
+                if contradictions is not None
+                else memory_pb2.CONTRADICTION_POLICY_UNSPECIFIED
+            ),
+        )
         return self.create_memory(request)
 
     def search(

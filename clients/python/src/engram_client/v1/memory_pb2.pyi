@@ -47,6 +47,49 @@ WRITE_RESULT_MERGED: WriteResult.ValueType  # 2
 """An identical memory existed; it was reinforced instead (seen_count + 1)."""
 Global___WriteResult: _TypeAlias = WriteResult  # noqa: Y015
 
+class _ContradictionPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ContradictionPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ContradictionPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CONTRADICTION_POLICY_UNSPECIFIED: _ContradictionPolicy.ValueType  # 0
+    """The server's default (`--contradictions`, itself INVALIDATE by default)."""
+    CONTRADICTION_POLICY_INVALIDATE: _ContradictionPolicy.ValueType  # 1
+    """The older memory is no longer true: its valid_to is set to the new one's
+    valid_from, invalidated_by names the new one and invalidation_reason
+    says what changed. It is kept (GetMemory, MemoryFilter.valid_at and
+    include_invalidated still read it) and its history records an
+    INVALIDATED revision. When the new memory is the older truth (an import
+    with an earlier occurred_at), the new one is invalidated by the old.
+    """
+    CONTRADICTION_POLICY_OFF: _ContradictionPolicy.ValueType  # 2
+    """Nothing is looked for: both stay valid."""
+
+class ContradictionPolicy(_ContradictionPolicy, metaclass=_ContradictionPolicyEnumTypeWrapper):
+    """What a write does when its memory contradicts an older one: says
+    otherwise about the same subject and single-valued attribute ("Alice works
+    at Acme", then "Alice joined Globex"; "the staging DB is on port 5433",
+    then "staging db -> port 6432"), as the rules read it. Only valid memories
+    of the writer's own owner scope (the same user, agent, project or session
+    as the new memory's level keeps, and the same level) are ever compared:
+    never another user's or agent's, never a shared one.
+    """
+
+CONTRADICTION_POLICY_UNSPECIFIED: ContradictionPolicy.ValueType  # 0
+"""The server's default (`--contradictions`, itself INVALIDATE by default)."""
+CONTRADICTION_POLICY_INVALIDATE: ContradictionPolicy.ValueType  # 1
+"""The older memory is no longer true: its valid_to is set to the new one's
+valid_from, invalidated_by names the new one and invalidation_reason
+says what changed. It is kept (GetMemory, MemoryFilter.valid_at and
+include_invalidated still read it) and its history records an
+INVALIDATED revision. When the new memory is the older truth (an import
+with an earlier occurred_at), the new one is invalidated by the old.
+"""
+CONTRADICTION_POLICY_OFF: ContradictionPolicy.ValueType  # 2
+"""Nothing is looked for: both stay valid."""
+Global___ContradictionPolicy: _TypeAlias = ContradictionPolicy  # noqa: Y015
+
 class _MemoryOrder:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -572,6 +615,7 @@ class CreateMemoryRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _builtins.int
     MEMORY_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    CONTRADICTIONS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Optional idempotency key, at most 128 characters, unique per namespace.
     A retry with the same key returns the first call's memory and result and
@@ -579,6 +623,8 @@ class CreateMemoryRequest(_message.Message):
     canonical protobuf encoding): the same key with a different request is
     ALREADY_EXISTS.
     """
+    contradictions: Global___ContradictionPolicy.ValueType
+    """What the memory's contradictions do. Unset: the server's default."""
     @_builtins.property
     def scope(self) -> _common_pb2.Scope:
         """Where to store it. Required namespace defaults to "default"."""
@@ -593,10 +639,11 @@ class CreateMemoryRequest(_message.Message):
         scope: _common_pb2.Scope | None = ...,
         memory: Global___MemoryInput | None = ...,
         request_id: _builtins.str = ...,
+        contradictions: Global___ContradictionPolicy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "scope", b"scope"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "request_id", b"request_id", "scope", b"scope"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contradictions", b"contradictions", "memory", b"memory", "request_id", b"request_id", "scope", b"scope"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -608,21 +655,29 @@ class CreateMemoryResponse(_message.Message):
 
     MEMORY_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    INVALIDATED_MEMORY_IDS_FIELD_NUMBER: _builtins.int
     result: Global___WriteResult.ValueType
     """CREATED or MERGED."""
     @_builtins.property
     def memory(self) -> Global___Memory:
         """The stored (or reinforced) memory."""
 
+    @_builtins.property
+    def invalidated_memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids of the older memories this one made no longer true (see
+        ContradictionPolicy), invalidated in the same transaction.
+        """
+
     def __init__(
         self,
         *,
         memory: Global___Memory | None = ...,
         result: Global___WriteResult.ValueType = ...,
+        invalidated_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invalidated_memory_ids", b"invalidated_memory_ids", "memory", b"memory", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -635,15 +690,21 @@ class BatchCreateMemoriesRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _builtins.int
     MEMORIES_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    CONTRADICTIONS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Optional idempotency key for the whole batch (see CreateMemoryRequest)."""
+    contradictions: Global___ContradictionPolicy.ValueType
+    """What the items' contradictions do. Unset: the server's default."""
     @_builtins.property
     def scope(self) -> _common_pb2.Scope:
         """The scope shared by every item."""
 
     @_builtins.property
     def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___MemoryInput]:
-        """1 to 500 memories. Identical items inside one batch merge into one memory."""
+        """1 to 500 memories. Identical items inside one batch merge into one
+        memory; an item contradicting an earlier item of the batch (of the same
+        level) invalidates it like a stored memory.
+        """
 
     def __init__(
         self,
@@ -651,10 +712,11 @@ class BatchCreateMemoriesRequest(_message.Message):
         scope: _common_pb2.Scope | None = ...,
         memories: _abc.Iterable[Global___MemoryInput] | None = ...,
         request_id: _builtins.str = ...,
+        contradictions: Global___ContradictionPolicy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["memories", b"memories", "request_id", b"request_id", "scope", b"scope"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contradictions", b"contradictions", "memories", b"memories", "request_id", b"request_id", "scope", b"scope"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -258,6 +258,7 @@ class RememberRequest(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TAGS_FIELD_NUMBER: _builtins.int
+    CONTRADICTIONS_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """Optional task family the transcript belongs to, at most 128 characters;
     echoed in the decision's and the memory's metadata.
@@ -270,6 +271,11 @@ class RememberRequest(_message.Message):
     """Optional idempotency key, at most 128 characters, unique per namespace.
     A retry with the same key returns the first call's response, without
     classifying again.
+    """
+    contradictions: _memory_pb2.ContradictionPolicy.ValueType
+    """What the stored memory's contradictions do (see ContradictionPolicy).
+    Unset: the server's default. A changed preference or decision the
+    transcript says replaces an older one is superseded whatever this says.
     """
     @_builtins.property
     def scope(self) -> _common_pb2.Scope:
@@ -288,10 +294,11 @@ class RememberRequest(_message.Message):
         mode: Global___ClassifyMode.ValueType = ...,
         request_id: _builtins.str = ...,
         tags: _abc.Iterable[_builtins.str] | None = ...,
+        contradictions: _memory_pb2.ContradictionPolicy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "request_id", b"request_id", "scope", b"scope", "tags", b"tags", "task_id", b"task_id", "transcript", b"transcript"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contradictions", b"contradictions", "mode", b"mode", "request_id", b"request_id", "scope", b"scope", "tags", b"tags", "task_id", b"task_id", "transcript", b"transcript"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -324,8 +331,9 @@ class RememberResponse(_message.Message):
         """The ids of the memories this one replaces: stored earlier where the new
         memory is, of the same type (PREFERENCE or DECISION) and subject, when
         the transcript says it changed ("no longer", "instead", "switch back
-        to", "we reverted …"). Each is invalidated in the same transaction —
-        its valid_to set to now and invalidated_by naming the new memory, so
+        to", "we reverted …"), and those it contradicts (see
+        ContradictionPolicy). Each is invalidated in the same transaction —
+        its valid_to set to the new memory's valid_from and invalidated_by naming the new memory, so
         search, lists and context no longer show it unless asked for what was
         true then (MemoryFilter.valid_at) — and is kept, with its history
         (ListMemoryRevisions: an INVALIDATED revision). GetMemory still reads it.

@@ -250,7 +250,7 @@ async fn store_turns(
             .batch_create_memories(proto::BatchCreateMemoriesRequest {
                 scope: Some(scope),
                 memories,
-                request_id: String::new(),
+                ..Default::default()
             })
             .await?
             .results;

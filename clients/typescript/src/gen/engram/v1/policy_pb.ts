@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { MemoryLevel, MemoryType, Scope } from "./common_pb.js";
 import { file_engram_v1_common } from "./common_pb.js";
-import type { Memory, WriteResult } from "./memory_pb.js";
+import type { ContradictionPolicy, Memory, WriteResult } from "./memory_pb.js";
 import { file_engram_v1_memory } from "./memory_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/v1/policy.proto.
  */
 export const file_engram_v1_policy: GenFile = /*@__PURE__*/
-  fileDesc("ChZlbmdyYW0vdjEvcG9saWN5LnByb3RvEgllbmdyYW0udjEixQIKDk1lbW9yeURlY2lzaW9uEhQKDHNob3VsZF9zdG9yZRgBIAEoCBIqCgttZW1vcnlfdHlwZRgCIAEoDjIVLmVuZ3JhbS52MS5NZW1vcnlUeXBlEg8KB3N1bW1hcnkYAyABKAkSEgoKaW1wb3J0YW5jZRgEIAEoARIlCgVsZXZlbBgFIAEoDjIWLmVuZ3JhbS52MS5NZW1vcnlMZXZlbBI5CghtZXRhZGF0YRgGIAMoCzInLmVuZ3JhbS52MS5NZW1vcnlEZWNpc2lvbi5NZXRhZGF0YUVudHJ5EikKBnNvdXJjZRgHIAEoDjIZLmVuZ3JhbS52MS5EZWNpc2lvblNvdXJjZRIOCgZyZWFzb24YCCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn4KD0NsYXNzaWZ5UmVxdWVzdBIfCgVzY29wZRgBIAEoCzIQLmVuZ3JhbS52MS5TY29wZRIPCgd0YXNrX2lkGAIgASgJEhIKCnRyYW5zY3JpcHQYAyABKAkSJQoEbW9kZRgEIAEoDjIXLmVuZ3JhbS52MS5DbGFzc2lmeU1vZGUiPwoQQ2xhc3NpZnlSZXNwb25zZRIrCghkZWNpc2lvbhgBIAEoCzIZLmVuZ3JhbS52MS5NZW1vcnlEZWNpc2lvbiKgAQoPUmVtZW1iZXJSZXF1ZXN0Eh8KBXNjb3BlGAEgASgLMhAuZW5ncmFtLnYxLlNjb3BlEg8KB3Rhc2tfaWQYAiABKAkSEgoKdHJhbnNjcmlwdBgDIAEoCRIlCgRtb2RlGAQgASgOMhcuZW5ncmFtLnYxLkNsYXNzaWZ5TW9kZRISCgpyZXF1ZXN0X2lkGAUgASgJEgwKBHRhZ3MYBiADKAkiqQEKEFJlbWVtYmVyUmVzcG9uc2USKwoIZGVjaXNpb24YASABKAsyGS5lbmdyYW0udjEuTWVtb3J5RGVjaXNpb24SIQoGbWVtb3J5GAIgASgLMhEuZW5ncmFtLnYxLk1lbW9yeRImCgZyZXN1bHQYAyABKA4yFi5lbmdyYW0udjEuV3JpdGVSZXN1bHQSHQoVc3VwZXJzZWRlZF9tZW1vcnlfaWRzGAQgAygJKnUKDENsYXNzaWZ5TW9kZRIdChlDTEFTU0lGWV9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSQ0xBU1NJRllfTU9ERV9BVVRPEAESFwoTQ0xBU1NJRllfTU9ERV9SVUxFUxACEhUKEUNMQVNTSUZZX01PREVfTExNEAMqgwEKDkRlY2lzaW9uU291cmNlEh8KG0RFQ0lTSU9OX1NPVVJDRV9VTlNQRUNJRklFRBAAEhkKFURFQ0lTSU9OX1NPVVJDRV9SVUxFUxABEhcKE0RFQ0lTSU9OX1NPVVJDRV9MTE0QAhIcChhERUNJU0lPTl9TT1VSQ0VfRkFMTEJBQ0sQAzKZAQoNUG9saWN5U2VydmljZRJDCghDbGFzc2lmeRIaLmVuZ3JhbS52MS5DbGFzc2lmeVJlcXVlc3QaGy5lbmdyYW0udjEuQ2xhc3NpZnlSZXNwb25zZRJDCghSZW1lbWJlchIaLmVuZ3JhbS52MS5SZW1lbWJlclJlcXVlc3QaGy5lbmdyYW0udjEuUmVtZW1iZXJSZXNwb25zZWIGcHJvdG8z", [file_engram_v1_common, file_engram_v1_memory]);
+  fileDesc("ChZlbmdyYW0vdjEvcG9saWN5LnByb3RvEgllbmdyYW0udjEixQIKDk1lbW9yeURlY2lzaW9uEhQKDHNob3VsZF9zdG9yZRgBIAEoCBIqCgttZW1vcnlfdHlwZRgCIAEoDjIVLmVuZ3JhbS52MS5NZW1vcnlUeXBlEg8KB3N1bW1hcnkYAyABKAkSEgoKaW1wb3J0YW5jZRgEIAEoARIlCgVsZXZlbBgFIAEoDjIWLmVuZ3JhbS52MS5NZW1vcnlMZXZlbBI5CghtZXRhZGF0YRgGIAMoCzInLmVuZ3JhbS52MS5NZW1vcnlEZWNpc2lvbi5NZXRhZGF0YUVudHJ5EikKBnNvdXJjZRgHIAEoDjIZLmVuZ3JhbS52MS5EZWNpc2lvblNvdXJjZRIOCgZyZWFzb24YCCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn4KD0NsYXNzaWZ5UmVxdWVzdBIfCgVzY29wZRgBIAEoCzIQLmVuZ3JhbS52MS5TY29wZRIPCgd0YXNrX2lkGAIgASgJEhIKCnRyYW5zY3JpcHQYAyABKAkSJQoEbW9kZRgEIAEoDjIXLmVuZ3JhbS52MS5DbGFzc2lmeU1vZGUiPwoQQ2xhc3NpZnlSZXNwb25zZRIrCghkZWNpc2lvbhgBIAEoCzIZLmVuZ3JhbS52MS5NZW1vcnlEZWNpc2lvbiLYAQoPUmVtZW1iZXJSZXF1ZXN0Eh8KBXNjb3BlGAEgASgLMhAuZW5ncmFtLnYxLlNjb3BlEg8KB3Rhc2tfaWQYAiABKAkSEgoKdHJhbnNjcmlwdBgDIAEoCRIlCgRtb2RlGAQgASgOMhcuZW5ncmFtLnYxLkNsYXNzaWZ5TW9kZRISCgpyZXF1ZXN0X2lkGAUgASgJEgwKBHRhZ3MYBiADKAkSNgoOY29udHJhZGljdGlvbnMYByABKA4yHi5lbmdyYW0udjEuQ29udHJhZGljdGlvblBvbGljeSKpAQoQUmVtZW1iZXJSZXNwb25zZRIrCghkZWNpc2lvbhgBIAEoCzIZLmVuZ3JhbS52MS5NZW1vcnlEZWNpc2lvbhIhCgZtZW1vcnkYAiABKAsyES5lbmdyYW0udjEuTWVtb3J5EiYKBnJlc3VsdBgDIAEoDjIWLmVuZ3JhbS52MS5Xcml0ZVJlc3VsdBIdChVzdXBlcnNlZGVkX21lbW9yeV9pZHMYBCADKAkqdQoMQ2xhc3NpZnlNb2RlEh0KGUNMQVNTSUZZX01PREVfVU5TUEVDSUZJRUQQABIWChJDTEFTU0lGWV9NT0RFX0FVVE8QARIXChNDTEFTU0lGWV9NT0RFX1JVTEVTEAISFQoRQ0xBU1NJRllfTU9ERV9MTE0QAyqDAQoORGVjaXNpb25Tb3VyY2USHwobREVDSVNJT05fU09VUkNFX1VOU1BFQ0lGSUVEEAASGQoVREVDSVNJT05fU09VUkNFX1JVTEVTEAESFwoTREVDSVNJT05fU09VUkNFX0xMTRACEhwKGERFQ0lTSU9OX1NPVVJDRV9GQUxMQkFDSxADMpkBCg1Qb2xpY3lTZXJ2aWNlEkMKCENsYXNzaWZ5EhouZW5ncmFtLnYxLkNsYXNzaWZ5UmVxdWVzdBobLmVuZ3JhbS52MS5DbGFzc2lmeVJlc3BvbnNlEkMKCFJlbWVtYmVyEhouZW5ncmFtLnYxLlJlbWVtYmVyUmVxdWVzdBobLmVuZ3JhbS52MS5SZW1lbWJlclJlc3BvbnNlYgZwcm90bzM", [file_engram_v1_common, file_engram_v1_memory]);
 
 /**
  * Whether and how to remember a transcript.
@@ -213,6 +213,15 @@ export type RememberRequest = Message<"engram.v1.RememberRequest"> & {
    * @generated from field: repeated string tags = 6;
    */
   tags: string[];
+
+  /**
+   * What the stored memory's contradictions do (see ContradictionPolicy).
+   * Unset: the server's default. A changed preference or decision the
+   * transcript says replaces an older one is superseded whatever this says.
+   *
+   * @generated from field: engram.v1.ContradictionPolicy contradictions = 7;
+   */
+  contradictions: ContradictionPolicy;
 };
 
 /**
@@ -254,8 +263,9 @@ export type RememberResponse = Message<"engram.v1.RememberResponse"> & {
    * The ids of the memories this one replaces: stored earlier where the new
    * memory is, of the same type (PREFERENCE or DECISION) and subject, when
    * the transcript says it changed ("no longer", "instead", "switch back
-   * to", "we reverted …"). Each is invalidated in the same transaction —
-   * its valid_to set to now and invalidated_by naming the new memory, so
+   * to", "we reverted …"), and those it contradicts (see
+   * ContradictionPolicy). Each is invalidated in the same transaction —
+   * its valid_to set to the new memory's valid_from and invalidated_by naming the new memory, so
    * search, lists and context no longer show it unless asked for what was
    * true then (MemoryFilter.valid_at) — and is kept, with its history
    * (ListMemoryRevisions: an INVALIDATED revision). GetMemory still reads it.

@@ -1,0 +1,426 @@
+//! What a memory claims, by rules: (subject, attribute, value) for the
+//! attributes a thing has one value of at a time — where someone works and
+//! lives, the port, host or version a service is on, who owns or leads
+//! something, a deadline, a status, a preference of one thing over
+//! another, the tool used for a role. Patterns for English, Spanish,
+//! German, French and Portuguese; a sentence matching none claims nothing,
+//! so it never contradicts anything.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::words::{OWNER, capitalised, fold, folded, raw_words};
+use crate::engine::text::sentences;
+
+/// One thing a memory says: `subject`'s `attribute` is `value` (or, when
+/// `negated`, is no longer `value`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// What the attribute is, with what it is of when that is part of it
+    /// ("version of postgres", "tool for ci").
+    pub attribute: String,
+    /// The folded words naming whose attribute it is; [`OWNER`] for the
+    /// writer.
+    pub subject: BTreeSet<String>,
+    /// The subject's words written as names (the ones another mention may
+    /// leave out: "Alice" for "Alice Chen").
+    pub names: BTreeSet<String>,
+    /// The folded words of the value.
+    pub value: BTreeSet<String>,
+    /// The value as written.
+    pub value_text: String,
+    /// Values the memory says lost out ("X over Y": Y).
+    pub rejected: BTreeSet<String>,
+    /// "no longer", "left", "stopped": the value is no longer the subject's.
+    pub negated: bool,
+}
+
+/// How a rule's value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Value {
+    /// Words up to the end of the phrase, the first written as a name.
+    Name,
+    /// Words up to the end of the phrase.
+    Phrase,
+    /// The number the pattern captured.
+    Number,
+}
+
+/// A pattern for one attribute: `v` captures the value; `s` (when
+/// present) the subject, else the subject is what comes before the match;
+/// `k` (when present) what the attribute is of.
+struct Rule {
+    attribute: &'static str,
+    value: Value,
+    pattern: Regex,
+}
+
+/// The words that end a value phrase.
+const VALUE_ENDS: &str = "as since in on at from because and but after before when with for
+starting effective until now last next this every via to by which who where if so then while
+because, during instead rather than over del desde como porque y pero durante ahora seit als und
+aber weil ab jetzt während depuis comme et mais parce pendant maintenant desde como e mas porque
+durante agora também also too";
+
+static VALUE_END_SET: LazyLock<BTreeSet<&'static str>> =
+    LazyLock::new(|| VALUE_ENDS.split_whitespace().collect());
+
+/// Words before a value that make it generic rather than a name.
+const DETERMINERS: [&str; 22] = [
+    "a", "an", "some", "another", "un", "una", "unos", "ein", "eine", "einem", "einer", "une",
+    "des", "um", "uma", "home", "remote", "remotely", "night", "nights", "weekends", "lunch",
+];
+
+/// A clause adds a value rather than replacing one.
+static ADDITIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(also|too|as well|additionally|in addition|another|both|además|también|auch|zusätzlich|ebenfalls|aussi|également|en plus|também)\b",
+    )
+    .expect("additive pattern")
+});
+
+/// A clause says its value no longer holds.
+static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(no longer|not anymore|any more|anymore|stopped|quit|left|ya no|dejó de|nicht mehr|n'est plus|ne travaille plus|n'habite plus|não \S+ mais|deixou de|não mais)\b",
+    )
+    .expect("negation pattern")
+});
+
+/// Where a clause ends inside a sentence.
+static CLAUSE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)[,;:()\[\]]|\s[-–—]\s|\s(and|but|so|while|whereas|y|pero|und|aber|et|mais|e|mas)\s",
+    )
+    .expect("clause pattern")
+});
+
+/// Words that end a subject read from before its verb.
+const SUBJECT_ENDS: &str = "left quit has have had is was are were will would just then moved
+switched changed got became decided started stopped officially finally recently now currently
+joined joins works work lives live uses use used runs run who that which ha han hat haben ist war
+a ont est a tem foi dejó deixou verließ quitté";
+
+static SUBJECT_END_SET: LazyLock<BTreeSet<&'static str>> =
+    LazyLock::new(|| SUBJECT_ENDS.split_whitespace().collect());
+
+/// The value phrase's first words, up to the first word that ends it
+/// (at most six).
+const NAME: &str = r"(?P<v>[^\s,.;:!?()]+(?:\s+[^\s,.;:!?()]+){0,5})";
+/// A port number.
+const PORT: &str = r"(?P<v>\d{2,5})\b";
+
+fn rules() -> Vec<Rule> {
+    let linking = r"\s*(?:(?:is|are|was|will be|is now|now is|now|has been|became|changed to|moved to|set to|is set to|got moved to|(?:was\s+|has been\s+|got\s+)?(?:slipped|pushed|moved|postponed|delayed|changed|raised|lowered|increased|reduced|bumped|cut|extended|adjusted|updated|set)\s+to|es|está|será|ahora es|pasa a ser|ist|liegt bei|beträgt|wird|est|sera|passe à|é|passou para|mudou para)\b|=|:|->|→)\s*(?:(?:now|ahora|jetzt|maintenant|agora)\s+)?";
+    let nouns = r"(?P<k>deadline|due date|release date|launch date|go-live date|go-live|cutoff|owner|manager|team lead|tech lead|lead|point of contact|contact|email|e-mail|email address|phone number|phone|mobile|address|price|pricing|plan|tier|region|host|hostname|timezone|time zone|default branch|main branch|budget|status|title|job title|role|url|endpoint|base url|capital|salary|rate limit|timeout|limit|quota|headcount|headquarters|hq|desk|office|on-call|oncall|primary|favou?rite \w+|fecha límite|plazo|responsable|dueño|correo|teléfono|dirección|precio|plan|región|estado|frist|abgabetermin|verantwortliche[rn]?|telefonnummer|adresse|preis|tarif|date limite|échéance|téléphone|prix|forfait|région|statut|prazo|responsável|telefone|endereço|preço|plano|região)";
+    let port = r"(?:port|puerto|porta)";
+    let table: Vec<(&'static str, Value, String)> = vec![
+        // Where someone works.
+        ("employer", Value::Name, format!(r"\b(?:works?|working|worked|is working)\s+(?:now\s+)?(?:at|for)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:is|was)\s+(?:now\s+)?employed\s+(?:at|by)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:joined|joins|has joined|is joining|hired by|was hired by|got hired by|signed with)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:left|quit)\s+\S+(?:\s+\S+)?\s+(?:for|to join)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:trabaja|trabajaba)\s+(?:ahora\s+)?(?:en|para)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\bse\s+(?:unió|incorporó|pasó)\s+a\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\barbeitet\s+(?:jetzt\s+|nun\s+|seit\s+\S+\s+)?(?:bei|für)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:ist|wechselte)\s+(?:jetzt\s+|nun\s+)?(?:zu|bei)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\btravaille\s+(?:maintenant\s+|désormais\s+)?(?:chez|pour)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\ba\s+rejoint\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\btrabalha\s+(?:agora\s+)?(?:na|no|em|para\s+a|para\s+o|para)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:entrou|foi)\s+(?:na|no|para\s+a|para\s+o)\s+{NAME}")),
+        // Where someone lives.
+        ("residence", Value::Name, format!(r"\b(?:lives|living|lived|is living)\s+(?:now\s+)?in\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:is|are)\s+(?:now\s+)?based\s+(?:in|out of)\s+{NAME}")),
+        ("headquarters", Value::Name, format!(r"\bmoved\s+(?:its|their|the)\s+(?:hq|headquarters|head office|offices?)\s+to\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:resides|moved|relocated|has moved|has relocated|is moving|is relocating)\s+(?:back\s+)?(?:in|to)\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:vive|reside)\s+(?:ahora\s+)?en\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\bse\s+(?:mudó|trasladó|muda)\s+a\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:wohnt|lebt)\s+(?:jetzt\s+|nun\s+|seit\s+\S+\s+)?in\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:zog|zieht|ist)\s+(?:jetzt\s+)?nach\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:habite|vit)\s+(?:maintenant\s+|désormais\s+)?(?:à|a|en|au)\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:a\s+déménagé|s'est\s+installée?|déménage)\s+(?:à|a|en|au)\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:mora|vive)\s+(?:agora\s+)?(?:em|no|na)\s+{NAME}")),
+        ("residence", Value::Name, format!(r"\b(?:se\s+)?mudou(?:-se)?\s+para\s+{NAME}")),
+        // The port a service is on.
+        ("port", Value::Number, format!(r"\b{port}\s*(?:number\s*)?(?:is\s+|=\s*|:\s*|to\s+|now\s+|es\s+|ist\s+|est\s+|é\s+)?(?:now\s+|el\s+|la\s+|a\s+)?{PORT}")),
+        ("port", Value::Number, format!(r"\b(?:listens|listening|runs|running|served|serves|is|are|moved|now|lives|escucha|läuft|écoute|roda|está|jetzt|ahora|maintenant|agora)\s+(?:now\s+)?(?:on|at|to|en|auf|sur|na)\s+(?:port\s+)?{PORT}")),
+        ("port", Value::Number, format!(r"(?:->|→)\s*(?:{port}\s*)?{PORT}")),
+        // Which version of a tool is used.
+        ("version of", Value::Number, r"\b(?:uses?|using|runs?|running|on|upgraded\s+to|pinned\s+to|moved\s+to|bumped\s+to|is\s+on|now\s+on|usa|usamos|nutzt|nutzen|verwendet|utilise|utilisons|usa)\s+(?P<k>[a-z][a-z0-9+#-]*)\s+(?:version\s+|v)?(?P<v>\d+(?:\.\d+){0,3})\b".to_owned()),
+        ("version of", Value::Number, r"\b(?:upgraded|bumped|moved|pinned|migrated|downgraded)\s+(?P<k>[a-z][a-z0-9+#-]*)\s+(?:from\s+\S+\s+)?to\s+(?:version\s+|v)?(?P<v>\d+(?:\.\d+){0,3})\b".to_owned()),
+        ("version of", Value::Number, r"\b(?P<k>[a-z][a-z0-9+#-]*)\s+version\s+(?:is\s+|=\s*|:\s*|is now\s+)?v?(?P<v>\d+(?:\.\d+){0,3})\b".to_owned()),
+        // An attribute named by a noun: "the deadline is Friday".
+        ("", Value::Phrase, format!(r"\b{nouns}\b\s*(?:(?:of|for|de|von|für|du|da|do)\s+(?P<s>[^,.;:!?]+?)\s*)?{linking}{NAME}")),
+        // Who owns, leads or manages something.
+        ("owner", Value::Name, format!(r"\b(?:is\s+|are\s+)?(?:owned|led|run|maintained|managed|headed)\s+by\s+{NAME}")),
+        ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|became)\s+(?:now\s+)?(?:the\s+)?(?:new\s+)?(?:head|lead|owner|leader)\s+(?:of|for)\s+(?P<s>[^,.;:!?]+)".to_owned()),
+        ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+took\s+over\s+as\s+(?:the\s+)?(?P<s>[^,.;:!?]+?)\s+(?:lead|head|owner)\b".to_owned()),
+        ("assignee", Value::Name, format!(r"\b(?:is\s+|was\s+|got\s+)?(?:re)?assigned\s+to\s+{NAME}")),
+        ("reviewer", Value::Name, format!(r"\b(?:a\s+)?review(?:ed)?\s+(?:from|by)\s+{NAME}")),
+        ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>[$€£]?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
+        ("plan", Value::Phrase, r"\b(?:is|are)\s+(?:now\s+)?on\s+(?:the\s+|a\s+)?(?P<v>[\w-]+)\s+(?P<k>plan|tier|support|contract|license|licence|subscription)\b".to_owned()),
+        ("plan", Value::Name, r"\b(?:upgraded|downgraded)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)(?:\s+(?:plan|tier))?(?:\s|$|[,.;])".to_owned()),
+        ("plan", Value::Name, r"\b(?:switched|moved)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)\s+(?:plan|tier)\b".to_owned()),
+        ("headquarters", Value::Name, format!(r"\b(?:headquarters|hq|head office)\s+(?:is|are)\s+(?:now\s+)?(?:in|at)\s+{NAME}")),
+        ("title", Value::Phrase, r"\b(?:is|became|was promoted to|got promoted to|promoted to|ist|es|est|é)\s+(?:now\s+)?(?:a\s+|an\s+|the\s+)?(?P<v>(?:[\w-]+\s+){0,3}(?:engineer|manager|director|designer|developer|analyst|scientist|architect|intern|vp|cto|ceo|cfo|coo|head of [\w ]+|product manager))\b".to_owned()),
+        ("manager", Value::Name, format!(r"\breports?\s+(?:directly\s+)?to\s+{NAME}")),
+        ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:now\s+)?(?:owns|leads|took over|is leading|is the owner of|is responsible for|runs|manages)\s+(?P<s>[^,.;:!?]+)".to_owned()),
+        ("on-call", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|will be)\s+(?:now\s+)?(?:the\s+)?on[- ]?call\b".to_owned()),
+        // A status.
+        ("status", Value::Phrase, r"\b(?:is|are|was|now|está|están|ist|sind|est|sont|estão)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+)?(?P<v>blocked|done|complete|completed|finished|in progress|on hold|paused|live|deprecated|cancell?ed|shipped|delayed|merged|resolved|approved|rejected|pending|active|inactive|green|red|bloquead[oa]s?|terminad[oa]s?|en pausa|cancelad[oa]s?|blockiert|fertig|erledigt|abgeschlossen|pausiert|bloquée?s?|terminée?s?|en pause|annulée?s?|concluíd[oa]s?|pausad[oa]s?)\b".to_owned()),
+        // What is due when.
+        ("deadline", Value::Phrase, format!(r"\b(?:is|are)\s+(?:now\s+)?due\s+(?:on\s+|by\s+)?{NAME}")),
+        ("deadline", Value::Phrase, format!(r"\b(?:vence|termina|ist fällig|fällig|est due|vence)\s+(?:el\s+|am\s+|le\s+|em\s+|no\s+|na\s+)?{NAME}")),
+        // When something happens.
+        ("time", Value::Phrase, r"\b(?:is|are|starts|start|begins|now|moved|changed|happens|es|ist|est|é)\s+(?:now\s+)?(?:at|to|a las|um|à|às)\s+(?P<v>\d{1,2}(?:[:h.]\d{2})?\s*(?:am|pm|h|uhr)?)(?:\s|$|[,.;])".to_owned()),
+        ("day", Value::Phrase, r"\b(?:is|are|happens|happen|moved|changed|now|runs?|es|ist|est|é)\s+(?:now\s+)?(?:to\s+|on\s+)?(?P<v>mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b".to_owned()),
+        // A preference, "X over Y".
+        ("preference", Value::Phrase, r"\b(?:prefers?|preferred|prefer|likes|loves|would rather(?: use| have)?|prefiero|prefiere|prefieren|bevorzuge|bevorzugt|bevorzugen|préfère|préfèrent|prefiro|prefere|preferem)\s+(?P<v>[^,.;:!?]+?)(?:\s+(?:over|to|instead of|rather than|en lugar de|a|statt|anstatt|gegenüber|plutôt que|à|em vez de|ao invés de)\s+(?P<o>[^,.;:!?]+))?\s*(?:$|[,.;:!?])".to_owned()),
+        // The tool used for a role: "we use Jenkins for CI".
+        ("tool for", Value::Name, r"\b(?:use|uses|using|run|runs|usamos|usan|nutzen|verwenden|utilisons|utilisent|usamos)\s+(?P<v>[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,2}?)\s+(?:for|para|für|pour)\s+(?:the\s+|our\s+|el\s+|la\s+|den\s+|die\s+|das\s+|le\s+|la\s+|o\s+|a\s+)?(?P<k>[^,.;:!?]+?)\s*(?:$|[,.;:!?])".to_owned()),
+        ("tool for", Value::Name, r"\b(?:switched|moved|migrated|changed|replaced)\s+(?:our\s+|the\s+)?(?P<k>[^,.;:!?]+?)\s+(?:from\s+[^,.;:!?]+?\s+)?(?:to|over to|with)\s+(?P<v>[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,2})".to_owned()),
+    ];
+    table
+        .into_iter()
+        .map(|(attribute, value, pattern)| Rule {
+            attribute,
+            value,
+            pattern: Regex::new(&format!("(?i){pattern}")).expect("claim pattern"),
+        })
+        .collect()
+}
+
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(rules);
+
+/// The claims of `text`, sentence by sentence.
+pub fn claims(text: &str) -> Vec<Claim> {
+    let mut claims = Vec::new();
+    for sentence in text.lines().flat_map(sentences) {
+        let additive = ADDITIVE.is_match(sentence);
+        for rule in RULES.iter() {
+            for caps in rule.pattern.captures_iter(sentence) {
+                let Some(v) = caps.name("v") else { continue };
+                if additive {
+                    continue;
+                }
+                let whole = caps.get(0).expect("a match");
+                let Some(value_text) = value_phrase(&sentence[v.start()..], rule.value) else {
+                    continue;
+                };
+                if former(sentence, v.start()) {
+                    continue;
+                }
+                let attribute = match (rule.attribute, caps.name("k")) {
+                    ("", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
+                    ("plan", _) => "plan".to_owned(),
+                    (attribute, Some(k)) => format!("{attribute} {}", key(k.as_str())),
+                    (attribute, None) => attribute.to_owned(),
+                };
+                let before = subject_before(&sentence[..whole.start()]);
+                let subject_text = match (caps.name("s"), rule.attribute) {
+                    // "primary on-call for the data platform": both.
+                    (Some(s), "") => format!("{before} {}", s.as_str()),
+                    (Some(s), _) => s.as_str().to_owned(),
+                    (None, _) => before.to_owned(),
+                };
+                let subject_text = subject_text.as_str();
+                let mut subject: BTreeSet<String> = folded(subject_text);
+                if subject.is_empty() {
+                    subject.insert(OWNER.to_owned());
+                }
+                let names = raw_words(subject_text)
+                    .filter(|w| capitalised(w))
+                    .filter_map(fold)
+                    .collect();
+                let rejected = caps
+                    .name("o")
+                    .map(|o| folded(o.as_str()))
+                    .unwrap_or_default();
+                let value = folded(&value_text);
+                if value.is_empty() {
+                    continue;
+                }
+                let claim = Claim {
+                    attribute,
+                    subject,
+                    names,
+                    value,
+                    value_text,
+                    rejected,
+                    negated: NEGATION
+                        .is_match(last_clause(&sentence[..whole.start().max(v.start())])),
+                };
+                if !claims.contains(&claim) {
+                    claims.push(claim);
+                }
+            }
+        }
+    }
+    claims
+}
+
+/// One name for the nouns that name the same attribute.
+fn canonical(noun: &str) -> &str {
+    match noun {
+        "lead" | "team lead" | "tech lead" | "owner" | "head" | "responsable" | "dueño"
+        | "responsável" => "owner",
+        "hq" | "headquarters" => "headquarters",
+        "price" | "pricing" | "precio" | "preis" | "prix" | "preço" => "price",
+        "deadline" | "due date" | "cutoff" | "fecha límite" | "plazo" | "frist"
+        | "abgabetermin" | "date limite" | "échéance" | "prazo" => "deadline",
+        "plan" | "tier" | "plano" | "forfait" | "tarif" => "plan",
+        "email" | "e-mail" | "email address" | "correo" => "email",
+        "phone" | "phone number" | "mobile" | "teléfono" | "telefonnummer" | "téléphone"
+        | "telefone" => "phone",
+        "address" | "dirección" | "adresse" | "endereço" => "address",
+        "region" | "región" | "região" => "region",
+        "status" | "estado" | "statut" => "status",
+        "title" | "job title" => "title",
+        "oncall" | "on-call" => "on-call",
+        other => other,
+    }
+}
+
+/// The last clause of `text`.
+fn last_clause(text: &str) -> &str {
+    CLAUSE_BREAK.split(text).last().unwrap_or(text)
+}
+
+/// What an attribute is of, folded ("PostgreSQL" and "pg" are "postgres").
+fn key(text: &str) -> String {
+    let words: Vec<String> = raw_words(text).filter_map(fold).collect();
+    words.join(" ")
+}
+
+/// Whether the value at `at` is the one a change came from ("from 5433
+/// to 6432": 5433).
+fn former(sentence: &str, at: usize) -> bool {
+    let before = sentence[..at].trim_end().to_lowercase();
+    let last_words: Vec<&str> = before.split_whitespace().rev().take(3).collect();
+    last_words
+        .first()
+        .is_some_and(|w| ["from", "de", "von", "desde", "du"].contains(w))
+        || (last_words
+            .get(1)
+            .is_some_and(|w| ["from", "von", "desde"].contains(w))
+            && last_words
+                .first()
+                .is_some_and(|w| ["port", "version", "v"].contains(w)))
+}
+
+/// The value phrase at the start of `text` as `kind` reads it.
+fn value_phrase(text: &str, kind: Value) -> Option<String> {
+    let mut words = Vec::new();
+    for (i, raw) in text.split_whitespace().enumerate() {
+        let word = raw.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
+        let lower = word.to_lowercase();
+        if i > 0 && VALUE_END_SET.contains(lower.as_str()) {
+            break;
+        }
+        if i == 0 && (DETERMINERS.contains(&lower.as_str()) || kind == Value::Name && !named(text))
+        {
+            return None;
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+        let ended = raw.len() != word.len() || words.len() >= 6;
+        if ended || kind == Value::Number {
+            break;
+        }
+    }
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// Articles a named value may follow ("joined the Apache Foundation").
+const THE: [&str; 11] = [
+    "the", "el", "la", "los", "der", "die", "das", "le", "les", "o", "os",
+];
+
+/// Whether `text` starts with a name: a capitalised word or a number,
+/// perhaps after an article.
+fn named(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let starts_named = |w: &str| capitalised(w) || w.starts_with(|c: char| c.is_ascii_digit());
+    match words.next() {
+        Some(first) if THE.contains(&first.to_lowercase().as_str()) => {
+            words.next().is_some_and(starts_named)
+        }
+        Some(first) => starts_named(first),
+        None => false,
+    }
+}
+
+/// The subject of a verb, read from the clause before it: the words of the
+/// last clause that names something, up to the first verb ("Alice left
+/// Acme and joined Globex": Alice).
+fn subject_before(text: &str) -> &str {
+    let mut clauses: Vec<&str> = CLAUSE_BREAK.split(text).collect();
+    while let Some(clause) = clauses.pop() {
+        let mut end = clause.len();
+        let mut named = false;
+        for (at, word) in clause.split_whitespace().map(|w| {
+            let at = w.as_ptr() as usize - clause.as_ptr() as usize;
+            (at, w)
+        }) {
+            if SUBJECT_END_SET.contains(word.to_lowercase().as_str()) {
+                end = at;
+                break;
+            }
+            if fold(word).is_some() {
+                named = true;
+            }
+        }
+        if named {
+            return &clause[..end];
+        }
+    }
+    ""
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Claim {
+        let mut all = claims(text);
+        assert_eq!(all.len(), 1, "{text}: {all:?}");
+        all.remove(0)
+    }
+
+    fn set(words: &[&str]) -> BTreeSet<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn employers_homes_and_ports_are_claims_of_their_subject() {
+        let c = one("Alice Chen works at Acme Corp as a data engineer.");
+        assert_eq!(
+            (c.attribute.as_str(), &c.subject, &c.value),
+            (
+                "employer",
+                &set(&["alice", "chen"]),
+                &set(&["acme", "corp"])
+            )
+        );
+        let c = one("Alice left Acme and joined Globex in March.");
+        assert_eq!(
+            (&c.subject, &c.value),
+            (&set(&["alice"]), &set(&["globex"]))
+        );
+        let c = one("staging db -> port 6432 now");
+        assert_eq!(
+            (c.attribute.as_str(), &c.subject, c.value_text.as_str()),
+            ("port", &set(&["staging", "database"]), "6432")
+        );
+        let c = one("We upgraded Postgres from 14 to 16.");
+        assert_eq!(
+            (c.attribute.as_str(), c.value_text.as_str()),
+            ("version of postgres", "16")
+        );
+        assert!(claims("Alice speaks French and German.").is_empty());
+        assert!(claims("We also use Go for the CLI.").is_empty());
+    }
+}

@@ -1,0 +1,345 @@
+//! Contradictions (DESIGN §3, validity in time): a new memory that says
+//! otherwise than an older valid memory of the same owner, about the same
+//! subject and single-valued attribute, makes the older one no longer true.
+//! Nothing is deleted: the older memory gets `valid_to` and names the new
+//! one as what replaced it.
+//!
+//! How a write finds them: the valid memories of its owner the full-text
+//! index finds closest to the new one are each judged by two rules
+//! ([`judge`]): what both claim of a single-valued attribute ([`claims`]),
+//! and whether the new one is the old one's frame with other values
+//! ([`frame`]). The candidates are found before the write's transaction
+//! and checked again inside it.
+
+mod claims;
+mod frame;
+mod words;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use claims::{Claim, claims};
+pub use frame::Frame;
+
+use crate::domain::{ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, Micros, Scope};
+use crate::engine::search::{self, Retrieval, SearchRequest, Weights};
+use crate::error::Result;
+use crate::store::Store;
+
+/// How many of the closest stored memories a new memory is compared with.
+const CANDIDATES: usize = 20;
+/// The most of a new memory's text its candidates are searched by.
+const MAX_QUERY_BYTES: usize = 1024;
+
+/// An older memory a new one contradicts, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contradiction {
+    pub id: String,
+    pub reason: String,
+}
+
+/// What a memory says, as the rules read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    claims: Vec<Claim>,
+    frame: Frame,
+}
+
+/// Reads `text` for [`judge`].
+pub fn read(text: &str) -> Reading {
+    Reading {
+        claims: claims(text),
+        frame: frame::frame(text),
+    }
+}
+
+/// Why `new` contradicts `old`, if it does: by their claims (a claim of
+/// both about the same subject and attribute with different values, and
+/// none restating `old`'s value; or `new` saying `old`'s value no longer
+/// holds), else by their frames ([`frame::judge`]) unless a claim of both
+/// agrees.
+pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
+    match judge_claims(&new.claims, &old.claims) {
+        Verdict::Contradicts(reason) => Some(reason),
+        Verdict::Agrees => None,
+        // Both claim something, of different attributes ("moved to Berlin",
+        // "works at Acme"): not the same thing said otherwise.
+        Verdict::Unknown if !new.claims.is_empty() && !old.claims.is_empty() => {
+            let shared = new
+                .claims
+                .iter()
+                .any(|n| old.claims.iter().any(|o| o.attribute == n.attribute));
+            shared
+                .then(|| frame::judge(&new.frame, &old.frame))
+                .flatten()
+        }
+        Verdict::Unknown => frame::judge(&new.frame, &old.frame),
+    }
+}
+
+/// [`judge`] for an older memory whose meaning is as close to the new
+/// one's as `cosine` says: above [`CLOSE`], the frame rule lets the newer
+/// one leave out a word more of the older one's frame (a paraphrase of its
+/// subject rather than another subject).
+pub fn judge_close(new: &Reading, old: &Reading, cosine: f32) -> Option<String> {
+    judge(new, old).or_else(|| {
+        let more = if cosine >= VERY_CLOSE {
+            VERY_CLOSE_LEFT_OUT
+        } else if cosine >= CLOSE {
+            1
+        } else {
+            return None;
+        };
+        (!matches!(judge_claims(&new.claims, &old.claims), Verdict::Agrees))
+            .then(|| frame::judge_leaving_out(&new.frame, &old.frame, more))
+            .flatten()
+    })
+}
+
+/// The cosine above which two memories are close enough in meaning for
+/// [`judge_close`] (all-MiniLM-L6-v2; chosen on the dev set).
+pub const CLOSE: f32 = 0.65;
+/// Above this cosine the newer one may leave out up to
+/// [`VERY_CLOSE_LEFT_OUT`] words besides the verb.
+pub const VERY_CLOSE: f32 = 0.75;
+pub const VERY_CLOSE_LEFT_OUT: usize = 3;
+
+/// What the claims of two memories say of each other.
+enum Verdict {
+    Contradicts(String),
+    Agrees,
+    Unknown,
+}
+
+fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
+    let mut found = None;
+    for n in new {
+        for o in old {
+            if n.attribute != o.attribute || o.negated || !same_subject(n, o) {
+                continue;
+            }
+            let agree = overlap(n, o);
+            if n.negated {
+                if agree {
+                    found.get_or_insert_with(|| reason(n, o, "no longer"));
+                }
+                continue;
+            }
+            if agree {
+                // Restated: whatever else it says, it does not replace this.
+                return Verdict::Agrees;
+            }
+            if replaces(n, o) {
+                found.get_or_insert_with(|| reason(n, o, "now"));
+            }
+        }
+    }
+    found.map_or(Verdict::Unknown, Verdict::Contradicts)
+}
+
+/// Whether two claims name the same value (one's words within the
+/// other's: "Acme" and "Acme Corp").
+fn overlap(a: &Claim, b: &Claim) -> bool {
+    // A title is the same only when it is all the same ("Senior
+    // Engineering Manager" is not "Engineering Manager").
+    if a.attribute == "title" {
+        return a.value == b.value;
+    }
+    a.value.is_subset(&b.value) || b.value.is_subset(&a.value)
+}
+
+/// Whether `n`'s value replaces `o`'s. A preference replaces another only
+/// of the same kind: one rejected by the other ("tabs over spaces"), or
+/// the same thing with another qualifier ("dark mode", "light mode").
+fn replaces(n: &Claim, o: &Claim) -> bool {
+    if n.attribute != "preference" {
+        return true;
+    }
+    let rejected = |by: &Claim, other: &Claim| {
+        !by.rejected.is_empty()
+            && (other.value.is_subset(&by.rejected) || by.rejected.is_subset(&other.value))
+    };
+    let head = |c: &Claim| {
+        words::raw_words(&c.value_text)
+            .filter_map(words::fold)
+            .last()
+    };
+    rejected(n, o) || rejected(o, n) || (head(n).is_some() && head(n) == head(o))
+}
+
+/// Whether two claims are about the same subject: the same words, or one
+/// leaving out names the other gives ("Alice" and "Alice Chen").
+fn same_subject(a: &Claim, b: &Claim) -> bool {
+    if a.subject == b.subject {
+        return true;
+    }
+    let (small, big) = if a.subject.len() <= b.subject.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    !small.subject.is_empty()
+        && !small.subject.contains(words::OWNER)
+        && small.subject.is_subset(&big.subject)
+        && big
+            .subject
+            .difference(&small.subject)
+            .all(|w| big.names.contains(w))
+}
+
+fn reason(n: &Claim, o: &Claim, how: &str) -> String {
+    let subject: Vec<&str> = n
+        .subject
+        .iter()
+        .map(|w| if w == words::OWNER { "the owner" } else { w })
+        .collect();
+    if how == "no longer" {
+        format!(
+            "contradicted: {} of {} is no longer {}",
+            n.attribute,
+            subject.join(" "),
+            o.value_text
+        )
+    } else {
+        format!(
+            "contradicted: {} of {} is now {} (was {})",
+            n.attribute,
+            subject.join(" "),
+            n.value_text,
+            o.value_text
+        )
+    }
+}
+
+/// Finds what new memories contradict.
+pub struct Contradictions {
+    store: Arc<dyn Store>,
+    retrieval: Arc<Retrieval>,
+    /// What a write that does not say does (`--contradictions`).
+    default: ContradictionPolicy,
+}
+
+impl Contradictions {
+    pub fn new(
+        store: Arc<dyn Store>,
+        retrieval: Arc<Retrieval>,
+        default: ContradictionPolicy,
+    ) -> Contradictions {
+        Contradictions {
+            store,
+            retrieval,
+            default,
+        }
+    }
+
+    /// The policy of a write that asked for `asked` (`None`: the default).
+    pub fn policy(&self, asked: Option<ContradictionPolicy>) -> ContradictionPolicy {
+        asked.unwrap_or(self.default)
+    }
+
+    /// The valid memories owned by `scope` at `level` that `content`
+    /// contradicts: of those the full-text index finds closest to it (and,
+    /// with an embedder, the vector index), the ones the rules judge
+    /// contradicted ([`judge_close`] with their cosines).
+    pub async fn find(
+        &self,
+        scope: &Scope,
+        level: MemoryLevel,
+        content: &str,
+        now: Micros,
+    ) -> Result<Vec<Contradiction>> {
+        let new = read(content);
+        let filter = MemoryFilter {
+            levels: vec![level],
+            ..Default::default()
+        };
+        let request = SearchRequest {
+            scope: scope.clone(),
+            query: cut(content, MAX_QUERY_BYTES).to_owned(),
+            filter: filter.clone(),
+            limit: CANDIDATES,
+            weights: Weights {
+                relevance: 1.0,
+                semantic: 0.0,
+                context: 0.0,
+                recency: 0.0,
+                importance: 0.0,
+                ..Weights::default()
+            },
+            max_bytes: None,
+        };
+        let mut candidates: Vec<Memory> =
+            search::search(self.store.as_ref(), &self.retrieval, &request, now, None)
+                .await?
+                .hits
+                .into_iter()
+                .map(|hit| hit.memory)
+                .collect();
+        let mut cosines = HashMap::new();
+        if let Some(semantic) = &self.retrieval.semantic
+            && let Ok(vector) = semantic
+                .embedder
+                .embed_query(request.query.as_str(), Some(EMBEDDING_WAIT))
+                .await
+        {
+            let near = semantic
+                .vectors
+                .search(scope, &filter, now, &vector, CANDIDATES);
+            cosines.extend(near.iter().map(|m| (m.seq, m.cosine)));
+            let found: Vec<i64> = candidates.iter().map(|m| m.seq).collect();
+            cosines.extend(semantic.vectors.cosines(&scope.namespace, &vector, &found));
+            let more: Vec<i64> = near
+                .iter()
+                .map(|m| m.seq)
+                .filter(|seq| !found.contains(seq))
+                .collect();
+            if !more.is_empty() {
+                candidates.extend(
+                    self.store
+                        .memories_by_seq(scope, &filter, &more, now)
+                        .await?,
+                );
+            }
+            // Memories written moments ago may have no vector yet: theirs
+            // are made here (remembered for the backfill's next query).
+            let unembedded: Vec<&Memory> = candidates
+                .iter()
+                .filter(|m| !cosines.contains_key(&m.seq) && m.owned_by(scope, level))
+                .collect();
+            if !unembedded.is_empty() {
+                let texts: Vec<String> = unembedded.iter().map(|m| m.content.clone()).collect();
+                if let Ok(vectors) = semantic.embedder.embed_cached(&texts).await {
+                    for (memory, other) in unembedded.iter().zip(vectors) {
+                        cosines.insert(memory.seq, crate::embed::dot(&vector, &other));
+                    }
+                }
+            }
+        }
+        Ok(candidates
+            .into_iter()
+            .filter(|old| old.owned_by(scope, level) && old.content != content)
+            .filter_map(|old| {
+                let cosine = cosines.get(&old.seq).copied().unwrap_or(0.0);
+                judge_close(&new, &read(&old.content), cosine)
+                    .map(|reason| Contradiction { id: old.id, reason })
+            })
+            .collect())
+    }
+}
+
+/// How long a write waits for its memory's vector before it looks for
+/// contradictions by words only.
+const EMBEDDING_WAIT: Duration = Duration::from_millis(500);
+
+/// The first `max` bytes of `text`, cut at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests;
