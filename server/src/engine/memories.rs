@@ -10,9 +10,12 @@ use crate::domain::ContradictionPolicy;
 use crate::domain::policy::Decision;
 use crate::domain::policy::Remembered;
 use crate::domain::{
-    Actor, Created, Memory, MemoryPatch, Micros, NewMemory, RequestKey, Scope, WriteResult,
+    Actor, Created, Memory, MemoryPatch, MemoryType, Micros, NewMemory, RequestKey, Scope,
+    WriteResult,
 };
-use crate::engine::contradictions::{Contradiction, Contradictions, Reading, judge, read};
+use crate::engine::contradictions::{
+    CONTRADICTABLE, Contradiction, Contradictions, Reading, judge, read,
+};
 use crate::engine::dedup::content_hash;
 use crate::engine::unit::{self, transact, transact_freeing};
 use crate::error::{Error, Result};
@@ -113,7 +116,13 @@ pub async fn plan(
         let mut contradicts = also.take().unwrap_or_default();
         if policy == ContradictionPolicy::Invalidate {
             let found = finder
-                .find(&memory.scope, memory.level, &memory.content, now)
+                .find(
+                    &memory.scope,
+                    memory.level,
+                    memory.memory_type,
+                    &memory.content,
+                    now,
+                )
                 .await?;
             for found in found {
                 if !contradicts.iter().any(|c| c.id == found.id) {
@@ -121,9 +130,12 @@ pub async fn plan(
                 }
             }
             let mine = read(&memory.content);
+            let contradictable = |t: MemoryType| CONTRADICTABLE.contains(&t);
             for (write, theirs) in writes.iter().zip(&earlier) {
                 let them = &write.insert.new;
-                if them.scope == memory.scope
+                if contradictable(memory.memory_type)
+                    && contradictable(them.memory_type)
+                    && them.scope == memory.scope
                     && them.level == memory.level
                     && them.content != memory.content
                     && let Some(reason) = judge(&mine, theirs)

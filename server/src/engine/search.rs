@@ -187,6 +187,20 @@ pub async fn search(
     now: Micros,
     deadline: Option<Duration>,
 ) -> Result<Searched> {
+    let searched = look_up(store, retrieval, request, now, deadline).await?;
+    store.record_access(searched.hits.iter().map(|h| h.memory.seq).collect(), now);
+    Ok(searched)
+}
+
+/// [`search`] without recording an access: for the server's own lookups
+/// (a write's contradictions), which no caller reads.
+pub async fn look_up(
+    store: &dyn Store,
+    retrieval: &Retrieval,
+    request: &SearchRequest,
+    now: Micros,
+    deadline: Option<Duration>,
+) -> Result<Searched> {
     let embedding_wait = deadline.map(|d| d.mul_f64(QUERY_EMBEDDING_SHARE));
     let candidates = (request.limit * CANDIDATES_PER_HIT).clamp(MIN_CANDIDATES, MAX_CANDIDATES);
     // First: it waits until every acknowledged write is applied, to the
@@ -273,7 +287,6 @@ pub async fn search(
             })
         })
         .collect();
-    store.record_access(hits.iter().map(|h| h.memory.seq).collect(), now);
     Ok(Searched {
         hits,
         semantic: used,

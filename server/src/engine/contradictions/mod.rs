@@ -22,7 +22,9 @@ use std::time::Duration;
 pub use claims::{Claim, claims};
 pub use frame::Frame;
 
-use crate::domain::{ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, Micros, Scope};
+use crate::domain::{
+    ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope,
+};
 use crate::engine::search::{self, Retrieval, SearchRequest, Weights};
 use crate::error::Result;
 use crate::store::Store;
@@ -238,20 +240,27 @@ impl Contradictions {
         asked.unwrap_or(self.default)
     }
 
-    /// The valid memories owned by `scope` at `level` that `content`
-    /// contradicts: of those the full-text index finds closest to it (and,
+    /// The valid memories owned by `scope` at `level` that a new memory of
+    /// `memory_type` saying `content` contradicts (none for an EVENT): of those the full-text index finds closest to it (and,
     /// with an embedder, the vector index), the ones the rules judge
     /// contradicted ([`judge_close`] with their cosines).
     pub async fn find(
         &self,
         scope: &Scope,
         level: MemoryLevel,
+        memory_type: MemoryType,
         content: &str,
         now: Micros,
     ) -> Result<Vec<Contradiction>> {
+        // While the database cannot be reached the write fails at once
+        // (UNAVAILABLE): the index must not be waited for first.
+        if memory_type == MemoryType::Event || !*self.store.database_reachable().borrow() {
+            return Ok(Vec::new());
+        }
         let new = read(content);
         let filter = MemoryFilter {
             levels: vec![level],
+            memory_types: CONTRADICTABLE.to_vec(),
             ..Default::default()
         };
         let request = SearchRequest {
@@ -270,7 +279,7 @@ impl Contradictions {
             max_bytes: None,
         };
         let mut candidates: Vec<Memory> =
-            search::search(self.store.as_ref(), &self.retrieval, &request, now, None)
+            search::look_up(self.store.as_ref(), &self.retrieval, &request, now, None)
                 .await?
                 .hits
                 .into_iter()
@@ -327,6 +336,17 @@ impl Contradictions {
             .collect())
     }
 }
+
+/// The kinds of memory that hold while true, so a newer one can make them
+/// no longer true. An EVENT happened at its time and stays so: it neither
+/// contradicts nor is contradicted.
+pub const CONTRADICTABLE: [MemoryType; 5] = [
+    MemoryType::Fact,
+    MemoryType::Preference,
+    MemoryType::Lesson,
+    MemoryType::Decision,
+    MemoryType::Note,
+];
 
 /// How long a write waits for its memory's vector before it looks for
 /// contradictions by words only.

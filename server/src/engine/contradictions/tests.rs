@@ -80,8 +80,9 @@ fn score_with(
                 .map(|v| v.iter().map(|n| n.as_u64().unwrap() as usize).collect())
                 .unwrap_or_default();
             labelled += want.len();
+            let event = |w: &serde_json::Value| w["type"] == "EVENT";
             for (j, (old_text, old)) in parsed.iter().enumerate() {
-                if !valid[j] || old_text == &content {
+                if !valid[j] || old_text == &content || event(write) || event(&writes[j]) {
                     continue;
                 }
                 let said = judge(&new, old, content, old_text);
