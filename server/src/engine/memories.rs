@@ -111,6 +111,7 @@ pub async fn plan(
 ) -> Result<Vec<Write>> {
     let mut writes: Vec<Write> = Vec::with_capacity(new.len());
     let mut earlier: Vec<Reading> = Vec::new();
+    let batch = new.len() > 1;
     let mut also = Some(also);
     for memory in new {
         let mut contradicts = also.take().unwrap_or_default();
@@ -129,24 +130,27 @@ pub async fn plan(
                     contradicts.push(found);
                 }
             }
-            let mine = read(&memory.content);
-            let contradictable = |t: MemoryType| CONTRADICTABLE.contains(&t);
-            for (write, theirs) in writes.iter().zip(&earlier) {
-                let them = &write.insert.new;
-                if contradictable(memory.memory_type)
-                    && contradictable(them.memory_type)
-                    && them.scope == memory.scope
-                    && them.level == memory.level
-                    && them.content != memory.content
-                    && let Some(reason) = judge(&mine, theirs)
-                {
-                    contradicts.push(Contradiction {
-                        id: write.insert.id.clone(),
-                        reason,
-                    });
+            // Items of a batch contradict earlier items too.
+            if batch {
+                let mine = read(&memory.content);
+                let contradictable = |t: MemoryType| CONTRADICTABLE.contains(&t);
+                for (write, theirs) in writes.iter().zip(&earlier) {
+                    let them = &write.insert.new;
+                    if contradictable(memory.memory_type)
+                        && contradictable(them.memory_type)
+                        && them.scope == memory.scope
+                        && them.level == memory.level
+                        && them.content != memory.content
+                        && let Some(reason) = judge(&mine, theirs)
+                    {
+                        contradicts.push(Contradiction {
+                            id: write.insert.id.clone(),
+                            reason,
+                        });
+                    }
                 }
+                earlier.push(mine);
             }
-            earlier.push(mine);
         }
         writes.push(Write {
             insert: prepare(memory),

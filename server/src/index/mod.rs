@@ -218,6 +218,17 @@ impl TextIndex {
             .map_err(|err| Error::Internal(format!("full-text search: {err}")))
     }
 
+    /// The best `query.limit` matches among the changes applied so far,
+    /// without waiting for the others, and the feed position they reach:
+    /// the changes after it are the caller's to read (from the feed).
+    pub fn search_applied(&self, query: &TextQuery<'_>) -> Result<(Vec<TextMatch>, i64)> {
+        let applied = *self.shared.applied.borrow();
+        let live = self.shared.read();
+        let matches = search::run(&live, &self.shared.fields, query)
+            .map_err(|err| Error::Internal(format!("full-text search: {err}")))?;
+        Ok((matches, applied))
+    }
+
     /// How many changes the database has committed that the index has not
     /// applied yet (a search waits for them).
     pub fn lag(&self) -> i64 {

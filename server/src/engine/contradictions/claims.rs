@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use super::words::{OWNER, capitalised, fold, folded, raw_words};
 use crate::engine::text::sentences;
@@ -193,13 +193,18 @@ fn rules() -> Vec<Rule> {
 }
 
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(rules);
+/// Every rule's pattern in one automaton: a sentence is scanned once, and
+/// only the rules it matches are run for their captures.
+static ANY_RULE: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(RULES.iter().map(|rule| rule.pattern.as_str())).expect("claim patterns")
+});
 
 /// The claims of `text`, sentence by sentence.
 pub fn claims(text: &str) -> Vec<Claim> {
     let mut claims = Vec::new();
     for sentence in text.lines().flat_map(sentences) {
         let additive = ADDITIVE.is_match(sentence);
-        for rule in RULES.iter() {
+        for rule in ANY_RULE.matches(sentence).iter().map(|i| &RULES[i]) {
             for caps in rule.pattern.captures_iter(sentence) {
                 let Some(v) = caps.name("v") else { continue };
                 if additive {

@@ -61,8 +61,6 @@ static CALENDAR_SET: LazyLock<BTreeSet<&'static str>> =
 static CUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"(?i)\b(?:{CHANGE_CUES})\b")).expect("change cue pattern")
 });
-static CUE_WORD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"(?i)^(?:{CHANGE_CUES})$")).expect("cue word pattern"));
 static TOKEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`[^`]+`|[\w$€£%@./:+#'-]+").expect("token pattern"));
 /// A sentence adds a value rather than replacing one.
@@ -94,17 +92,27 @@ pub struct Frame {
     additive: bool,
 }
 
+impl Frame {
+    /// Whether it says something changed.
+    pub fn cued(&self) -> bool {
+        self.cued
+    }
+}
+
 /// `text` as frame and values.
 pub fn frame(text: &str) -> Frame {
+    // Where the change cues are: their words are neither frame nor value.
+    let cues: Vec<std::ops::Range<usize>> = CUE.find_iter(text).map(|m| m.range()).collect();
     let mut frame = Frame {
-        cued: CUE.is_match(text),
+        cued: !cues.is_empty(),
         additive: ADDITIVE.is_match(text),
         ..Frame::default()
     };
     // Each token as a value (with its kind) or a word, in order.
     let mut tokens: Vec<(Option<Kind>, String)> = Vec::new();
-    for (i, token) in TOKEN.find_iter(text).enumerate() {
-        let token = token.as_str();
+    for (i, found) in TOKEN.find_iter(text).enumerate() {
+        let in_cue = cues.iter().any(|cue| cue.contains(&found.start()));
+        let token = found.as_str();
         let t = token.trim_matches(['.', ',', ':', ';', '\'', '"']);
         if t.is_empty() {
             continue;
@@ -124,7 +132,7 @@ pub fn frame(text: &str) -> Frame {
         };
         match kind {
             Some(kind) => tokens.push((Some(kind), lower.trim_matches('`').to_owned())),
-            None if CUE_WORD.is_match(&lower) => {}
+            None if in_cue => {}
             None => {
                 if !STOP_SET.contains(lower.as_str()) {
                     frame.words.insert(fold(&lower));

@@ -23,10 +23,11 @@ pub use claims::{Claim, claims};
 pub use frame::Frame;
 
 use crate::domain::{
-    ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope,
+    ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
 };
-use crate::engine::search::{self, Retrieval, SearchRequest, Weights};
+use crate::engine::search::Retrieval;
 use crate::error::Result;
+use crate::index::TextQuery;
 use crate::store::Store;
 
 /// How many of the closest stored memories a new memory is compared with.
@@ -46,6 +47,15 @@ pub struct Contradiction {
 pub struct Reading {
     claims: Vec<Claim>,
     frame: Frame,
+}
+
+impl Reading {
+    /// Whether this memory can contradict anything: it claims something, or
+    /// says something changed. Nothing else is ever judged a contradiction,
+    /// so a write of anything else looks nothing up.
+    pub fn may_contradict(&self) -> bool {
+        !self.claims.is_empty() || self.frame.cued()
+    }
 }
 
 /// Reads `text` for [`judge`].
@@ -258,38 +268,21 @@ impl Contradictions {
             return Ok(Vec::new());
         }
         let new = read(content);
+        if !new.may_contradict() {
+            return Ok(Vec::new());
+        }
         let filter = MemoryFilter {
             levels: vec![level],
             memory_types: CONTRADICTABLE.to_vec(),
             ..Default::default()
         };
-        let request = SearchRequest {
-            scope: scope.clone(),
-            query: cut(content, MAX_QUERY_BYTES).to_owned(),
-            filter: filter.clone(),
-            limit: CANDIDATES,
-            weights: Weights {
-                relevance: 1.0,
-                semantic: 0.0,
-                context: 0.0,
-                recency: 0.0,
-                importance: 0.0,
-                ..Weights::default()
-            },
-            max_bytes: None,
-        };
-        let mut candidates: Vec<Memory> =
-            search::look_up(self.store.as_ref(), &self.retrieval, &request, now, None)
-                .await?
-                .hits
-                .into_iter()
-                .map(|hit| hit.memory)
-                .collect();
+        let query = cut(content, MAX_QUERY_BYTES);
+        let mut candidates = self.closest(scope, level, &filter, query, now).await?;
         let mut cosines = HashMap::new();
         if let Some(semantic) = &self.retrieval.semantic
             && let Ok(vector) = semantic
                 .embedder
-                .embed_query(request.query.as_str(), Some(EMBEDDING_WAIT))
+                .embed_query(query, Some(EMBEDDING_WAIT))
                 .await
         {
             let near = semantic
@@ -347,6 +340,58 @@ pub const CONTRADICTABLE: [MemoryType; 5] = [
     MemoryType::Decision,
     MemoryType::Note,
 ];
+
+impl Contradictions {
+    /// The owner's valid memories of `filter` whose words are closest to
+    /// `query`: from the index as far as it has applied the change feed —
+    /// without waiting for it, which would make every write wait for the
+    /// others in flight — and the changes after that read from the feed.
+    async fn closest(
+        &self,
+        scope: &Scope,
+        level: MemoryLevel,
+        filter: &MemoryFilter,
+        query: &str,
+        now: Micros,
+    ) -> Result<Vec<Memory>> {
+        let (matches, applied) = self.retrieval.text.search_applied(&TextQuery {
+            scope,
+            filter,
+            text: query,
+            limit: CANDIDATES,
+            now,
+        })?;
+        let tail = self
+            .store
+            .memory_events(&scope.namespace, applied, MAX_UNAPPLIED)
+            .await?;
+        let seqs: Vec<i64> = matches.iter().map(|m| m.seq).collect();
+        let mut closest = if seqs.is_empty() {
+            Vec::new()
+        } else {
+            self.store
+                .memories_by_seq(scope, filter, &seqs, now)
+                .await?
+        };
+        for event in tail {
+            if let Subject::Stored(memory) = event.subject
+                && memory.owned_by(scope, level)
+                && memory.valid_to.is_none()
+                && memory.expire_time.is_none_or(|t| t > now)
+                && CONTRADICTABLE.contains(&memory.memory_type)
+                && !closest.iter().any(|m| m.seq == memory.seq)
+            {
+                closest.push(*memory);
+            }
+        }
+        Ok(closest)
+    }
+}
+
+/// The most changes a write reads from the feed beyond what the index has
+/// applied (the newest are the ones an agent just wrote; a burst of others'
+/// writes beyond them is left to the index).
+const MAX_UNAPPLIED: usize = 64;
 
 /// How long a write waits for its memory's vector before it looks for
 /// contradictions by words only.

@@ -104,6 +104,11 @@ enum Command {
         /// Run this engram-server binary instead of the workspace's.
         #[arg(long)]
         server_binary: Option<PathBuf>,
+        /// Store the turns as FACTs rather than EVENTs (which contradiction
+        /// detection never touches), so that a turn saying otherwise than
+        /// an earlier one invalidates it and search leaves it out.
+        #[arg(long)]
+        as_facts: bool,
     },
     /// Throughput and latency against one server, side by side with the
     /// empty-call baseline (grpc.health Check): creates at 1 and at
@@ -253,7 +258,21 @@ async fn main() -> anyhow::Result<()> {
             data,
             embedder,
             server_binary,
-        } => locomo(&data, embedder.as_deref(), server_binary.as_deref()).await,
+            as_facts,
+        } => {
+            let memory_type = if as_facts {
+                engram_client::proto::MemoryType::Fact
+            } else {
+                engram_client::proto::MemoryType::Event
+            };
+            locomo(
+                &data,
+                embedder.as_deref(),
+                server_binary.as_deref(),
+                memory_type,
+            )
+            .await
+        }
         Command::Cli { runs } => cli(runs).await,
         Command::Bounds {
             memories,

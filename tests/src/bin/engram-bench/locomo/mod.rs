@@ -81,6 +81,7 @@ pub async fn locomo(
     data: &Path,
     embedder: Option<&str>,
     server_binary: Option<&Path>,
+    memory_type: MemoryType,
 ) -> anyhow::Result<()> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(data)
         .with_context(|| format!("reading {}", data.display()))?
@@ -103,10 +104,16 @@ pub async fn locomo(
     let started = Instant::now();
     let mut stored = 0;
     for conversation in &conversations {
-        let merged = store_turns(&engram, &conversation.namespace, &conversation.turns).await?;
+        let (merged, invalidated) = store_turns(
+            &engram,
+            &conversation.namespace,
+            &conversation.turns,
+            memory_type,
+        )
+        .await?;
         stored += conversation.turns.len();
         eprintln!(
-            "conversation {}: {} turns stored ({merged} merged as duplicates), {} questions",
+            "conversation {}: {} turns stored ({merged} merged as duplicates, {invalidated} invalidated as contradicted), {} questions",
             conversation.name,
             conversation.turns.len(),
             conversation.questions.len()
@@ -221,12 +228,16 @@ pub async fn locomo(
 /// keeps its conversation as origin_session_id) at GLOBAL level (so that a
 /// question from any session finds it). Returns how many merged into an
 /// earlier identical turn.
+/// Stores the turns as memories of `memory_type`, a BatchCreateMemories
+/// per session; returns how many merged into an identical memory and how
+/// many older ones were invalidated as contradicted.
 async fn store_turns(
     engram: &Engram,
     namespace: &proto::Scope,
     turns: &[Turn],
-) -> anyhow::Result<usize> {
-    let mut merged = 0;
+    memory_type: MemoryType,
+) -> anyhow::Result<(usize, usize)> {
+    let (mut merged, mut invalidated) = (0, 0);
     for session in turns.chunk_by(|a, b| a.session == b.session) {
         let memories = session
             .iter()
@@ -238,7 +249,7 @@ async fn store_turns(
                     ("date".to_owned(), turn.date.clone()),
                 ]),
                 occurred_at: turn.occurred_at,
-                ..input(MemoryType::Event, &turn.content)
+                ..input(memory_type, &turn.content)
             })
             .collect();
         let scope = proto::Scope {
@@ -258,6 +269,10 @@ async fn store_turns(
             .iter()
             .filter(|r| r.result() == proto::WriteResult::Merged)
             .count();
+        invalidated += results
+            .iter()
+            .map(|r| r.invalidated_memory_ids.len())
+            .sum::<usize>();
     }
-    Ok(merged)
+    Ok((merged, invalidated))
 }
