@@ -318,7 +318,8 @@ async fn valid_at_is_right_whichever_order_the_writes_arrive_in() {
         assert_eq!(old.valid_to, Some(timestamp(MAR_2025)), "{order}");
         assert_eq!(old.invalidated_by, newer_id, "{order}");
         assert!(
-            old.invalidation_reason.contains("employer"),
+            old.invalidation_reason.contains("employer")
+                && old.invalidation_reason.contains("now Globex (was Acme)"),
             "{order}: {}",
             old.invalidation_reason
         );

@@ -122,6 +122,7 @@ pub async fn plan(
                     memory.level,
                     memory.memory_type,
                     &memory.content,
+                    memory.occurred_at.unwrap_or(now),
                     now,
                 )
                 .await?;

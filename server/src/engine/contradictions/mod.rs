@@ -58,13 +58,18 @@ impl Reading {
     }
 }
 
-/// Reads `text` for [`judge`].
+/// Reads `text` for [`judge`]: its first [`MAX_READ_BYTES`] (a claim is a
+/// statement, not a document, and a long text must cost no more).
 pub fn read(text: &str) -> Reading {
+    let text = cut(text, MAX_READ_BYTES);
     Reading {
         claims: claims(text),
         frame: frame::frame(text),
     }
 }
+
+/// The most of a memory's text the rules read.
+const MAX_READ_BYTES: usize = 2048;
 
 /// Why `new` contradicts `old`, if it does: by their claims (a claim of
 /// both about the same subject and attribute with different values, and
@@ -251,15 +256,18 @@ impl Contradictions {
     }
 
     /// The valid memories owned by `scope` at `level` that a new memory of
-    /// `memory_type` saying `content` contradicts (none for an EVENT): of those the full-text index finds closest to it (and,
-    /// with an embedder, the vector index), the ones the rules judge
-    /// contradicted ([`judge_close`] with their cosines).
+    /// `memory_type` saying `content`, true from `valid_from`, contradicts
+    /// (none for an EVENT): of
+    /// those the full-text index finds closest to it (and, with an
+    /// embedder, the vector index), the ones the rules judge contradicted
+    /// ([`judge_close`] with their cosines).
     pub async fn find(
         &self,
         scope: &Scope,
         level: MemoryLevel,
         memory_type: MemoryType,
         content: &str,
+        valid_from: Micros,
         now: Micros,
     ) -> Result<Vec<Contradiction>> {
         // While the database cannot be reached the write fails at once
@@ -304,7 +312,7 @@ impl Contradictions {
                 );
             }
             // Memories written moments ago may have no vector yet: theirs
-            // are made here (remembered for the backfill's next query).
+            // are made here.
             let unembedded: Vec<&Memory> = candidates
                 .iter()
                 .filter(|m| !cosines.contains_key(&m.seq) && m.owned_by(scope, level))
@@ -323,29 +331,27 @@ impl Contradictions {
             .filter(|old| old.owned_by(scope, level) && old.content != content)
             .filter_map(|old| {
                 let cosine = cosines.get(&old.seq).copied().unwrap_or(0.0);
-                judge_close(&new, &read(&old.content), cosine)
-                    .map(|reason| Contradiction { id: old.id, reason })
+                let read_old = read(&old.content);
+                let reason = judge_close(&new, &read_old, cosine)?;
+                // Stored earlier but true later (the new one is an older
+                // truth): the new one is the one replaced, and the reason
+                // is told that way round when the rules can tell it.
+                let reason = if old.valid_from > valid_from {
+                    judge_close(&read_old, &new, cosine).unwrap_or(reason)
+                } else {
+                    reason
+                };
+                Some(Contradiction { id: old.id, reason })
             })
             .collect())
     }
-}
 
-/// The kinds of memory that hold while true, so a newer one can make them
-/// no longer true. An EVENT happened at its time and stays so: it neither
-/// contradicts nor is contradicted.
-pub const CONTRADICTABLE: [MemoryType; 5] = [
-    MemoryType::Fact,
-    MemoryType::Preference,
-    MemoryType::Lesson,
-    MemoryType::Decision,
-    MemoryType::Note,
-];
-
-impl Contradictions {
     /// The owner's valid memories of `filter` whose words are closest to
     /// `query`: from the index as far as it has applied the change feed —
     /// without waiting for it, which would make every write wait for the
-    /// others in flight — and the changes after that read from the feed.
+    /// others in flight — and the first [`MAX_UNAPPLIED`] changes after
+    /// that, read from the feed (an agent's own last writes, unless a burst
+    /// of others' came first: those are missed until the index has them).
     async fn closest(
         &self,
         scope: &Scope,
@@ -388,9 +394,19 @@ impl Contradictions {
     }
 }
 
+/// The kinds of memory that hold while true, so a newer one can make them
+/// no longer true. An EVENT happened at its time and stays so: it neither
+/// contradicts nor is contradicted.
+pub const CONTRADICTABLE: [MemoryType; 5] = [
+    MemoryType::Fact,
+    MemoryType::Preference,
+    MemoryType::Lesson,
+    MemoryType::Decision,
+    MemoryType::Note,
+];
+
 /// The most changes a write reads from the feed beyond what the index has
-/// applied (the newest are the ones an agent just wrote; a burst of others'
-/// writes beyond them is left to the index).
+/// applied.
 const MAX_UNAPPLIED: usize = 64;
 
 /// How long a write waits for its memory's vector before it looks for
