@@ -340,6 +340,23 @@ async fn valid_at_is_right_whichever_order_the_writes_arrive_in() {
                 .is_empty()
         );
     }
+    // Both users' memories: one true and one invalidated each.
+    let stats = engram
+        .learning()
+        .get_stats(proto::GetStatsRequest {
+            scope: Some(scope("valid-at")),
+        })
+        .await
+        .expect("stats");
+    assert_eq!(stats.invalidated_memories, 2);
+    assert_eq!(
+        stats
+            .memories_per_type
+            .iter()
+            .map(|t| (t.memory_type(), t.count))
+            .collect::<Vec<_>>(),
+        [(MemoryType::Fact, 2)]
+    );
 }
 
 #[tokio::test]

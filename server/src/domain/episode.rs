@@ -295,8 +295,10 @@ pub struct Stats {
     pub mistakes: i64,
     pub mistake_cards: i64,
     pub top_mistake_cards: Vec<MistakeCard>,
-    /// (memory type code, count), by type.
+    /// (memory type code, count) of the memories true now, by type.
     pub memories_per_type: Vec<(i32, i64)>,
+    /// The memories kept but no longer true.
+    pub invalidated_memories: i64,
     /// Outcome learning per task type, by task type.
     pub task_types: Vec<crate::domain::outcome::TaskTypeStats>,
 }

@@ -276,6 +276,7 @@ pub fn stats(stats: Stats) -> pb::GetStatsResponse {
             .into_iter()
             .map(|(memory_type, count)| pb::MemoryTypeCount { memory_type, count })
             .collect(),
+        invalidated_memories: stats.invalidated_memories,
         outcomes: stats.task_types.iter().map(|t| t.outcomes).sum(),
         heuristics: stats.task_types.iter().map(|t| t.heuristics).sum(),
         anti_patterns: stats.task_types.iter().map(|t| t.anti_patterns).sum(),

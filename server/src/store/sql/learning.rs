@@ -429,6 +429,8 @@ pub async fn stats<D: Dialect>(
             .rules = c.get("n")?;
     }
 
+    let (memories_per_type, invalidated_memories) =
+        memories::count_per_type(conn, scope, now).await?;
     Ok(Stats {
         total_episodes,
         global_rules: count_in_namespace(conn, "task_rules", namespace, " AND task_id = ''")
@@ -443,7 +445,8 @@ pub async fn stats<D: Dialect>(
         .await?,
         mistake_cards: count_in_namespace(conn, "mistake_cards", namespace, "").await?,
         top_mistake_cards: list_cards(conn, namespace, None, None, top_cards, None).await?,
-        memories_per_type: memories::count_per_type(conn, scope, now).await?,
+        memories_per_type,
+        invalidated_memories,
         task_types: outcomes::task_type_stats(conn, scope).await?,
     })
 }

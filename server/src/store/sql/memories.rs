@@ -56,18 +56,27 @@ pub async fn count_per_type<D: Dialect>(
     conn: &mut D,
     scope: &Scope,
     now: Micros,
-) -> Result<Vec<(i32, i64)>> {
-    let mut sql = Sql::new("SELECT m.memory_type, count(*) AS n FROM memories m WHERE ");
+) -> Result<(Vec<(i32, i64)>, i64)> {
+    let mut sql = Sql::new(
+        "SELECT m.memory_type, \
+         CAST(CASE WHEN m.valid_to IS NULL OR m.valid_to > ",
+    );
+    sql.bind(now)
+        .push(" THEN 1 ELSE 0 END AS BIGINT) AS current, count(*) AS n FROM memories m WHERE ");
     push_visible(&mut sql, scope, now);
-    sql.push(" GROUP BY m.memory_type ORDER BY m.memory_type");
-    conn.fetch_all(sql)
-        .await?
-        .iter()
-        .map(|row| {
-            let c = Columns::<D>::of(row);
-            Ok((c.get("memory_type")?, c.get("n")?))
-        })
-        .collect()
+    sql.push(" GROUP BY m.memory_type, current ORDER BY m.memory_type");
+    let (mut per_type, mut invalidated) = (Vec::new(), 0);
+    for row in conn.fetch_all(sql).await? {
+        let c = Columns::<D>::of(&row);
+        let (memory_type, current, n): (i32, i64, i64) =
+            (c.get("memory_type")?, c.get("current")?, c.get("n")?);
+        if current == 1 {
+            per_type.push((memory_type, n));
+        } else {
+            invalidated += n;
+        }
+    }
+    Ok((per_type, invalidated))
 }
 
 /// SELECT of memories with their access bookkeeping (alias `m`) `WHERE `,

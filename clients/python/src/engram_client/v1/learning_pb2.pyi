@@ -1579,7 +1579,10 @@ class MemoryTypeCount(_message.Message):
     memory_type: _common_pb2.MemoryType.ValueType
     """The type."""
     count: _builtins.int
-    """How many unexpired memories of that type are visible from the scope."""
+    """How many unexpired memories of that type, true now, are visible from
+    the scope (invalidated ones are counted in
+    GetStatsResponse.invalidated_memories).
+    """
     def __init__(
         self,
         *,
@@ -1613,6 +1616,7 @@ class GetStatsResponse(_message.Message):
     TASK_TYPES_FIELD_NUMBER: _builtins.int
     PENDING_EMBEDDINGS_FIELD_NUMBER: _builtins.int
     TRUNCATED_FIELD_NUMBER: _builtins.int
+    INVALIDATED_MEMORIES_FIELD_NUMBER: _builtins.int
     total_episodes: _builtins.int
     """Episodes of every status."""
     global_rules: _builtins.int
@@ -1635,6 +1639,11 @@ class GetStatsResponse(_message.Message):
     truncated: _builtins.bool
     """True when `tasks` or `task_types` hold only their first entries (each
     list stops before 1 MiB); the totals above still count everything.
+    """
+    invalidated_memories: _builtins.int
+    """Unexpired memories visible from the scope that are kept but no longer
+    true: invalidated by a contradiction, a superseding Remember or an
+    UpdateMemory of valid_to (not in memories_per_type).
     """
     @_builtins.property
     def tasks(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStats]:
@@ -1670,10 +1679,11 @@ class GetStatsResponse(_message.Message):
         task_types: _abc.Iterable[Global___TaskTypeStats] | None = ...,
         pending_embeddings: _builtins.int = ...,
         truncated: _builtins.bool = ...,
+        invalidated_memories: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anti_patterns", b"anti_patterns", "global_rules", b"global_rules", "heuristics", b"heuristics", "memories_per_type", b"memories_per_type", "mistake_cards", b"mistake_cards", "mistakes", b"mistakes", "outcomes", b"outcomes", "pending_embeddings", b"pending_embeddings", "task_types", b"task_types", "tasks", b"tasks", "top_mistake_cards", b"top_mistake_cards", "total_episodes", b"total_episodes", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anti_patterns", b"anti_patterns", "global_rules", b"global_rules", "heuristics", b"heuristics", "invalidated_memories", b"invalidated_memories", "memories_per_type", b"memories_per_type", "mistake_cards", b"mistake_cards", "mistakes", b"mistakes", "outcomes", b"outcomes", "pending_embeddings", b"pending_embeddings", "task_types", b"task_types", "tasks", b"tasks", "top_mistake_cards", b"top_mistake_cards", "total_episodes", b"total_episodes", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
