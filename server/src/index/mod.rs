@@ -229,6 +229,12 @@ impl TextIndex {
         Ok((matches, applied))
     }
 
+    /// How many changes the database has committed beyond feed position
+    /// `applied`, as far as this server knows.
+    pub fn lag_behind(&self, applied: i64) -> i64 {
+        (*self.feed_head.borrow() - applied).max(0)
+    }
+
     /// How many changes the database has committed that the index has not
     /// applied yet (a search waits for them).
     pub fn lag(&self) -> i64 {

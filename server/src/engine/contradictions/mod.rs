@@ -367,10 +367,15 @@ impl Contradictions {
             limit: CANDIDATES,
             now,
         })?;
-        let tail = self
-            .store
-            .memory_events(&scope.namespace, applied, MAX_UNAPPLIED)
-            .await?;
+        // Nothing to read from the feed when the index has applied it all
+        // (a quiet server, or one client writing).
+        let tail = if self.retrieval.text.lag_behind(applied) == 0 {
+            Vec::new()
+        } else {
+            self.store
+                .memory_events(&scope.namespace, applied, MAX_UNAPPLIED)
+                .await?
+        };
         let seqs: Vec<i64> = matches.iter().map(|m| m.seq).collect();
         let mut closest = if seqs.is_empty() {
             Vec::new()
