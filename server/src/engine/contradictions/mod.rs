@@ -420,11 +420,7 @@ const EMBEDDING_WAIT: Duration = Duration::from_millis(500);
 
 /// The first `max` bytes of `text`, cut at a character boundary.
 fn cut(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max)]
 }
 
 #[cfg(test)]
