@@ -404,6 +404,88 @@ impl MemoryClient {
         /// # }
         /// ```
         list_episodes(ListEpisodesRequest) -> ListEpisodesResponse, safe;
+
+        /// Lists the entities (people, organizations, projects, services,
+        /// tools, places) the memories visible from the scope name, by name,
+        /// one page at a time.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, proto::{EntityType, ListEntitiesRequest, MemoryType, Scope}};
+        ///
+        /// let scope = Scope::new("docs-list-entities");
+        /// let fact = CreateMemory::new(scope.clone(), MemoryType::Fact, "Alice Chen works at Globex");
+        /// engram.memory().create_memory(fact).await?;
+        /// let people = engram
+        ///     .memory()
+        ///     .list_entities(ListEntitiesRequest {
+        ///         scope: Some(scope),
+        ///         entity_types: vec![EntityType::Person.into()],
+        ///         ..Default::default()
+        ///     })
+        ///     .await?;
+        /// assert_eq!(people.entities[0].name, "Alice Chen");
+        /// # Ok(())
+        /// # }
+        /// ```
+        list_entities(ListEntitiesRequest) -> ListEntitiesResponse, safe;
+
+        /// Reads one entity, by id or any of its names: its names, the
+        /// memories that name it and were true at `valid_at` (now when
+        /// unset), and the attributes they state.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, proto::{GetEntityRequest, MemoryType, Scope}};
+        ///
+        /// let scope = Scope::new("docs-get-entity");
+        /// for fact in ["Alice Chen works at Acme", "Alice Chen now works at Globex"] {
+        ///     engram.memory().create_memory(CreateMemory::new(scope.clone(), MemoryType::Fact, fact)).await?;
+        /// }
+        /// let alice = engram
+        ///     .memory()
+        ///     .get_entity(GetEntityRequest { scope: Some(scope), entity: "alice chen".into(), ..Default::default() })
+        ///     .await?;
+        /// assert_eq!(alice.memories.len(), 1, "the Acme memory is no longer true");
+        /// assert_eq!(alice.relations[0].object, "Globex");
+        /// # Ok(())
+        /// # }
+        /// ```
+        get_entity(GetEntityRequest) -> GetEntityResponse, safe;
+
+        /// Admin: makes `duplicate` another name of `entity` (each given by
+        /// id or any name): its names and mentions move over, and its id is
+        /// gone. Never retried: a second merge finds one entity, not two.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, proto::{MemoryType, MergeEntitiesRequest, Scope}};
+        ///
+        /// let scope = Scope::new("docs-merge-entities");
+        /// for fact in ["Robert Smith owns billing", "Bob Smith prefers Rust"] {
+        ///     engram.memory().create_memory(CreateMemory::new(scope.clone(), MemoryType::Fact, fact)).await?;
+        /// }
+        /// let robert = engram
+        ///     .memory()
+        ///     .merge_entities(MergeEntitiesRequest {
+        ///         scope: Some(scope),
+        ///         entity: "Robert Smith".into(),
+        ///         duplicate: "Bob Smith".into(),
+        ///     })
+        ///     .await?
+        ///     .entity
+        ///     .unwrap();
+        /// assert_eq!(robert.aliases, ["Bob Smith"]);
+        /// # Ok(())
+        /// # }
+        /// ```
+        merge_entities(MergeEntitiesRequest) -> MergeEntitiesResponse, never;
     }
 
     /// Reads one episode with all its steps, page after page (each page

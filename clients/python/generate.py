@@ -67,6 +67,9 @@ REPEAT = {
         "CompleteEpisode": "never",
         "GetEpisode": "safe",
         "ListEpisodes": "safe",
+        "ListEntities": "safe",
+        "GetEntity": "safe",
+        "MergeEntities": "never",
     },
     "LearningService": {
         "RecordOutcome": "request_id",

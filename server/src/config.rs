@@ -152,8 +152,9 @@ pub struct Config {
     /// What a write does when its memory contradicts an older valid memory
     /// of the same owner (the same subject and single-valued attribute said
     /// otherwise): "invalidate" (the older one is no longer true from when
-    /// the new one is, and is kept) or "off". A request's
-    /// ContradictionPolicy overrides it.
+    /// the new one is, and is kept), "link" (both stay true, linked to each
+    /// other as conflicting) or "off". A request's ContradictionPolicy
+    /// overrides it.
     #[arg(long, env = "ENGRAM_CONTRADICTIONS", default_value = "invalidate", value_parser = parse_contradictions)]
     pub contradictions: ContradictionPolicy,
 
@@ -677,15 +678,19 @@ fn parse_size(text: &str) -> anyhow::Result<usize> {
     Ok(bytes)
 }
 
-/// Parses "250ms", "5s", "2m", "24h" or a plain number of seconds.
+/// Parses "invalidate", "link" or "off".
 fn parse_contradictions(text: &str) -> Result<ContradictionPolicy, String> {
     match text {
         "invalidate" => Ok(ContradictionPolicy::Invalidate),
+        "link" => Ok(ContradictionPolicy::Link),
         "off" => Ok(ContradictionPolicy::Off),
-        _ => Err(format!("expected \"invalidate\" or \"off\", got {text:?}")),
+        _ => Err(format!(
+            "expected \"invalidate\", \"link\" or \"off\", got {text:?}"
+        )),
     }
 }
 
+/// Parses "250ms", "5s", "2m", "24h" or a plain number of seconds.
 fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
     let (number, unit) = text

@@ -325,6 +325,57 @@ async fn a_contradicting_create_invalidates_and_valid_at_reads_what_was_true() {
         context.contains("Acme") && !context.contains("Globex"),
         "{context}"
     );
+
+    // The entities the memories name, and what was true of one when.
+    let listed = ok(engram(
+        &server,
+        &["-n", "valid", "entities", "--type", "person"],
+        None,
+    )
+    .await);
+    assert!(
+        listed.contains("PERSON") && listed.contains("Priya"),
+        "{listed}"
+    );
+    assert!(!listed.contains("Globex"), "{listed}");
+    let priya = ok(engram(&server, &["-n", "valid", "entity", "priya"], None).await);
+    assert!(priya.contains("employer: Globex"), "{priya}");
+    assert!(priya.contains("Priya works at Globex now."), "{priya}");
+    let then = ok(engram(
+        &server,
+        &[
+            "-n",
+            "valid",
+            "entity",
+            "Priya",
+            "--valid-at",
+            "2024-03-01T00:00:00Z",
+        ],
+        None,
+    )
+    .await);
+    assert!(
+        then.contains("employer: Acme") && !then.contains("Globex"),
+        "{then}"
+    );
+    let named = ok(engram(
+        &server,
+        &[
+            "-n",
+            "valid",
+            "list",
+            "--valid-at",
+            "2024-07-01T00:00:00Z",
+            "--entity",
+            "Initech",
+        ],
+        None,
+    )
+    .await);
+    assert!(
+        named.contains("Initech") && !named.contains("Acme"),
+        "{named}"
+    );
 }
 
 #[tokio::test]

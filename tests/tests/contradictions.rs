@@ -461,6 +461,96 @@ async fn the_policy_is_chosen_per_request_and_by_flag_on_every_write_path() {
 }
 
 #[tokio::test]
+async fn link_keeps_both_true_and_links_them_as_conflicting() {
+    let server = Server::start_with_args(&["--contradictions", "link"]).await;
+    let engram = server.client().await;
+    let owner = scope("links").with_user("u1");
+    let old = create(
+        &engram,
+        &owner,
+        input(MemoryType::Fact, "Frank works at Acme."),
+    )
+    .await
+    .memory
+    .unwrap();
+    let request = proto::CreateMemoryRequest {
+        scope: Some(owner.clone()),
+        memory: Some(input(MemoryType::Fact, "Frank works at Globex now.")),
+        request_id: "frank-moves".into(),
+        ..Default::default()
+    };
+    let new = engram
+        .memory()
+        .create_memory(request.clone())
+        .await
+        .expect("create");
+    let new_id = new.memory.as_ref().unwrap().id.clone();
+    assert!(new.invalidated_memory_ids.is_empty(), "{new:?}");
+    assert_eq!(new.conflicting_memory_ids, std::slice::from_ref(&old.id));
+    // A retry gets the same answer, and links nothing twice.
+    let retried = engram.memory().create_memory(request).await.expect("retry");
+    assert_eq!(
+        retried.conflicting_memory_ids,
+        std::slice::from_ref(&old.id)
+    );
+
+    // Both stay true, and each names the other.
+    let listed = engram
+        .memory()
+        .list_memories(proto::ListMemoriesRequest {
+            scope: Some(owner.clone()),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(listed.memories.len(), 2);
+    for (id, other) in [(&old.id, &new_id), (&new_id, &old.id)] {
+        let memory = get(&engram, &owner, id).await;
+        assert_eq!(memory.valid_to, None);
+        let links: Vec<(proto::MemoryLinkKind, &str)> = memory
+            .links
+            .iter()
+            .map(|l| (l.kind(), l.memory_id.as_str()))
+            .collect();
+        assert_eq!(links, [(proto::MemoryLinkKind::Conflicts, other.as_str())]);
+        assert!(
+            memory.links[0].reason.contains("employer"),
+            "{:?}",
+            memory.links
+        );
+    }
+    // Lists and searches carry no links (GetMemory does).
+    assert!(listed.memories.iter().all(|m| m.links.is_empty()));
+
+    // Settling it: the older one is made no longer true by hand; a deleted
+    // memory leaves no link behind.
+    engram
+        .memory()
+        .delete_memory(proto::DeleteMemoryRequest {
+            scope: Some(owner.clone()),
+            id: old.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("delete");
+    assert!(get(&engram, &owner, &new_id).await.links.is_empty());
+
+    // Per request, INVALIDATE still invalidates on this server.
+    let invalidating = engram
+        .memory()
+        .create_memory(proto::CreateMemoryRequest {
+            scope: Some(owner.clone()),
+            memory: Some(input(MemoryType::Fact, "Frank works at Initech now.")),
+            contradictions: proto::ContradictionPolicy::Invalidate.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create");
+    assert_eq!(invalidating.invalidated_memory_ids, [new_id]);
+    assert!(invalidating.conflicting_memory_ids.is_empty());
+}
+
+#[tokio::test]
 async fn remember_invalidates_what_its_memory_contradicts() {
     let server = Server::start().await;
     let engram = server.client().await;

@@ -1109,7 +1109,7 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
     .await;
     assert!(exported.status.success(), "{}", stderr(&exported));
     let text = std::fs::read_to_string(&file).expect("read");
-    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":2,"#));
+    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":3,"#));
     let revisions: usize = before.iter().map(Vec::len).sum();
     assert!(
         text.contains(&format!(r#""memory_revision":{revisions}"#)),
@@ -1313,6 +1313,9 @@ fn without_access(answers: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 async fn assert_same_answers_but_access(original: &Engram, moved: &Engram, namespace: &str) {
+    // A replica that was running when the records came names their
+    // entities in the background: its answers settle once it has.
+    extracted(moved, namespace).await;
     let expected = without_access(&answers(original, namespace).await);
     let actual = without_access(&answers(moved, namespace).await);
     assert_eq!(expected.len(), actual.len());
@@ -1430,4 +1433,153 @@ async fn migrate_data_moves_every_record_from_sqlite_to_a_running_postgresql_rep
         without_access(&answers(&back, "acme").await),
         without_access(&held)
     );
+}
+
+/// Waits until every memory of `namespace` names its entities (the
+/// server's backfill reads imported ones after start).
+async fn extracted(engram: &Engram, namespace: &str) {
+    let waiting = async {
+        loop {
+            let stats = engram
+                .learning()
+                .get_stats(proto::GetStatsRequest {
+                    scope: Some(scope(namespace)),
+                })
+                .await
+                .expect("stats");
+            if stats.pending_extractions == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), waiting)
+        .await
+        .expect("the entity backfill finishes");
+}
+
+/// The entities `engram` lists in `namespace` once every memory names its
+/// own: (name, aliases, memories true now, id).
+async fn entities_of(engram: &Engram, namespace: &str) -> Vec<(String, Vec<String>, i64, String)> {
+    extracted(engram, namespace).await;
+    let listed = engram
+        .memory()
+        .list_entities(proto::ListEntitiesRequest {
+            scope: Some(scope(namespace)),
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .expect("list entities");
+    listed
+        .entities
+        .into_iter()
+        .map(|e| (e.name, e.aliases, e.memory_count, e.id))
+        .collect()
+}
+
+#[tokio::test]
+async fn entities_the_names_merged_into_them_and_conflict_links_move_with_an_export() {
+    let original = Server::start_on_backend(Backend::Sqlite).await;
+    let engram = original.client().await;
+    let team = scope("entities");
+    for content in [
+        "Robert Smith owns the billing service.",
+        "Bob Smith prefers Rust.",
+        "Priya Patel lives in Lisbon.",
+    ] {
+        create(&engram, &team, input(MemoryType::Fact, content)).await;
+    }
+    engram
+        .memory()
+        .merge_entities(proto::MergeEntitiesRequest {
+            scope: Some(team.clone()),
+            entity: "Robert Smith".into(),
+            duplicate: "Bob Smith".into(),
+        })
+        .await
+        .expect("merge");
+    let conflicting = engram
+        .memory()
+        .create_memory(proto::CreateMemoryRequest {
+            scope: Some(team.clone()),
+            memory: Some(input(MemoryType::Fact, "Priya Patel lives in Porto now.")),
+            contradictions: proto::ContradictionPolicy::Link.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create");
+    assert_eq!(
+        conflicting.conflicting_memory_ids.len(),
+        1,
+        "{conflicting:?}"
+    );
+    let porto = conflicting.memory.expect("memory").id;
+    let links_of = |engram: Engram, id: String| {
+        let team = team.clone();
+        async move {
+            let memory = engram
+                .memory()
+                .get_memory(proto::GetMemoryRequest {
+                    scope: Some(team),
+                    id,
+                })
+                .await
+                .expect("get");
+            memory.links
+        }
+    };
+    let links = links_of(engram.clone(), porto.clone()).await;
+    assert_eq!(links.len(), 1);
+    let before = entities_of(&engram, "entities").await;
+    let robert = before
+        .iter()
+        .find(|e| e.0 == "Robert Smith")
+        .expect("robert");
+    assert_eq!(
+        (robert.1.as_slice(), robert.2),
+        (&["Bob Smith".to_owned()][..], 2)
+    );
+
+    let files = TempDir::new().expect("temp dir");
+    let file = files.path().join("entities.jsonl");
+    let path = file.to_str().expect("UTF-8 path");
+    let exported = engram_server(&[
+        "export",
+        "--database",
+        &original.database_url(),
+        "--to",
+        path,
+    ])
+    .await;
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let text = std::fs::read_to_string(&file).expect("read");
+    assert!(text.contains(r#""kind":"entity_name""#), "{text}");
+
+    // Imported, every memory names its entities again (in the background,
+    // through the names the file brought): the merge holds, ids and all.
+    let fresh = TempDir::new().expect("temp dir");
+    let imported = import(fresh.path(), &file).await;
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let server = Server::start_on_data_dir(fresh.path(), &[]).await;
+    let after = server.client().await;
+    assert_eq!(entities_of(&after, "entities").await, before);
+    assert_eq!(
+        links_of(after.clone(), porto).await,
+        links,
+        "the conflict link moved too"
+    );
+    // A later memory naming the merged name joins the kept entity.
+    create(
+        &after,
+        &team,
+        input(MemoryType::Fact, "Bob Smith moved to Porto."),
+    )
+    .await;
+    let robert = entities_of(&after, "entities").await;
+    let robert = robert
+        .iter()
+        .find(|e| e.0 == "Robert Smith")
+        .expect("robert");
+    assert_eq!(robert.2, 3);
 }

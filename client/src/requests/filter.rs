@@ -119,5 +119,19 @@ macro_rules! filter_setters {
             self.filter().valid_at = Some(time.into());
             self
         }
+
+        /// Only memories naming every one of these entities, each by id or
+        /// any of its names (without case).
+        ///
+        /// ```
+        /// use engram_client::{ListMemories, proto::{ListMemoriesRequest, Scope}};
+        ///
+        /// let request: ListMemoriesRequest = ListMemories::new(Scope::new("demo")).entities(["Alice Chen"]).into();
+        /// assert_eq!(request.filter.unwrap().entities, ["Alice Chen"]);
+        /// ```
+        pub fn entities<T: Into<String>>(mut self, entities: impl IntoIterator<Item = T>) -> Self {
+            self.filter().entities = entities.into_iter().map(Into::into).collect();
+            self
+        }
     };
 }

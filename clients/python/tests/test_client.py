@@ -86,6 +86,21 @@ def test_a_contradicting_memory_invalidates_the_older_one_which_stays_readable(
     assert [m.content for m in then.memories] == ["The staging DB is on port 5433."]
 
 
+def test_entities_are_listed_read_at_a_time_and_filter_searches(engram: Engram, namespace: str) -> None:
+    alice = Scope(namespace=namespace, user_id="alice")
+    acme = engram.memory.create(alice, "fact", "Alice Chen works at Acme.")
+    engram.memory.create(alice, "fact", "Alice Chen now works at Globex.")
+    engram.memory.create(alice, "note", "Priya Patel reviews the Globex contract.")
+    people = engram.memory.entities(alice, types=["person"])
+    assert [e.name for e in people.entities] == ["Alice Chen", "Priya Patel"]
+    now = engram.memory.entity(alice, "alice chen")
+    assert [(r.predicate, r.object) for r in now.relations] == [("employer", "Globex")]
+    then = engram.memory.entity(alice, "Alice Chen", valid_at=acme.memory.valid_from)
+    assert [m.id for m in then.memories] == [acme.memory.id]
+    hits = engram.memory.search(alice, "Globex", entities=["Priya Patel"]).hits
+    assert [h.memory.content for h in hits] == ["Priya Patel reviews the Globex contract."]
+
+
 def test_search_ranks_the_matching_memory_first_with_its_component_scores(engram: Engram, namespace: str) -> None:
     shop = Scope(namespace=namespace, project_id="shop")
     lesson = engram.memory.create(shop, "lesson", LESSON, tags=["deploy", "postgres"]).memory

@@ -6,6 +6,7 @@
  */
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client, Transport } from "@connectrpc/connect";
 
 import { Connection } from "./connection.js";
@@ -17,7 +18,10 @@ import {
   type CompleteEpisodeResponse,
   ContradictionPolicy,
   type CreateMemoryResponse,
+  type EntityType,
   type Episode,
+  type GetEntityResponse,
+  type ListEntitiesResponse,
   MemoryService,
   type SearchMemoriesResponse,
   type StreamStepsRequestSchema,
@@ -27,12 +31,14 @@ import { type ClassifyMode, PolicyService, type RememberResponse } from "./gen/e
 import {
   type ClassifyModeName,
   type ContradictionPolicyName,
+  type EntityTypeName,
   type MemoryLevelName,
   type MemoryTypeName,
   Replay,
   type StepInit,
   classifyMode,
   contradictionPolicy,
+  entityType,
   memoryLevel,
   memoryType,
 } from "./messages.js";
@@ -148,6 +154,28 @@ export interface SearchOptions {
   tags?: string[];
   /** Only memories at least this important. */
   minImportance?: number;
+  /** Only memories naming every one of these entities, each by id or any of its names. */
+  entities?: string[];
+}
+
+/** The optional fields of {@link MemoryClient.entities}. */
+export interface EntitiesOptions {
+  /** Only entities of these types. */
+  types?: (EntityTypeName | EntityType)[];
+  /** Only entities whose name starts with this, without case. */
+  prefix?: string;
+  /** At most this many (1 to 1,000); 0 or unset: 50. */
+  pageSize?: number;
+  /** The `nextPageToken` of the previous page. */
+  pageToken?: string;
+}
+
+/** The optional fields of {@link MemoryClient.entity}. */
+export interface EntityOptions {
+  /** What was true at this time, as known now; unset: what is true now. */
+  validAt?: Date | Timestamp;
+  /** The most memories to return (1 to 100); 0 or unset: 20. */
+  memoryLimit?: number;
 }
 
 /** The optional fields of {@link MemoryClient.context}. */
@@ -253,12 +281,38 @@ export class MemoryClient {
    * carrying every one of `tags`, or at least `minImportance`.
    */
   search(scope: ScopeInit, query: string, options: SearchOptions = {}): Promise<SearchMemoriesResponse> {
-    const { limit = 0, types = [], tags = [], minImportance = 0 } = options;
+    const { limit = 0, types = [], tags = [], minImportance = 0, entities = [] } = options;
     return this.searchMemories({
       scope,
       query,
       limit,
-      filter: { memoryTypes: types.map(memoryType), tags, minImportance },
+      filter: { memoryTypes: types.map(memoryType), tags, minImportance, entities },
+    });
+  }
+
+  /**
+   * One page of the entities (people, organizations, projects, services,
+   * tools, places) the memories visible from `scope` name, by name:
+   * optionally only of some `types`, or whose name starts with `prefix`.
+   */
+  entities(scope: ScopeInit, options: EntitiesOptions = {}): Promise<ListEntitiesResponse> {
+    const { types = [], prefix = "", pageSize = 0, pageToken = "" } = options;
+    return this.listEntities({ scope, entityTypes: types.map(entityType), namePrefix: prefix, pageSize, pageToken });
+  }
+
+  /**
+   * The entity `name` (its id or any of its names, without case): its
+   * names, and what the memories visible from `scope` said of it at
+   * `validAt` (now when unset) — the memories that name it, newest truth
+   * first, and the attributes they state.
+   */
+  entity(scope: ScopeInit, name: string, options: EntityOptions = {}): Promise<GetEntityResponse> {
+    const { validAt, memoryLimit = 0 } = options;
+    return this.getEntity({
+      scope,
+      entity: name,
+      memoryLimit,
+      ...(validAt !== undefined ? { validAt: validAt instanceof Date ? timestampFromDate(validAt) : validAt } : {}),
     });
   }
 

@@ -8,7 +8,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 import { MemoryLevel, MemoryType } from "./gen/engram/v1/common_pb.js";
-import { ContradictionPolicy, type StepSchema, StepResult } from "./gen/engram/v1/memory_pb.js";
+import { ContradictionPolicy, EntityType, type StepSchema, StepResult } from "./gen/engram/v1/memory_pb.js";
 import { ClassifyMode } from "./gen/engram/v1/policy_pb.js";
 
 /** A memory type by its short name, as the helpers take it. */
@@ -16,6 +16,14 @@ export type MemoryTypeName = "fact" | "preference" | "lesson" | "decision" | "ev
 
 /** A memory level by its short name, as the helpers take it. */
 export type MemoryLevelName = "global" | "workspace" | "conversation";
+
+/** An entity type by its short name, as the helpers take it. */
+export type EntityTypeName = "person" | "organization" | "project" | "service" | "tool" | "place" | "other";
+
+/** `"person"` → `EntityType.PERSON`; an enum value is kept as it is. */
+export function entityType(value: EntityTypeName | EntityType): EntityType {
+  return typeof value === "string" ? EntityType[value.toUpperCase() as Uppercase<EntityTypeName>] : value;
+}
 
 /** A classifier by its short name, as the helpers take it. */
 export type ClassifyModeName = "auto" | "rules" | "llm";
@@ -34,7 +42,7 @@ export function memoryLevel(value: MemoryLevelName | MemoryLevel): MemoryLevel {
 }
 
 /** What a write does to older memories it contradicts, by its short name. */
-export type ContradictionPolicyName = "invalidate" | "off";
+export type ContradictionPolicyName = "invalidate" | "link" | "off";
 
 /** `"off"` → `ContradictionPolicy.OFF`; an enum value is kept as it is. */
 export function contradictionPolicy(value: ContradictionPolicyName | ContradictionPolicy): ContradictionPolicy {

@@ -47,6 +47,9 @@ export const REPEAT: Readonly<Record<string, Readonly<Record<string, RepeatKind>
     CompleteEpisode: "never",
     GetEpisode: "safe",
     ListEpisodes: "safe",
+    ListEntities: "safe",
+    GetEntity: "safe",
+    MergeEntities: "never",
   },
   LearningService: {
     RecordOutcome: "request_id",

@@ -86,6 +86,33 @@ test("a contradicting memory invalidates the older one, which stays readable", a
   assert.equal(gone.invalidatedBy, fresh.memory?.id);
 });
 
+test("entities are listed, read at a time and filter searches", async () => {
+  const alice = { namespace: freshNamespace(), userId: "alice" };
+  const acme = (await engram.memory.create(alice, "fact", "Alice Chen works at Acme.")).memory!;
+  await engram.memory.create(alice, "fact", "Alice Chen now works at Globex.");
+  await engram.memory.create(alice, "note", "Priya Patel reviews the Globex contract.");
+  const people = await engram.memory.entities(alice, { types: ["person"] });
+  assert.deepEqual(
+    people.entities.map((e) => e.name),
+    ["Alice Chen", "Priya Patel"],
+  );
+  const now = await engram.memory.entity(alice, "alice chen");
+  assert.deepEqual(
+    now.relations.map((r) => [r.predicate, r.object]),
+    [["employer", "Globex"]],
+  );
+  const then = await engram.memory.entity(alice, "Alice Chen", { validAt: acme.validFrom });
+  assert.deepEqual(
+    then.memories.map((m) => m.id),
+    [acme.id],
+  );
+  const hits = await engram.memory.search(alice, "Globex", { entities: ["Priya Patel"] });
+  assert.deepEqual(
+    hits.hits.map((h) => h.memory?.content),
+    ["Priya Patel reviews the Globex contract."],
+  );
+});
+
 test("search ranks the matching memory first with its component scores", async () => {
   const shop = { namespace: freshNamespace(), projectId: "shop" };
   const lesson = (await engram.memory.create(shop, "lesson", LESSON, { tags: ["deploy", "postgres"] })).memory!;

@@ -5,7 +5,7 @@
 //! The file is JSON Lines: one JSON object a line, each with a `kind`.
 //!
 //! ```text
-//! {"kind":"header","format":"engram-export","version":2,"times":"unix_micros",...}
+//! {"kind":"header","format":"engram-export","version":3,"times":"unix_micros",...}
 //! {"kind":"namespace","namespace":"a","records":{"memory":2,"memory_revision":5,...}}
 //! {"kind":"memory","id":"0196…","namespace":"a",...}
 //! {"kind":"memory",...}
@@ -27,9 +27,12 @@
 //! [`records`].
 //!
 //! Versions: 1 holds every kind but `memory_revision`; 2 adds memories'
-//! history ([`FIRST_WITH_HISTORY`]). A version 1 file is still read: its
+//! history ([`FIRST_WITH_HISTORY`]); 3 adds links between memories
+//! (`memory_link`), entities and their names (`entity`, `entity_name`). A version 1 file is still read: its
 //! memories are imported with the history imports gave them then (see
-//! [`crate::commands::import`]).
+//! [`crate::commands::import`]). A file before 3 has no entities: its
+//! memories name theirs again once imported, as every imported memory
+//! does (the server's entity backfill reads them).
 
 pub mod records;
 
@@ -43,7 +46,7 @@ use crate::domain::Micros;
 /// The header's `format`.
 pub const FORMAT: &str = "engram-export";
 /// The version of the format this server writes, and the newest it reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The first version whose files carry memories' history
 /// (`memory_revision` records).
 pub const FIRST_WITH_HISTORY: u32 = 2;

@@ -16,8 +16,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use self::knowledge::{EntityNameRecord, EntityRecord, MemoryLinkRecord};
+use crate::domain::entity::EntityType;
 use crate::domain::episode::{EpisodeContext, EpisodeStatus, Outcome, RuleOrigin};
-use crate::domain::{MemoryLevel, MemorySource, MemoryType, Micros};
+use crate::domain::{LinkKind, MemoryLevel, MemorySource, MemoryType, Micros};
+
+mod knowledge;
+mod validate;
 
 /// Serde modules writing an enumeration of the domain as lower case names.
 macro_rules! names {
@@ -59,6 +64,18 @@ names!(source: MemorySource {
     MemorySource::PolicyLlm => "policy_llm",
     MemorySource::Learning => "learning",
     MemorySource::Consolidation => "consolidation",
+});
+names!(link_kind: LinkKind {
+    LinkKind::Conflicts => "conflicts",
+});
+names!(entity_type: EntityType {
+    EntityType::Person => "person",
+    EntityType::Organization => "organization",
+    EntityType::Project => "project",
+    EntityType::Service => "service",
+    EntityType::Tool => "tool",
+    EntityType::Place => "place",
+    EntityType::Other => "other",
 });
 names!(status: EpisodeStatus {
     EpisodeStatus::Running => "running",
@@ -146,6 +163,7 @@ pub enum LessonKind {
 pub enum Kind {
     Memory,
     MemoryRevision,
+    MemoryLink,
     Episode,
     Step,
     TaskRule,
@@ -156,13 +174,16 @@ pub enum Kind {
     Heuristic,
     AntiPattern,
     AgentScope,
+    Entity,
+    EntityName,
 }
 
 impl Kind {
     /// Every kind, in export order.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Memory,
         Kind::MemoryRevision,
+        Kind::MemoryLink,
         Kind::Episode,
         Kind::Step,
         Kind::TaskRule,
@@ -173,6 +194,8 @@ impl Kind {
         Kind::Heuristic,
         Kind::AntiPattern,
         Kind::AgentScope,
+        Kind::Entity,
+        Kind::EntityName,
     ];
 
     /// The name the file uses: a record's `kind`.
@@ -180,6 +203,7 @@ impl Kind {
         match self {
             Kind::Memory => "memory",
             Kind::MemoryRevision => "memory_revision",
+            Kind::MemoryLink => "memory_link",
             Kind::Episode => "episode",
             Kind::Step => "step",
             Kind::TaskRule => "task_rule",
@@ -190,6 +214,8 @@ impl Kind {
             Kind::Heuristic => "heuristic",
             Kind::AntiPattern => "anti_pattern",
             Kind::AgentScope => "agent_scope",
+            Kind::Entity => "entity",
+            Kind::EntityName => "entity_name",
         }
     }
 }
@@ -200,6 +226,7 @@ impl Kind {
 pub enum Record {
     Memory(MemoryRecord),
     MemoryRevision(MemoryRevisionRecord),
+    MemoryLink(MemoryLinkRecord),
     Episode(EpisodeRecord),
     Step(StepRecord),
     TaskRule(TaskRuleRecord),
@@ -210,6 +237,8 @@ pub enum Record {
     Heuristic(HeuristicRecord),
     AntiPattern(AntiPatternRecord),
     AgentScope(AgentScopeRecord),
+    Entity(EntityRecord),
+    EntityName(EntityNameRecord),
 }
 
 /// A memory, with its access bookkeeping.
@@ -500,6 +529,7 @@ impl Record {
         match self {
             Record::Memory(_) => Kind::Memory,
             Record::MemoryRevision(_) => Kind::MemoryRevision,
+            Record::MemoryLink(_) => Kind::MemoryLink,
             Record::Episode(_) => Kind::Episode,
             Record::Step(_) => Kind::Step,
             Record::TaskRule(_) => Kind::TaskRule,
@@ -510,6 +540,8 @@ impl Record {
             Record::Heuristic(_) => Kind::Heuristic,
             Record::AntiPattern(_) => Kind::AntiPattern,
             Record::AgentScope(_) => Kind::AgentScope,
+            Record::Entity(_) => Kind::Entity,
+            Record::EntityName(_) => Kind::EntityName,
         }
     }
 
@@ -517,6 +549,7 @@ impl Record {
         match self {
             Record::Memory(r) => &r.namespace,
             Record::MemoryRevision(r) => &r.namespace,
+            Record::MemoryLink(r) => &r.namespace,
             Record::Episode(r) => &r.namespace,
             Record::Step(r) => &r.namespace,
             Record::TaskRule(r) => &r.namespace,
@@ -527,6 +560,8 @@ impl Record {
             Record::Heuristic(r) => &r.namespace,
             Record::AntiPattern(r) => &r.namespace,
             Record::AgentScope(r) => &r.namespace,
+            Record::Entity(r) => &r.namespace,
+            Record::EntityName(r) => &r.namespace,
         }
     }
 
@@ -540,8 +575,11 @@ impl Record {
             | Record::MistakeCard(MistakeCardRecord { id, .. })
             | Record::Outcome(OutcomeRecord { id, .. })
             | Record::Heuristic(HeuristicRecord { id, .. })
-            | Record::AntiPattern(AntiPatternRecord { id, .. }) => Some(id),
-            Record::MemoryRevision(_)
+            | Record::AntiPattern(AntiPatternRecord { id, .. })
+            | Record::Entity(EntityRecord { id, .. }) => Some(id),
+            Record::EntityName(_)
+            | Record::MemoryLink(_)
+            | Record::MemoryRevision(_)
             | Record::Step(_)
             | Record::LearningState(_)
             | Record::AgentScope(_) => None,
@@ -562,119 +600,15 @@ impl Record {
                 r.memory_id
             ),
             Record::Step(r) => format!("step {} of episode {}", r.step_number, r.episode_id),
+            Record::MemoryLink(r) => {
+                format!("the link of memory {} to {}", r.memory_id, r.other_id)
+            }
             Record::LearningState(r) => format!("the learning state of {}", r.namespace),
             Record::AgentScope(r) => format!("the agent scope of {}", r.agent_id),
+            Record::EntityName(r) => format!("the entity name {:?}", r.name),
             _ => self.kind().name().to_owned(),
         }
     }
-
-    /// Checks what the types alone do not: required text, ranges. Returns
-    /// the first problem, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
-        required("namespace", self.namespace())?;
-        match self {
-            Record::Memory(r) => {
-                required("id", &r.id)?;
-                required("content", &r.content)?;
-                unit("importance", r.importance)?;
-                unit("confidence", r.confidence)?;
-                at_least("seen_count", r.seen_count, 1)?;
-                at_least("access_count", r.access_count, 0)?;
-                at_least("version", r.version, 1)
-            }
-            Record::MemoryRevision(r) => {
-                required("memory_id", &r.memory_id)?;
-                at_least("version", r.version, 1)?;
-                field_names("changed_fields", &r.changed_fields)
-            }
-            Record::Episode(r) => {
-                required("id", &r.id)?;
-                if let Some(outcome) = &r.outcome {
-                    unit("outcome.score", outcome.score)?;
-                }
-                at_least("step_count", r.step_count.into(), 0)?;
-                at_least("last_step", r.last_step.into(), 0)?;
-                at_least("version", r.version, 1)
-            }
-            Record::Step(r) => {
-                required("episode_id", &r.episode_id)?;
-                required("tool", &r.tool)?;
-                required("action", &r.action)?;
-                at_least("step_number", r.step_number.into(), 1)
-            }
-            Record::TaskRule(r) => {
-                required("id", &r.id)?;
-                required("text", &r.text)
-            }
-            Record::EpisodeLesson(r) => {
-                required("id", &r.id)?;
-                required("text", &r.text)?;
-                at_least("seen_count", r.seen_count, 1)
-            }
-            Record::MistakeCard(r) => {
-                required("id", &r.id)?;
-                at_least("seen_count", r.seen_count, 1)?;
-                at_least("version", r.version, 1)
-            }
-            Record::LearningState(r) => {
-                at_least("completed_episodes", r.completed_episodes, 0)?;
-                at_least("tick", r.tick, 0)
-            }
-            Record::Outcome(r) => {
-                required("id", &r.id)?;
-                required("agent_id", &r.agent_id)
-            }
-            Record::Heuristic(r) => {
-                required("id", &r.id)?;
-                unit("confidence", r.confidence)?;
-                at_least("occurrence_count", r.occurrence_count, 0)?;
-                at_least("version", r.version, 1)
-            }
-            Record::AntiPattern(r) => {
-                required("id", &r.id)?;
-                at_least("occurrence_count", r.occurrence_count, 0)?;
-                at_least("version", r.version, 1)
-            }
-            Record::AgentScope(r) => {
-                required("agent_id", &r.agent_id)?;
-                at_least("min_occurrences", r.min_occurrences, 1)?;
-                at_least("version", r.version, 1)
-            }
-        }
-    }
-}
-
-fn required(field: &str, value: &str) -> Result<(), String> {
-    if value.trim().is_empty() {
-        return Err(format!("{field} must not be empty"));
-    }
-    Ok(())
-}
-
-/// Names of a memory's fields: stored as one comma-separated text, so a
-/// name may hold no comma (nor be blank).
-fn field_names(field: &str, names: &[String]) -> Result<(), String> {
-    match names
-        .iter()
-        .find(|name| name.trim().is_empty() || name.contains(','))
-    {
-        Some(bad) => Err(format!("{field} must be field names (got {bad:?})")),
-        None => Ok(()),
-    }
-}
-
-fn unit(field: &str, value: f64) -> Result<(), String> {
-    if !(0.0..=1.0).contains(&value) {
-        return Err(format!("{field} must be between 0 and 1 (got {value})"));
-    }
-    Ok(())
-}
-
-fn at_least(field: &str, value: i64, least: i64) -> Result<(), String> {
-    if value < least {
-        return Err(format!("{field} must be at least {least} (got {value})"));
-    }
-    Ok(())
 }
 
 impl Record {

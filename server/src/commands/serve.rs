@@ -14,6 +14,7 @@ use crate::engine::search::{Retrieval, Semantic};
 use crate::grpc::auth::{ApiKeys, KeyIds};
 use crate::index::{IndexOptions, TextIndex, VectorIndex};
 use crate::jobs::embedding_backfill;
+use crate::jobs::entity_backfill;
 use crate::jobs::retention::{self, Retention};
 use crate::llm::LlmClient;
 use crate::metrics::exporter::{Exporter, Measured, NamespaceSizes};
@@ -145,9 +146,11 @@ async fn start_operations<S: Future<Output = ()>>(
             request_id_ttl: config.request_id_ttl,
         },
     ));
+    let entity_backfill = tokio::spawn(entity_backfill::run(store.clone()));
     Ok(async move {
         shutdown.await;
         retention.abort();
+        entity_backfill.abort();
     })
 }
 

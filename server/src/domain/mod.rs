@@ -1,5 +1,25 @@
 //! Engram's domain types: plain Rust structs, independent of protobuf and SQL.
 
+macro_rules! enum_codes {
+    ($ty:ty { $($variant:ident = $code:literal),+ $(,)? }) => {
+        impl $ty {
+            /// The stable number of this value (its proto enum number).
+            pub fn code(self) -> i32 {
+                self as i32
+            }
+
+            /// The value with this number, if there is one.
+            pub fn from_code(code: i32) -> Option<Self> {
+                match code {
+                    $($code => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+pub mod entity;
 pub mod episode;
 pub mod identity;
 pub mod outcome;
@@ -120,26 +140,7 @@ pub enum MemorySource {
     Consolidation = 5,
 }
 
-macro_rules! enum_codes {
-    ($ty:ty { $($variant:ident = $code:literal),+ $(,)? }) => {
-        impl $ty {
-            /// The stable number of this value (its proto enum number).
-            pub fn code(self) -> i32 {
-                self as i32
-            }
-
-            /// The value with this number, if there is one.
-            pub fn from_code(code: i32) -> Option<Self> {
-                match code {
-                    $($code => Some(Self::$variant),)+
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-enum_codes!(ContradictionPolicy { Invalidate = 1, Off = 2 });
+enum_codes!(ContradictionPolicy { Invalidate = 1, Off = 2, Link = 3 });
 enum_codes!(MemoryLevel { Global = 1, Workspace = 2, Conversation = 3 });
 enum_codes!(MemoryType { Fact = 1, Preference = 2, Lesson = 3, Decision = 4, Event = 5, Note = 6 });
 enum_codes!(MemorySource { Explicit = 1, PolicyRules = 2, PolicyLlm = 3, Learning = 4, Consolidation = 5 });
@@ -368,6 +369,9 @@ pub struct Created {
     /// The memories of the same owner this one made no longer true (a
     /// contradiction found as it was written).
     pub invalidated: Vec<String>,
+    /// The memories of the same owner it contradicts that stay true beside
+    /// it, linked to it as conflicting (ContradictionPolicy::Link).
+    pub conflicting: Vec<String>,
 }
 
 impl Created {
@@ -377,8 +381,30 @@ impl Created {
             memory,
             result,
             invalidated: Vec::new(),
+            conflicting: Vec::new(),
         }
     }
+}
+
+/// How two memories are linked (`engram.v1.MemoryLinkKind` numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    /// They contradict each other and both stay true (ContradictionPolicy
+    /// LINK): someone should decide.
+    Conflicts = 1,
+}
+
+enum_codes!(LinkKind { Conflicts = 1 });
+
+/// A link from a memory to another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryLink {
+    pub kind: LinkKind,
+    /// The other memory's id.
+    pub memory_id: String,
+    /// Why they are linked, e.g. what they say otherwise.
+    pub reason: String,
+    pub create_time: Micros,
 }
 
 /// What a write does when a new memory says otherwise than an older valid
@@ -392,6 +418,8 @@ pub enum ContradictionPolicy {
     Invalidate,
     /// Nothing is looked for.
     Off,
+    /// Both stay true, linked to each other as conflicting.
+    Link,
 }
 
 /// A validated change to a memory: `Some` fields are replaced.
@@ -427,6 +455,13 @@ pub struct MemoryFilter {
     pub metadata: BTreeMap<String, String>,
     /// Which memories count as true.
     pub validity: Validity,
+    /// Only memories naming every one of these entities (by id; the edge
+    /// resolves names).
+    pub entities: Vec<String>,
+    /// The memories naming every one of `entities`, once read (a search
+    /// reads them before asking its indexes, which check this; SQL checks
+    /// `entities` itself). `None` until read.
+    pub mentioning: Option<std::sync::Arc<std::collections::HashSet<i64>>>,
 }
 
 /// Which memories a read counts as true (DESIGN: validity in time).

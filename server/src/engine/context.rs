@@ -6,14 +6,18 @@
 
 use std::time::Duration;
 
+use std::collections::HashSet;
+
+use crate::domain::entity::EntityLookup;
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{
     ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope, Validity,
 };
+use crate::engine::entities;
 use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index;
 use crate::store::{KnowledgeQuery, Store};
 
@@ -119,6 +123,14 @@ const GLOBAL_RULE_PRIORITY: f64 = 0.75;
 const ANTI_PATTERN_PRIORITY: f64 = 0.72;
 const HEURISTIC_PRIORITY: f64 = 0.7;
 const EPISODE_PRIORITY: f64 = 0.6;
+/// What is known of an entity the query names: what the reader asked.
+const ABOUT_PRIORITY: f64 = 0.9;
+/// The most entities a context block has an "About" section for, and the
+/// most lines of each.
+const MAX_ABOUT_ENTITIES: usize = 2;
+const MAX_ABOUT_LINES: usize = 3;
+/// The most characters of an entity's name in a section title.
+const MAX_TITLE_CHARS: usize = 80;
 const PRIORITY_STEP: f64 = 0.01;
 /// A recent episode's line quotes this many characters of its summary.
 const EPISODE_SUMMARY_CHARS: usize = 100;
@@ -158,6 +170,8 @@ pub async fn build(
         )
         .await?;
     let relevant = relevant_memories(store, retrieval, request, now, deadline).await?;
+    let shown: HashSet<&str> = relevant.iter().map(|(m, _)| m.id.as_str()).collect();
+    let about = about(store, request, &shown, now).await?;
     let preferences = store
         .list_memories(
             &ListQuery {
@@ -192,7 +206,7 @@ pub async fn build(
             priority: base - i as f64 * PRIORITY_STEP,
         }
     };
-    let sections = vec![
+    let mut sections = vec![
         Section {
             title: "Task rules".into(),
             lines: task_rules
@@ -262,6 +276,9 @@ pub async fn build(
                 .map(ranked(ItemKind::AntiPattern, ANTI_PATTERN_PRIORITY))
                 .collect(),
         },
+    ];
+    sections.extend(about);
+    sections.extend([
         Section {
             title: "Relevant memories".into(),
             lines: relevant
@@ -303,8 +320,63 @@ pub async fn build(
                 .map(ranked(ItemKind::Episode, EPISODE_PRIORITY))
                 .collect(),
         },
-    ];
+    ]);
     Ok(assemble(sections, request.token_budget))
+}
+
+/// The "About <entity>" sections: for each entity the query names (the
+/// first [`MAX_ABOUT_ENTITIES`]), its newest memories true at the request's
+/// time, but those `shown` among the relevant memories already.
+async fn about(
+    store: &dyn Store,
+    request: &ContextRequest,
+    shown: &HashSet<&str>,
+    now: Micros,
+) -> Result<Vec<Section>> {
+    if request.query.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let named = entities::named_in(store, &request.scope.namespace, &request.query).await?;
+    let mut sections = Vec::new();
+    for id in named {
+        let lookup = EntityLookup {
+            scope: request.scope.clone(),
+            entity: id,
+            validity: request.validity,
+            limit: MAX_ABOUT_LINES + shown.len(),
+        };
+        let view = match entities::get(store, lookup, now).await {
+            Ok(view) => view,
+            // Named only by memories this scope does not see.
+            Err(Error::NotFound(_)) => continue,
+            Err(err) => return Err(err),
+        };
+        let lines: Vec<Line> = view
+            .memories
+            .into_iter()
+            .filter(|m| !shown.contains(m.id.as_str()))
+            .take(MAX_ABOUT_LINES)
+            .enumerate()
+            .map(|(i, memory)| Line {
+                text: format!("[{}] {}", memory.memory_type.label(), shown_text(&memory)),
+                item: Item {
+                    kind: ItemKind::Memory,
+                    id: memory.id,
+                },
+                priority: ABOUT_PRIORITY - i as f64 * PRIORITY_STEP,
+            })
+            .collect();
+        if !lines.is_empty() {
+            sections.push(Section {
+                title: format!("About {}", one_line(&view.entity.name, MAX_TITLE_CHARS)),
+                lines,
+            });
+        }
+        if sections.len() == MAX_ABOUT_ENTITIES {
+            break;
+        }
+    }
+    Ok(sections)
 }
 
 /// `[wrong_root_cause, seen 3x] lesson Evidence: evidence`.

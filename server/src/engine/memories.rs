@@ -3,20 +3,22 @@
 //! gives way to it, updates keep identities unique, and request ids replay
 //! the first answer. Decided here; the store inserts, finds and writes rows.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::domain::ContradictionPolicy;
+use crate::domain::entity::Mention;
 use crate::domain::policy::Decision;
 use crate::domain::policy::Remembered;
 use crate::domain::{
-    Actor, Created, Memory, MemoryPatch, MemoryType, Micros, NewMemory, RequestKey, Scope,
-    WriteResult,
+    Actor, Created, LinkKind, Memory, MemoryLink, MemoryPatch, MemoryType, Micros, NewMemory,
+    RequestKey, Scope, WriteResult,
 };
 use crate::engine::contradictions::{
     CONTRADICTABLE, Contradiction, Contradictions, Reading, judge, read,
 };
 use crate::engine::dedup::content_hash;
+use crate::engine::entities;
 use crate::engine::unit::{self, transact, transact_freeing};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -85,23 +87,32 @@ fn reinforce(memory: &mut Memory, new: &NewMemory, now: Micros) {
 #[derive(Debug, Clone)]
 pub struct Write {
     pub insert: MemoryInsert,
+    /// What it makes no longer true.
     pub contradicts: Vec<Contradiction>,
+    /// What it contradicts but leaves true, linked to it as conflicting
+    /// (ContradictionPolicy::Link).
+    pub conflicts: Vec<Contradiction>,
+    /// The entities it names (linked if it is stored anew).
+    pub mentions: Vec<Mention>,
 }
 
 impl Write {
     /// A memory to store that contradicts nothing.
     pub fn plain(new: NewMemory) -> Write {
         Write {
+            mentions: entities::mentions(&new.content),
             insert: prepare(new),
             contradicts: Vec::new(),
+            conflicts: Vec::new(),
         }
     }
 }
 
-/// `new` as writes, each with what it contradicts under `policy`: the
-/// stored memories of its owner (see [`Contradictions::find`]) and the
-/// memories before it in `new` of the same owner; `also` are more the
-/// first contradicts (what a Remember supersedes).
+/// `new` as writes, each with what it contradicts under `policy` (to
+/// invalidate, or to link as conflicting): the stored memories of its
+/// owner (see [`Contradictions::find`]) and the memories before it in
+/// `new` of the same owner; `also` are more the first invalidates (what a
+/// Remember supersedes), whatever the policy.
 pub async fn plan(
     finder: &Contradictions,
     new: Vec<NewMemory>,
@@ -115,7 +126,8 @@ pub async fn plan(
     let mut also = Some(also);
     for memory in new {
         let mut contradicts = also.take().unwrap_or_default();
-        if policy == ContradictionPolicy::Invalidate {
+        let mut found_here = Vec::new();
+        if policy != ContradictionPolicy::Off {
             let found = finder
                 .find(
                     &memory.scope,
@@ -128,7 +140,7 @@ pub async fn plan(
                 .await?;
             for found in found {
                 if !contradicts.iter().any(|c| c.id == found.id) {
-                    contradicts.push(found);
+                    found_here.push(found);
                 }
             }
             // Items of a batch contradict earlier items too.
@@ -144,7 +156,7 @@ pub async fn plan(
                         && them.content != memory.content
                         && let Some(reason) = judge(&mine, theirs)
                     {
-                        contradicts.push(Contradiction {
+                        found_here.push(Contradiction {
                             id: write.insert.id.clone(),
                             reason,
                         });
@@ -153,9 +165,17 @@ pub async fn plan(
                 earlier.push(mine);
             }
         }
+        let conflicts = if policy == ContradictionPolicy::Link {
+            found_here
+        } else {
+            contradicts.append(&mut found_here);
+            Vec::new()
+        };
         writes.push(Write {
+            mentions: entities::mentions(&memory.content),
             insert: prepare(memory),
             contradicts,
+            conflicts,
         });
     }
     Ok(writes)
@@ -167,6 +187,7 @@ pub async fn plan(
 pub async fn create_many(tx: &mut dyn Tx, writes: &[Write], now: Micros) -> Result<Vec<Created>> {
     let inserts: Vec<&MemoryInsert> = writes.iter().map(|w| &w.insert).collect();
     let mut created = store_all(tx, &inserts, now).await?;
+    link_entities(tx, &created, writes, now).await?;
     for (created, write) in created.iter_mut().zip(writes) {
         if !write.contradicts.is_empty() {
             created.invalidated = invalidate(
@@ -178,8 +199,35 @@ pub async fn create_many(tx: &mut dyn Tx, writes: &[Write], now: Micros) -> Resu
             )
             .await?;
         }
+        if !write.conflicts.is_empty() {
+            created.conflicting =
+                link_conflicts(tx, &write.conflicts, &created.memory, now).await?;
+        }
     }
     Ok(created)
+}
+
+/// Links the memories `created` anew (not merged) to the entities their
+/// writes name, per namespace (a group commit may hold several).
+async fn link_entities(
+    tx: &mut dyn Tx,
+    created: &[Created],
+    writes: &[Write],
+    now: Micros,
+) -> Result<()> {
+    let mut links: BTreeMap<&str, Vec<(i64, Vec<Mention>)>> = BTreeMap::new();
+    for (created, write) in created.iter().zip(writes) {
+        if created.result == WriteResult::Created && !write.mentions.is_empty() {
+            links
+                .entry(created.memory.scope.namespace.as_str())
+                .or_default()
+                .push((created.memory.seq, write.mentions.clone()));
+        }
+    }
+    for (namespace, links) in links {
+        tx.link_entities(namespace, &links, now).await?;
+    }
+    Ok(())
 }
 
 /// Stores `inserts`, each merging into the identical memory when there is
@@ -285,21 +333,24 @@ pub async fn create_with_request(
 }
 
 /// What a create remembers of each memory under its request id: its id,
-/// write result number and the memories it invalidated (answers stored
-/// before contradictions were found have two fields).
+/// write result number, the memories it invalidated and those it linked
+/// as conflicting (answers stored by servers before contradictions have
+/// two fields, before conflict links three).
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
 enum Answered {
+    Linking(String, i32, Vec<String>, Vec<String>),
     Invalidating(String, i32, Vec<String>),
     Plain(String, i32),
 }
 
 impl Answered {
     fn of(created: &Created) -> Answered {
-        Answered::Invalidating(
+        Answered::Linking(
             created.memory.id.clone(),
             created.result as i32,
             created.invalidated.clone(),
+            created.conflicting.clone(),
         )
     }
 }
@@ -313,9 +364,14 @@ async fn reload(
 ) -> Result<Vec<Created>> {
     let mut created = Vec::with_capacity(first.len());
     for answered in first {
-        let (id, result, invalidated) = match answered {
-            Answered::Invalidating(id, result, invalidated) => (id, result, invalidated),
-            Answered::Plain(id, result) => (id, result, Vec::new()),
+        let (id, result, invalidated, conflicting) = match answered {
+            Answered::Linking(id, result, invalidated, conflicting) => {
+                (id, result, invalidated, conflicting)
+            }
+            Answered::Invalidating(id, result, invalidated) => {
+                (id, result, invalidated, Vec::new())
+            }
+            Answered::Plain(id, result) => (id, result, Vec::new(), Vec::new()),
         };
         let memory = tx.unexpired_memory(&id, now).await?.ok_or_else(|| {
             Error::FailedPrecondition(format!(
@@ -331,6 +387,7 @@ async fn reload(
             memory,
             result,
             invalidated,
+            conflicting,
         });
     }
     Ok(created)
@@ -443,6 +500,35 @@ async fn invalidate(
     Ok(invalidated)
 }
 
+/// Links `by` (just stored) to the valid memories of `conflicts` it
+/// contradicts but leaves true, as conflicting — only memories `by`'s
+/// owner owns (checked again here, inside the transaction). Returns the
+/// ids linked.
+async fn link_conflicts(
+    tx: &mut dyn Tx,
+    conflicts: &[Contradiction],
+    by: &Memory,
+    now: Micros,
+) -> Result<Vec<String>> {
+    let mut linked = Vec::new();
+    for Contradiction { id, reason } in conflicts {
+        if *id == by.id {
+            continue;
+        }
+        let Some(old) = tx.visible_memory(&by.scope, id, now).await? else {
+            continue;
+        };
+        if !old.owned_by(&by.scope, by.level) || old.valid_to.is_some() {
+            continue;
+        }
+        let pair = (by.id.as_str(), id.as_str());
+        tx.link_memories(&by.scope.namespace, pair, LinkKind::Conflicts, reason, now)
+            .await?;
+        linked.push(id.clone());
+    }
+    Ok(linked)
+}
+
 /// Stores a Remember's memory (when it has one) and, with a request id,
 /// remembers the answer, in one transaction; a request id that ran
 /// meanwhile returns its first answer instead.
@@ -492,6 +578,33 @@ pub async fn remember(
     .await
 }
 
+/// The most links GetMemory shows of a memory.
+const MAX_LINKS_SHOWN: usize = 100;
+
+/// The memory `id` visible from `scope` and its first links (see
+/// [`MAX_LINKS_SHOWN`]), on one snapshot.
+pub async fn get_with_links(
+    store: &dyn Store,
+    scope: Scope,
+    id: String,
+    now: Micros,
+) -> Result<(Memory, Vec<MemoryLink>)> {
+    let call = Arc::new((scope, id));
+    unit::read(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (scope, id) = &*call;
+            let memory = tx
+                .visible_memory(scope, id, now)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
+            let links = tx.memory_links(id, MAX_LINKS_SHOWN).await?;
+            Ok((memory, links))
+        })
+    })
+    .await
+}
+
 /// The memory `id` visible from `scope`, if `etag` (when given) is still
 /// its current one.
 async fn for_write(
@@ -526,12 +639,15 @@ pub async fn update_memory(
     actor: Actor,
     now: Micros,
 ) -> Result<Memory> {
-    let call = Arc::new((scope, id, patch, etag, actor));
+    // A new content names its own entities, found before the transaction.
+    let mentions = patch.content.as_deref().map(entities::mentions);
+    let call = Arc::new((scope, id, patch, etag, actor, mentions));
     transact(store, move |tx| {
         let call = call.clone();
         Box::pin(async move {
-            let (scope, id, patch, etag, actor) = &*call;
+            let (scope, id, patch, etag, actor, mentions) = &*call;
             let mut memory = for_write(tx, scope, id, etag.as_deref(), now).await?;
+            let content_before = memory.content.clone();
             apply_patch(&mut memory, patch.clone())?;
             memory.update_time = now;
             memory.version += 1;
@@ -554,6 +670,14 @@ pub async fn update_memory(
                 }
             }
             tx.update_memory(&memory, &hash, actor).await?;
+            if let Some(mentions) = mentions
+                && memory.content != content_before
+            {
+                tx.unlink_entities(memory.seq).await?;
+                let links = [(memory.seq, mentions.clone())];
+                tx.link_entities(&memory.scope.namespace, &links, now)
+                    .await?;
+            }
             Ok(memory)
         })
     })

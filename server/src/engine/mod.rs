@@ -8,6 +8,7 @@ pub mod context;
 pub mod contradictions;
 pub mod create_batch;
 pub mod dedup;
+pub mod entities;
 pub mod episode_learning;
 pub mod episodes;
 pub mod forgetting;

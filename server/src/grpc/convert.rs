@@ -3,11 +3,12 @@
 use engram::v1 as pb;
 use prost_types::Timestamp;
 
+use crate::domain::entity::Entity;
 use crate::domain::episode::{
     Episode, Learned, MistakeCard, MistakeReport, Outcome, Stats, Step, TaskRule,
 };
 use crate::domain::outcome::{AgentScope, AntiPattern, Change, Heuristic, Recorded, TaskOutcome};
-use crate::domain::{Created, Memory, Micros, Revision, Scope};
+use crate::domain::{Created, Memory, MemoryLink, Micros, Revision, Scope};
 use crate::engine::context::{ContextBlock, ItemKind};
 use crate::engine::search::Hit;
 use crate::engine::watch::Event;
@@ -28,6 +29,19 @@ pub fn scope(scope: Scope) -> pb::Scope {
         user_id: scope.user_id,
         project_id: scope.project_id,
         session_id: scope.session_id,
+    }
+}
+
+/// An entity as the API shows it.
+pub fn entity(entity: Entity) -> pb::Entity {
+    pb::Entity {
+        id: entity.id,
+        name: entity.name,
+        entity_type: entity.entity_type.code(),
+        aliases: entity.aliases,
+        memory_count: entity.memory_count,
+        create_time: Some(timestamp(entity.create_time)),
+        last_mention_time: Some(timestamp(entity.last_mention_time)),
     }
 }
 
@@ -58,6 +72,17 @@ pub fn memory(memory: Memory) -> pb::Memory {
         valid_to: memory.valid_to.map(timestamp),
         invalidated_by: memory.invalidated_by,
         invalidation_reason: memory.invalidation_reason,
+        links: Vec::new(),
+    }
+}
+
+/// A link from a memory to another, as the API shows it.
+pub fn link(link: MemoryLink) -> pb::MemoryLink {
+    pb::MemoryLink {
+        kind: link.kind.code(),
+        memory_id: link.memory_id,
+        reason: link.reason,
+        create_time: Some(timestamp(link.create_time)),
     }
 }
 
@@ -66,6 +91,7 @@ pub fn created(created: Created) -> pb::CreateMemoryResponse {
         result: created.result as i32,
         memory: Some(memory(created.memory)),
         invalidated_memory_ids: created.invalidated,
+        conflicting_memory_ids: created.conflicting,
     }
 }
 
@@ -282,6 +308,7 @@ pub fn stats(stats: Stats) -> pb::GetStatsResponse {
         anti_patterns: stats.task_types.iter().map(|t| t.anti_patterns).sum(),
         // Filled in by the caller, which knows the embedder and cuts the lists.
         pending_embeddings: 0,
+        pending_extractions: 0,
         truncated: false,
         task_types: stats
             .task_types

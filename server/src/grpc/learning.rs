@@ -476,6 +476,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
             .engine
             .pending_embeddings(&scope.namespace, now)
             .await?;
+        let pending_extractions = self.engine.pending_extractions(&scope.namespace).await?;
         let mut stats = convert::stats(stats);
         // A namespace can have any number of task families and types; the
         // response keeps the first ones (by name) that fit.
@@ -486,6 +487,7 @@ impl pb::learning_service_server::LearningService for LearningApi {
         stats.task_types = task_types;
         Ok(Response::new(pb::GetStatsResponse {
             pending_embeddings,
+            pending_extractions,
             truncated: tasks_cut || types_cut,
             ..stats
         }))

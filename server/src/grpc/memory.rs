@@ -8,6 +8,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::auth::{CallNamespace, Grant};
 use super::deadline::deadline;
+use super::entity_requests;
 use super::episode_requests::{self, MAX_STEPS_PER_CALL};
 use super::status::cut;
 use super::validate::Violations;
@@ -231,8 +232,13 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     async fn get_memory(&self, request: Request<pb::GetMemoryRequest>) -> Reply<pb::Memory> {
         let req = begin(request)?;
         let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
-        let memory = self.engine.get_memory(&scope, &id, now_micros()).await?;
-        Ok(Response::new(convert::memory(memory)))
+        let (memory, links) = self
+            .engine
+            .get_memory_with_links(scope, id, now_micros())
+            .await?;
+        let mut memory = convert::memory(memory);
+        memory.links = links.into_iter().map(convert::link).collect();
+        Ok(Response::new(memory))
     }
 
     async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {
@@ -494,6 +500,65 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         Ok(Response::new(pb::ListEpisodesResponse {
             episodes,
             next_page_token,
+        }))
+    }
+
+    async fn list_entities(
+        &self,
+        request: Request<pb::ListEntitiesRequest>,
+    ) -> Reply<pb::ListEntitiesResponse> {
+        let (query, fingerprint) = entity_requests::list(&begin(request)?)?;
+        let entities = self.engine.list_entities(&query, now_micros()).await?;
+        let (entities, next_page_token) = page_token::page_by_text(
+            entities,
+            query.page_size,
+            |e| (e.key.clone(), vec![e.seq]),
+            fingerprint,
+            convert::entity,
+        );
+        Ok(Response::new(pb::ListEntitiesResponse {
+            entities,
+            next_page_token,
+        }))
+    }
+
+    async fn get_entity(
+        &self,
+        request: Request<pb::GetEntityRequest>,
+    ) -> Reply<pb::GetEntityResponse> {
+        let lookup = entity_requests::get(&begin(request)?)?;
+        let view = self.engine.get_entity(lookup, now_micros()).await?;
+        let (memories, cut) = page_token::keep_within(
+            view.memories.into_iter().map(convert::memory),
+            page_token::MAX_PAGE_BYTES,
+        );
+        Ok(Response::new(pb::GetEntityResponse {
+            entity: Some(convert::entity(view.entity)),
+            memories,
+            relations: view
+                .relations
+                .into_iter()
+                .map(|r| pb::EntityRelation {
+                    predicate: r.predicate,
+                    object: r.object,
+                    memory_id: r.memory_id,
+                })
+                .collect(),
+            truncated: view.truncated || cut,
+        }))
+    }
+
+    async fn merge_entities(
+        &self,
+        request: Request<pb::MergeEntitiesRequest>,
+    ) -> Reply<pb::MergeEntitiesResponse> {
+        let (scope, kept, duplicate) = entity_requests::merge(&begin(request)?)?;
+        let entity = self
+            .engine
+            .merge_entities(scope, kept, duplicate, now_micros())
+            .await?;
+        Ok(Response::new(pb::MergeEntitiesResponse {
+            entity: Some(convert::entity(entity)),
         }))
     }
 }

@@ -488,6 +488,8 @@ fn filter(v: &mut Violations, filter: Option<&pb::MemoryFilter>) -> MemoryFilter
         occurred,
         metadata,
         validity,
+        entities: super::entity_requests::filter_entities(v, &f.entities),
+        mentioning: None,
     }
 }
 

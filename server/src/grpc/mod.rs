@@ -6,6 +6,7 @@
 pub mod auth;
 mod convert;
 mod deadline;
+mod entity_requests;
 mod episode_requests;
 pub mod host_guard;
 pub mod learning;
@@ -74,6 +75,9 @@ scoped!(
     WatchMemoriesRequest,
     SearchMemoriesRequest,
     BuildContextRequest,
+    ListEntitiesRequest,
+    GetEntityRequest,
+    MergeEntitiesRequest,
     StartEpisodeRequest,
     AppendStepsRequest,
     StreamStepsRequest,

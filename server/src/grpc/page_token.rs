@@ -20,6 +20,9 @@ struct Token {
     f: String,
     /// The sort key of the last item (integers, so it round-trips exactly).
     k: Vec<i64>,
+    /// The text part of the sort key, for listings ordered by a name first.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    t: String,
 }
 
 /// A short fingerprint of whatever identifies a listing (its `Debug` form).
@@ -31,23 +34,40 @@ pub fn fingerprint(request: &impl std::fmt::Debug) -> String {
 
 /// A token continuing after the item whose sort key is `key`.
 pub fn encode(key: &[i64], fingerprint: String) -> String {
+    encode_text("", key, fingerprint)
+}
+
+/// A token continuing after the item whose sort key is `text`, then `key`.
+pub fn encode_text(text: &str, key: &[i64], fingerprint: String) -> String {
     let token = Token {
         f: fingerprint,
         k: key.to_vec(),
+        t: text.to_owned(),
     };
     // Serialising a string and integers cannot fail.
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).unwrap_or_default())
 }
 
 /// The key in `token`, or a description of what is wrong with it.
+#[cfg(test)]
 pub fn decode<const N: usize>(token: &str, fingerprint: &str) -> Result<[i64; N], &'static str> {
+    decode_text(token, fingerprint).map(|(_, key)| key)
+}
+
+/// The text and integer key in `token`, or a description of what is wrong
+/// with it.
+pub fn decode_text<const N: usize>(
+    token: &str,
+    fingerprint: &str,
+) -> Result<(String, [i64; N]), &'static str> {
     const FOREIGN: &str = "is not a page token from this service";
     let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| FOREIGN)?;
     let token: Token = serde_json::from_slice(&bytes).map_err(|_| FOREIGN)?;
     if token.f != fingerprint {
         return Err("belongs to a request with a different scope, filter or order");
     }
-    token.k.try_into().map_err(|_| FOREIGN)
+    let key = token.k.try_into().map_err(|_| FOREIGN)?;
+    Ok((token.t, key))
 }
 
 /// The key of a request's `page_token`: `None` for the first page, and a
@@ -67,10 +87,20 @@ pub fn decode_field<const N: usize>(
     token: &str,
     fingerprint: &str,
 ) -> Option<[i64; N]> {
+    decode_text_field(v, field, token, fingerprint).map(|(_, key)| key)
+}
+
+/// [`decode_field`] for a token whose key starts with text.
+pub fn decode_text_field<const N: usize>(
+    v: &mut Violations,
+    field: &str,
+    token: &str,
+    fingerprint: &str,
+) -> Option<(String, [i64; N])> {
     if token.is_empty() {
         return None;
     }
-    match decode(token, fingerprint) {
+    match decode_text(token, fingerprint) {
         Ok(key) => Some(key),
         Err(why) => {
             v.add(field, why);
@@ -114,6 +144,31 @@ pub fn page<T, P: prost::Message>(
     fingerprint: String,
     convert: impl Fn(T) -> P,
 ) -> (Vec<P>, String) {
+    paged(items, page_size, key, convert, |key| {
+        encode(&key, fingerprint)
+    })
+}
+
+/// [`page`] of a listing whose sort key starts with text.
+pub fn page_by_text<T, P: prost::Message>(
+    items: Vec<T>,
+    page_size: usize,
+    key: impl Fn(&T) -> (String, Vec<i64>),
+    fingerprint: String,
+    convert: impl Fn(T) -> P,
+) -> (Vec<P>, String) {
+    paged(items, page_size, key, convert, |(text, key)| {
+        encode_text(&text, &key, fingerprint)
+    })
+}
+
+fn paged<T, P: prost::Message, K>(
+    items: Vec<T>,
+    page_size: usize,
+    key: impl Fn(&T) -> K,
+    convert: impl Fn(T) -> P,
+    encode: impl FnOnce(K) -> String,
+) -> (Vec<P>, String) {
     let fetched = items.len();
     let keyed = items
         .into_iter()
@@ -121,7 +176,7 @@ pub fn page<T, P: prost::Message>(
         .map(|item| (key(&item), convert(item)));
     let (page, last_key, cut) = fill(keyed, MAX_PAGE_BYTES);
     let token = match last_key {
-        Some(key) if cut || fetched > page_size => encode(&key, fingerprint),
+        Some(key) if cut || fetched > page_size => encode(key),
         _ => String::new(),
     };
     (page, token)
@@ -211,6 +266,15 @@ mod tests {
         let token = encode(&memory_key(cursor), fingerprint(&"x"));
         let back = memory_cursor(decode(&token, &fingerprint(&"x")).unwrap());
         assert_eq!(back.importance.to_bits(), cursor.importance.to_bits());
+    }
+
+    #[test]
+    fn a_token_keeps_the_text_of_its_key() {
+        let token = encode_text("alice chen", &[7], fingerprint(&"x"));
+        assert_eq!(
+            decode_text::<1>(&token, &fingerprint(&"x")),
+            Ok(("alice chen".to_owned(), [7]))
+        );
     }
 
     #[test]

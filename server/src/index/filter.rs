@@ -6,6 +6,9 @@
 //! (each string is looked up in the segment's dictionary once per search, so
 //! checking a document compares integers).
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use crate::domain::{MemoryFilter, MemoryLevel, Micros, Scope, TimeRange, Validity};
 
 /// Who may see a memory through its agent or user field.
@@ -44,10 +47,13 @@ pub struct Rule<K> {
     pub now: Micros,
     /// Which memories count as true.
     pub validity: Validity,
+    /// Only these memories (those naming the filter's entities), when set.
+    pub mentioning: Option<Arc<HashSet<i64>>>,
 }
 
 /// What a rule reads of a document.
 pub trait DocView<K> {
+    fn seq(&self) -> i64;
     fn level(&self) -> u64;
     fn memory_type(&self) -> u64;
     fn project(&self) -> Option<K>;
@@ -103,6 +109,7 @@ impl Rule<String> {
             occurred: filter.occurred,
             now,
             validity: filter.validity,
+            mentioning: filter.mentioning.clone(),
         }
     }
 }
@@ -162,6 +169,7 @@ impl<K: PartialEq> Rule<K> {
             occurred: self.occurred,
             now: self.now,
             validity: self.validity,
+            mentioning: self.mentioning.clone(),
         })
     }
 
@@ -183,6 +191,10 @@ impl<K: PartialEq> Rule<K> {
         };
         visible
             && doc.expire_time() > self.now
+            && self
+                .mentioning
+                .as_ref()
+                .is_none_or(|seqs| seqs.contains(&doc.seq()))
             && self.admits(doc.validity())
             && owned(&self.agent, || doc.agent())
             && owned(&self.user, || doc.user())
@@ -241,6 +253,9 @@ mod tests {
     }
 
     impl DocView<String> for Doc {
+        fn seq(&self) -> i64 {
+            0
+        }
         fn level(&self) -> u64 {
             self.level as u64
         }

@@ -152,6 +152,9 @@ fn has_ordinal(column: &Option<StrColumn>, doc: DocId, wanted: u64) -> bool {
 }
 
 impl DocView<u64> for SegmentDoc<'_> {
+    fn seq(&self) -> i64 {
+        self.view.seq.first(self.doc).unwrap_or(-1)
+    }
     fn level(&self) -> u64 {
         self.view.level.first(self.doc).unwrap_or(0)
     }

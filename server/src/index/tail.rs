@@ -265,6 +265,9 @@ fn non_empty(value: &str) -> Option<&str> {
 }
 
 impl<'a> DocView<&'a str> for TailDoc<'a> {
+    fn seq(&self) -> i64 {
+        self.0.seq
+    }
     fn level(&self) -> u64 {
         self.0.level
     }

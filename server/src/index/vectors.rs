@@ -202,9 +202,13 @@ fn dot_i8_portable(query: &[f32], codes: &[i8]) -> f32 {
     sums.iter().sum::<f32>() + rest
 }
 
-struct AttrsView<'a>(&'a Attrs);
+/// A row's attributes with its memory's sequence number.
+struct AttrsView<'a>(&'a Attrs, i64);
 
 impl<'a> DocView<&'a str> for AttrsView<'a> {
+    fn seq(&self) -> i64 {
+        self.1
+    }
     fn level(&self) -> u64 {
         self.0.level
     }
@@ -358,7 +362,7 @@ impl VectorIndex {
         // A bounded min-heap of the best so far.
         let mut best = std::collections::BinaryHeap::with_capacity(limit + 1);
         for (row, attrs) in rows.attrs.iter().enumerate() {
-            if !rule.accepts(&AttrsView(attrs)) {
+            if !rule.accepts(&AttrsView(attrs, rows.seqs[row])) {
                 continue;
             }
             let cosine = rows.cosine(row, query);

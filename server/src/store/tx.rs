@@ -9,9 +9,13 @@ use std::any::Any;
 use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 
+use crate::domain::entity::{Entity, EntityQuery, Mention};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
-use crate::domain::{Actor, Memory, MemoryLevel, MemoryType, Micros, NewMemory, RequestKey, Scope};
+use crate::domain::{
+    Actor, LinkKind, Memory, MemoryLevel, MemoryLink, MemoryType, Micros, NewMemory, RequestKey,
+    Scope, Validity,
+};
 use crate::error::Result;
 
 /// What a unit of work returns, type-erased so [`crate::store::Store`]
@@ -359,4 +363,81 @@ pub trait Tx: Send {
 
     /// Deletes up to `limit` of the records `stale` names; returns how many.
     async fn delete_stale(&mut self, stale: &Stale, limit: usize) -> Result<i64>;
+
+    /// Links each memory (by sequence number) of `namespace` to the
+    /// entities it names, creating those no name of which is known yet.
+    async fn link_entities(
+        &mut self,
+        namespace: &str,
+        links: &[(i64, Vec<Mention>)],
+        now: Micros,
+    ) -> Result<()>;
+
+    /// Removes the links of the memory `seq` to the entities it named.
+    async fn unlink_entities(&mut self, seq: i64) -> Result<()>;
+
+    /// The id of the entity of `namespace` that `entity` names: its id or
+    /// any of its names.
+    async fn find_entity(&mut self, namespace: &str, entity: &str) -> Result<Option<String>>;
+
+    /// The names of the entities of `namespace` that are one of these
+    /// keys or start with one and a space: (key, entity id) pairs.
+    async fn entities_named(
+        &mut self,
+        namespace: &str,
+        keys: &[&str],
+    ) -> Result<Vec<(String, String)>>;
+
+    /// The entity `id` as `scope` sees it: `None` when no memory it sees
+    /// names it.
+    async fn entity(&mut self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Entity>>;
+
+    /// One page of the entities `query` asks for, plus one.
+    async fn list_entities(&mut self, query: &EntityQuery, now: Micros) -> Result<Vec<Entity>>;
+
+    /// Up to `limit` + 1 memories `scope` sees that name the entity `id`
+    /// and count as true under `validity`, newest truth first.
+    async fn entity_memories(
+        &mut self,
+        scope: &Scope,
+        id: &str,
+        validity: Validity,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<Memory>>;
+
+    /// The memories (by sequence number) naming every one of the entities
+    /// `ids`.
+    async fn mentioning(&mut self, ids: &[String]) -> Result<Vec<i64>>;
+
+    /// Makes the entity `from` a name of the entity `into`.
+    async fn merge_entities(&mut self, into: &str, from: &str) -> Result<()>;
+
+    /// Links the memories `a` and `b` of `namespace` both ways.
+    async fn link_memories(
+        &mut self,
+        namespace: &str,
+        pair: (&str, &str),
+        kind: LinkKind,
+        reason: &str,
+        now: Micros,
+    ) -> Result<()>;
+
+    /// The first `limit` links from the memory `id`, oldest first.
+    async fn memory_links(&mut self, id: &str, limit: usize) -> Result<Vec<MemoryLink>>;
+
+    /// A fact about the database from `engram_meta`, if it is there.
+    async fn meta(&mut self, key: &str) -> Result<Option<String>>;
+
+    /// Sets a fact about the database in `engram_meta`.
+    async fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
+
+    /// How many memories of `namespace` have a sequence number after
+    /// `after` and up to `through`.
+    async fn count_memories_between(
+        &mut self,
+        namespace: &str,
+        after: i64,
+        through: i64,
+    ) -> Result<i64>;
 }

@@ -33,6 +33,8 @@ TOOLS = [
     "start_episode",
     "append_steps",
     "complete_episode",
+    "list_entities",
+    "get_entity",
 ]
 
 # Every call gets a deadline: a hung bridge fails the run instead of blocking it.
@@ -157,6 +159,18 @@ async def run():
             })
             expect(completed.structured_content["episode"]["status"] == "EPISODE_STATUS_COMPLETED",
                    "the episode is completed", completed)
+
+            # The entities the memories name, and what is known of one.
+            await call(session, "create_memory", {
+                "memory": {"memory_type": "MEMORY_TYPE_FACT", "content": "Priya Patel owns the checkout service."},
+            })
+            listed = await call(session, "list_entities", {"entity_types": ["ENTITY_TYPE_PERSON"]})
+            names = [e["name"] for e in listed.structured_content["entities"]]
+            expect(names == ["Priya Patel"], "list_entities names the person", listed.structured_content)
+            priya = await call(session, "get_entity", {"entity": "priya patel"})
+            contents = [m["content"] for m in priya.structured_content["memories"]]
+            expect(contents == ["Priya Patel owns the checkout service."], "get_entity reads her memories",
+                   priya.structured_content)
 
             # A refused call is a tool error with readable field violations.
             # readme:begin errors

@@ -110,6 +110,12 @@ pub enum Command {
     Get(MemoryIdArgs),
     /// List memories, newest first.
     List(ListArgs),
+    /// List the entities (people, organizations, projects, services,
+    /// tools, places) the scope's memories name, by name.
+    Entities(EntitiesArgs),
+    /// Show one entity, by id or any of its names: its names, what is
+    /// known of it, and the memories that say so.
+    Entity(EntityArgs),
     /// Delete one memory.
     Delete(DeleteArgs),
     /// Follow the changes to the memories the scope sees as they are
@@ -127,7 +133,8 @@ pub enum Command {
     /// Serve the Model Context Protocol on standard input and output, for
     /// agents whose framework speaks MCP: tools remember, search_memories,
     /// build_context, create_memory, record_outcome, start_episode,
-    /// append_steps and complete_episode, each a call of the gRPC API made
+    /// append_steps, complete_episode, list_entities and get_entity, each a
+    /// call of the gRPC API made
     /// in the scope of the flags above (the model cannot change it). The
     /// server is reached at the first call. Configure it in the client as
     /// the command `engram` with the arguments `mcp --namespace NAME ...`.
@@ -191,8 +198,9 @@ pub struct CreateArgs {
     #[arg(long)]
     pub request_id: Option<String>,
     /// What it does to older memories of the same owner it contradicts:
-    /// invalidate them (they stay readable, no longer true) or leave them
-    /// (off). Default: the server's choice.
+    /// invalidate them (they stay readable, no longer true), link them to it
+    /// as conflicting (both stay true) or leave them (off). Default: the
+    /// server's choice.
     #[arg(long, value_enum)]
     pub contradictions: Option<Contradictions>,
 }
@@ -200,7 +208,11 @@ pub struct CreateArgs {
 /// What a create does to what it contradicts.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Contradictions {
+    /// The older memories are no longer true.
     Invalidate,
+    /// Both stay true, linked as conflicting.
+    Link,
+    /// Nothing is looked for.
     Off,
 }
 
@@ -208,6 +220,7 @@ impl From<Contradictions> for proto::ContradictionPolicy {
     fn from(policy: Contradictions) -> Self {
         match policy {
             Contradictions::Invalidate => proto::ContradictionPolicy::Invalidate,
+            Contradictions::Link => proto::ContradictionPolicy::Link,
             Contradictions::Off => proto::ContradictionPolicy::Off,
         }
     }
@@ -230,6 +243,72 @@ pub struct SearchArgs {
     /// known now; default: what is true now.
     #[arg(long, value_parser = parse_time)]
     pub valid_at: Option<SystemTime>,
+    /// Only memories naming this entity, by id or any of its names
+    /// (repeatable; all must match).
+    #[arg(long = "entity")]
+    pub entities: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EntitiesArgs {
+    /// Only entities of this type (repeatable).
+    #[arg(long = "type", value_enum)]
+    pub types: Vec<EntityType>,
+    /// Only entities whose name starts with this, without case.
+    #[arg(long)]
+    pub prefix: Option<String>,
+    /// At most this many entities, 1 to 1000.
+    #[arg(long, default_value_t = 50)]
+    pub page_size: i32,
+    /// Continue a listing from the token the previous page printed.
+    #[arg(long)]
+    pub page_token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EntityArgs {
+    /// The entity's id, or any of its names (without case).
+    pub name: String,
+    /// What was true at this time (RFC 3339, e.g. 2024-05-08T13:56:00Z), as
+    /// known now; default: what is true now.
+    #[arg(long, value_parser = parse_time)]
+    pub valid_at: Option<SystemTime>,
+    /// At most this many memories, 1 to 100.
+    #[arg(long, default_value_t = 20)]
+    pub limit: i32,
+}
+
+/// The kinds of entity.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EntityType {
+    /// A person, or a person's handle.
+    Person,
+    /// A company, vendor, team, school.
+    Organization,
+    /// A project or repository.
+    Project,
+    /// A service, host or system someone runs.
+    Service,
+    /// A tool, language, framework, database or app.
+    Tool,
+    /// A city, country, neighbourhood or cloud region.
+    Place,
+    /// Anything else named: channels, code identifiers, products.
+    Other,
+}
+
+impl From<EntityType> for proto::EntityType {
+    fn from(entity_type: EntityType) -> Self {
+        match entity_type {
+            EntityType::Person => proto::EntityType::Person,
+            EntityType::Organization => proto::EntityType::Organization,
+            EntityType::Project => proto::EntityType::Project,
+            EntityType::Service => proto::EntityType::Service,
+            EntityType::Tool => proto::EntityType::Tool,
+            EntityType::Place => proto::EntityType::Place,
+            EntityType::Other => proto::EntityType::Other,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -282,6 +361,10 @@ pub struct ListArgs {
     /// known now; default: what is true now.
     #[arg(long, value_parser = parse_time)]
     pub valid_at: Option<SystemTime>,
+    /// Only memories naming this entity, by id or any of its names
+    /// (repeatable; all must match).
+    #[arg(long = "entity")]
+    pub entities: Vec<String>,
 }
 
 #[derive(Debug, Args)]

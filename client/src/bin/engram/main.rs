@@ -169,7 +169,8 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             let mut request = SearchMemories::new(scope, args.query)
                 .limit(args.limit)
                 .memory_types(args.types.into_iter().map(Into::into))
-                .tags(args.tags);
+                .tags(args.tags)
+                .entities(args.entities);
             if let Some(valid_at) = args.valid_at {
                 request = request.valid_at(valid_at);
             }
@@ -202,6 +203,7 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
             let mut request = ListMemories::new(scope)
                 .memory_types(args.types.into_iter().map(Into::into))
                 .tags(args.tags)
+                .entities(args.entities)
                 .page_size(args.page_size);
             if let Some(page_token) = args.page_token {
                 request = request.page_token(page_token);
@@ -210,6 +212,29 @@ async fn run(cli: Cli, out: &Output) -> Result<(), Failure> {
                 request = request.valid_at(valid_at);
             }
             out.memories(&engram.memory().list_memories(request).await?);
+        }
+        Command::Entities(args) => {
+            let request = proto::ListEntitiesRequest {
+                scope: Some(scope),
+                entity_types: args
+                    .types
+                    .into_iter()
+                    .map(|t| proto::EntityType::from(t).into())
+                    .collect(),
+                name_prefix: args.prefix.unwrap_or_default(),
+                page_size: args.page_size,
+                page_token: args.page_token.unwrap_or_default(),
+            };
+            out.entities(&engram.memory().list_entities(request).await?);
+        }
+        Command::Entity(args) => {
+            let request = proto::GetEntityRequest {
+                scope: Some(scope),
+                entity: args.name,
+                valid_at: args.valid_at.map(Into::into),
+                memory_limit: args.limit,
+            };
+            out.entity(&engram.memory().get_entity(request).await?);
         }
         Command::Watch(args) => watch(&engram, scope, args).await?,
         Command::Delete(args) => {

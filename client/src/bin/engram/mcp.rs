@@ -4,7 +4,8 @@
 //!
 //! Each tool is one RPC, named after it in snake_case (remember,
 //! search_memories, build_context, create_memory, record_outcome,
-//! start_episode, append_steps, complete_episode). Its description is the
+//! start_episode, append_steps, complete_episode, list_entities,
+//! get_entity). Its description is the
 //! RPC's comment in `proto/`, its input schema the request message's fields
 //! and comments, and its output schema the response's; arguments and
 //! results are the protobuf JSON mapping with the proto's field names. The
@@ -50,6 +51,8 @@ enum Rpc {
     StartEpisode,
     AppendSteps,
     CompleteEpisode,
+    ListEntities,
+    GetEntity,
 }
 
 /// Each tool: its RPC, the service and method, and how it behaves.
@@ -65,7 +68,7 @@ struct Spec {
     idempotent: bool,
 }
 
-const SPECS: [Spec; 8] = [
+const SPECS: [Spec; 10] = [
     Spec {
         rpc: Rpc::Remember,
         service: "engram.v1.PolicyService",
@@ -130,6 +133,22 @@ const SPECS: [Spec; 8] = [
         read_only: false,
         idempotent: false,
     },
+    Spec {
+        rpc: Rpc::ListEntities,
+        service: "engram.v1.MemoryService",
+        method: "ListEntities",
+        title: "List the people, projects and things memories name",
+        read_only: true,
+        idempotent: true,
+    },
+    Spec {
+        rpc: Rpc::GetEntity,
+        service: "engram.v1.MemoryService",
+        method: "GetEntity",
+        title: "What is known about one entity, now or at a time",
+        read_only: true,
+        idempotent: true,
+    },
 ];
 
 /// The request field every tool fills in from the command's flags.
@@ -143,7 +162,9 @@ keeping (a preference, a decision, a lesson, a fact), call remember with the tra
 Engram decides whether and as what to keep it; call create_memory only to store a memory \
 exactly as given. After trying a strategy, call record_outcome with whether it worked. To \
 log a whole task, call start_episode, then append_steps as you work, then complete_episode \
-with a score. Every call is made in the scope this server was started with.";
+with a score. To learn what is known about a person, project, service or tool by name \
+(now, or at a past time), call get_entity; list_entities lists the names memories mention. \
+Every call is made in the scope this server was started with.";
 
 /// One tool: what is listed, and what its call is made of.
 struct ToolEntry {
@@ -396,6 +417,18 @@ async fn dispatch(
             })
             .await
         }
+        Rpc::ListEntities => {
+            relay(request, response, |r: proto::ListEntitiesRequest| {
+                memory.list_entities(r)
+            })
+            .await
+        }
+        Rpc::GetEntity => {
+            relay(request, response, |r: proto::GetEntityRequest| {
+                memory.get_entity(r)
+            })
+            .await
+        }
     }
 }
 
@@ -568,7 +601,9 @@ mod tests {
                 "record_outcome",
                 "start_episode",
                 "append_steps",
-                "complete_episode"
+                "complete_episode",
+                "list_entities",
+                "get_entity"
             ]
         );
     }

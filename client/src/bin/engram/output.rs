@@ -111,6 +111,9 @@ impl Output {
         for id in &response.invalidated_memory_ids {
             say!(self, "invalidated {id} (contradicted: no longer true)");
         }
+        for id in &response.conflicting_memory_ids {
+            say!(self, "conflicts with {id} (both kept true)");
+        }
     }
 
     pub fn hits(&self, response: &proto::SearchMemoriesResponse) {
@@ -167,6 +170,16 @@ impl Output {
                 say!(self, "{:<11} {value}", format!("{name}:"));
             }
         }
+        for link in &memory.links {
+            let kind = enum_label(link.kind().as_str_name());
+            say!(
+                self,
+                "{:<11} {kind} {} ({})",
+                "link:",
+                link.memory_id,
+                link.reason
+            );
+        }
     }
 
     pub fn memories(&self, response: &proto::ListMemoriesResponse) {
@@ -182,6 +195,43 @@ impl Output {
         if !response.next_page_token.is_empty() {
             // On standard error, so a pipe gets only the memories.
             eprintln!("more: --page-token {}", response.next_page_token);
+        }
+    }
+
+    pub fn entities(&self, response: &proto::ListEntitiesResponse) {
+        if self.as_json(response) {
+            return;
+        }
+        if response.entities.is_empty() {
+            eprintln!("no entities");
+        }
+        for entity in &response.entities {
+            say!(self, "{}", entity_line(entity));
+        }
+        if !response.next_page_token.is_empty() {
+            // On standard error, so a pipe gets only the entities.
+            eprintln!("more: --page-token {}", response.next_page_token);
+        }
+    }
+
+    pub fn entity(&self, response: &proto::GetEntityResponse) {
+        if self.as_json(response) {
+            return;
+        }
+        if let Some(entity) = &response.entity {
+            say!(self, "{}", entity_line(entity));
+            if !entity.aliases.is_empty() {
+                say!(self, "also: {}", entity.aliases.join(", "));
+            }
+        }
+        for relation in &response.relations {
+            say!(self, "{}: {}", relation.predicate, relation.object);
+        }
+        for memory in &response.memories {
+            say!(self, "{}", memory_line(memory));
+        }
+        if response.truncated {
+            eprintln!("more memories name it: raise --limit");
         }
     }
 
@@ -376,6 +426,8 @@ fn enum_label(name: &str) -> String {
     const PREFIXES: &[&str] = &[
         "MEMORY_TYPE_",
         "MEMORY_LEVEL_",
+        "ENTITY_TYPE_",
+        "MEMORY_LINK_KIND_",
         "DECISION_SOURCE_",
         "EPISODE_STATUS_",
         "STEP_RESULT_",
@@ -402,6 +454,17 @@ fn memory_line(memory: &proto::Memory) -> String {
         memory.id,
         enum_label(memory.memory_type().as_str_name()),
         memory.content.replace('\n', " ")
+    )
+}
+
+/// `id  TYPE  name  (N memories)`.
+fn entity_line(entity: &proto::Entity) -> String {
+    format!(
+        "{}  {:<12}  {}  ({} memories)",
+        entity.id,
+        enum_label(entity.entity_type().as_str_name()),
+        entity.name,
+        entity.memory_count
     )
 }
 

@@ -16,8 +16,10 @@ MemoryLevelName = Literal["global", "workspace", "conversation"]
 """A memory level by its short name, as the helpers take it."""
 ClassifyModeName = Literal["auto", "rules", "llm"]
 """A classifier by its short name, as the helpers take it."""
-ContradictionPolicyName = Literal["invalidate", "off"]
+ContradictionPolicyName = Literal["invalidate", "link", "off"]
 """What a write does to older memories it contradicts, as the helpers take it."""
+EntityTypeName = Literal["person", "organization", "project", "service", "tool", "place", "other"]
+"""An entity type by its short name, as the helpers take it."""
 
 _T = TypeVar("_T")
 
@@ -42,6 +44,13 @@ def contradiction_policy(
     """``"off"`` -> ``CONTRADICTION_POLICY_OFF``; an enum value is kept as it is."""
     if isinstance(value, str):
         return memory_pb2.ContradictionPolicy.Value("CONTRADICTION_POLICY_" + value.upper())
+    return value
+
+
+def entity_type(value: EntityTypeName | memory_pb2.EntityType.ValueType) -> memory_pb2.EntityType.ValueType:
+    """``"person"`` -> ``ENTITY_TYPE_PERSON``; an enum value is kept as it is."""
+    if isinstance(value, str):
+        return memory_pb2.EntityType.Value("ENTITY_TYPE_" + value.upper())
     return value
 
 

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 pub use claims::{Claim, claims};
 pub use frame::Frame;
+pub use words::folded;
 
 use crate::domain::{
     ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,

@@ -157,6 +157,12 @@ impl Engine {
         self.store.stats(scope, STATS_TOP_CARDS, now).await
     }
 
+    /// How many memories of `namespace` wait for the backfill to name
+    /// their entities.
+    pub async fn pending_extractions(&self, namespace: &str) -> Result<i64> {
+        crate::engine::entities::pending(&*self.store, namespace).await
+    }
+
     /// How many of `namespace`'s memories wait for the embedder's vectors
     /// (none without an embedder).
     pub async fn pending_embeddings(&self, namespace: &str, now: Micros) -> Result<i64> {

@@ -4,11 +4,13 @@
 use std::time::Duration;
 
 use super::Engine;
+use crate::domain::entity::{Entity, EntityLookup, EntityQuery, EntityView};
 use crate::domain::{
-    Actor, ContradictionPolicy, Created, ListQuery, Memory, MemoryPatch, Micros, NewMemory,
-    RequestKey, Revision, Scope,
+    Actor, ContradictionPolicy, Created, ListQuery, Memory, MemoryLink, MemoryPatch, Micros,
+    NewMemory, RequestKey, Revision, Scope,
 };
 use crate::engine::context::{self, ContextBlock, ContextRequest};
+use crate::engine::entities;
 use crate::engine::memories;
 use crate::engine::search::{self, SearchRequest, Searched};
 use crate::engine::watch::{Watch, WatchRequest};
@@ -45,6 +47,17 @@ impl Engine {
             .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))
     }
 
+    /// The memory `id` visible from `scope` with its first links to other
+    /// memories, read on one snapshot (`NotFound` when it is not visible).
+    pub async fn get_memory_with_links(
+        &self,
+        scope: Scope,
+        id: String,
+        now: Micros,
+    ) -> Result<(Memory, Vec<MemoryLink>)> {
+        memories::get_with_links(&*self.store, scope, id, now).await
+    }
+
     /// Applies `patch` to a memory (see [`memories::update_memory`]).
     pub async fn update_memory(
         &self,
@@ -72,7 +85,33 @@ impl Engine {
 
     /// A page of the memories `query` asks for.
     pub async fn list_memories(&self, query: &ListQuery, now: Micros) -> Result<Vec<Memory>> {
-        self.store.list_memories(query, now).await
+        if query.filter.entities.is_empty() {
+            return self.store.list_memories(query, now).await;
+        }
+        let mut query = query.clone();
+        entities::resolve_filter(&*self.store, &query.scope.namespace, &mut query.filter).await?;
+        self.store.list_memories(&query, now).await
+    }
+
+    /// A page of the entities `query` asks for (see [`entities::list`]).
+    pub async fn list_entities(&self, query: &EntityQuery, now: Micros) -> Result<Vec<Entity>> {
+        entities::list(&*self.store, query, now).await
+    }
+
+    /// An entity and what is known of it (see [`entities::get`]).
+    pub async fn get_entity(&self, lookup: EntityLookup, now: Micros) -> Result<EntityView> {
+        entities::get(&*self.store, lookup, now).await
+    }
+
+    /// Makes two entities one (see [`entities::merge`]).
+    pub async fn merge_entities(
+        &self,
+        scope: Scope,
+        kept: String,
+        duplicate: String,
+        now: Micros,
+    ) -> Result<Entity> {
+        entities::merge(&*self.store, scope, kept, duplicate, now).await
     }
 
     /// A page of the history of memory `id` in `namespace`, after the
@@ -118,7 +157,21 @@ impl Engine {
         now: Micros,
         deadline: Option<Duration>,
     ) -> Result<Searched> {
-        search::search(self.store.as_ref(), &self.retrieval, request, now, deadline).await
+        if request.filter.entities.is_empty() {
+            return search::search(self.store.as_ref(), &self.retrieval, request, now, deadline)
+                .await;
+        }
+        let mut request = request.clone();
+        entities::resolve_filter(&*self.store, &request.scope.namespace, &mut request.filter)
+            .await?;
+        search::search(
+            self.store.as_ref(),
+            &self.retrieval,
+            &request,
+            now,
+            deadline,
+        )
+        .await
     }
 
     /// Builds a context block (see [`context::build`]).

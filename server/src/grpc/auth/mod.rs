@@ -34,6 +34,8 @@ const READ_RPCS: &[&str] = &[
     "WatchMemories",
     "SearchMemories",
     "BuildContext",
+    "ListEntities",
+    "GetEntity",
     "GetEpisode",
     "ListEpisodes",
     "ListOutcomes",
@@ -47,10 +49,11 @@ const READ_RPCS: &[&str] = &[
 ];
 
 /// The RPCs that need an `admin` key: they remove memories in bulk or
-/// change what other agents see. (Every RPC not listed as read or write
-/// needs admin; this list lets a test check that each RPC is placed.)
+/// change what other agents see (MergeEntities makes two names one for
+/// every reader). (Every RPC not listed as read or write needs admin;
+/// this list lets a test check that each RPC is placed.)
 #[cfg(test)]
-const ADMIN_RPCS: &[&str] = &["Forget", "SetAgentScope"];
+const ADMIN_RPCS: &[&str] = &["Forget", "SetAgentScope", "MergeEntities"];
 
 /// The RPCs a `write` key may call besides the read ones. An RPC in none of
 /// these lists needs `admin`, so a new RPC is closed until it is placed.

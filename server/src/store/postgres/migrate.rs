@@ -29,6 +29,16 @@ const MIGRATIONS: &[Migration] = &[
         "validity",
         include_str!("../../../migrations/postgres/0004_validity.sql"),
     ),
+    (
+        5,
+        "entities",
+        include_str!("../../../migrations/postgres/0005_entities.sql"),
+    ),
+    (
+        6,
+        "memory_links",
+        include_str!("../../../migrations/postgres/0006_memory_links.sql"),
+    ),
 ];
 
 /// The advisory lock migrations are applied under: Engram's locks are
@@ -85,6 +95,8 @@ mod tests {
         "anti_patterns",
         "create_requests",
         "engram_meta",
+        "entities",
+        "entity_names",
         "episode_lessons",
         "episode_steps",
         "episodes",
@@ -93,6 +105,8 @@ mod tests {
         "memories",
         "memory_access",
         "memory_changes",
+        "memory_entities",
+        "memory_links",
         "memory_revisions",
         "memory_tombstones",
         "memory_vectors",

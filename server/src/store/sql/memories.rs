@@ -108,6 +108,14 @@ pub fn push_filter<D: Dialect>(sql: &mut Sql<D>, filter: &MemoryFilter, now: Mic
     for (key, value) in &filter.metadata {
         sql.has_entry("m.metadata", key, value);
     }
+    for entity in &filter.entities {
+        sql.push(
+            " AND EXISTS (SELECT 1 FROM memory_entities mx WHERE mx.memory_seq = m.seq \
+             AND mx.entity_id = ",
+        )
+        .bind(entity.clone())
+        .push(")");
+    }
     match filter.validity {
         Validity::Current => {
             sql.push(" AND (m.valid_to IS NULL OR m.valid_to > ")

@@ -14,9 +14,11 @@
 //! with the dialect's [`Dialect::fetch_all`], [`Dialect::fetch_optional`]
 //! or [`Dialect::execute`]; rows become domain values in [`rows`].
 
+pub mod entities;
 pub mod episodes;
 pub mod feed;
 pub mod learning;
+pub mod links;
 pub mod memories;
 pub mod migrations;
 pub mod outcomes;

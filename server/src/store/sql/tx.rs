@@ -28,10 +28,13 @@
 
 use async_trait::async_trait;
 
-use super::{Dialect, episodes, learning, memories, outcomes, requests};
+use super::{
+    Columns, Dialect, Sql, entities, episodes, learning, links, memories, outcomes, requests,
+};
+use crate::domain::entity::{Entity, EntityQuery, Mention};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
-use crate::domain::{Actor, Memory, Micros, RequestKey, Scope};
+use crate::domain::{Actor, LinkKind, Memory, MemoryLink, Micros, RequestKey, Scope, Validity};
 use crate::error::{Error, Result};
 use crate::store::tx::{
     CardKey, Identity, LearningProgress, Lesson, MemoryInsert, NewAntiPattern, NewHeuristic,
@@ -374,5 +377,111 @@ impl<D: Dialect> Tx for SqlTx<'_, D> {
             self.changed |= deleted > 0;
         }
         Ok(deleted)
+    }
+
+    async fn link_entities(
+        &mut self,
+        namespace: &str,
+        links: &[(i64, Vec<Mention>)],
+        now: Micros,
+    ) -> Result<()> {
+        self.may_write()?;
+        entities::link(self.conn, namespace, links, now).await
+    }
+
+    async fn unlink_entities(&mut self, seq: i64) -> Result<()> {
+        self.may_write()?;
+        entities::unlink(self.conn, seq).await
+    }
+
+    async fn find_entity(&mut self, namespace: &str, entity: &str) -> Result<Option<String>> {
+        entities::find(self.conn, namespace, entity).await
+    }
+
+    async fn entities_named(
+        &mut self,
+        namespace: &str,
+        keys: &[&str],
+    ) -> Result<Vec<(String, String)>> {
+        entities::named_loosely(self.conn, namespace, keys).await
+    }
+
+    async fn entity(&mut self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Entity>> {
+        entities::get(self.conn, scope, id, now).await
+    }
+
+    async fn list_entities(&mut self, query: &EntityQuery, now: Micros) -> Result<Vec<Entity>> {
+        entities::list(self.conn, query, now).await
+    }
+
+    async fn entity_memories(
+        &mut self,
+        scope: &Scope,
+        id: &str,
+        validity: Validity,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<Memory>> {
+        entities::memories(self.conn, scope, id, validity, limit, now).await
+    }
+
+    async fn mentioning(&mut self, ids: &[String]) -> Result<Vec<i64>> {
+        entities::mentioning(self.conn, ids).await
+    }
+
+    async fn merge_entities(&mut self, into: &str, from: &str) -> Result<()> {
+        self.may_write()?;
+        entities::merge(self.conn, into, from).await
+    }
+
+    async fn link_memories(
+        &mut self,
+        namespace: &str,
+        pair: (&str, &str),
+        kind: LinkKind,
+        reason: &str,
+        now: Micros,
+    ) -> Result<()> {
+        self.may_write()?;
+        links::link(self.conn, namespace, pair, kind, reason, now).await
+    }
+
+    async fn memory_links(&mut self, id: &str, limit: usize) -> Result<Vec<MemoryLink>> {
+        links::of(self.conn, id, limit).await
+    }
+
+    async fn meta(&mut self, key: &str) -> Result<Option<String>> {
+        let mut sql = Sql::new("SELECT value FROM engram_meta WHERE key = ");
+        sql.bind(key.to_owned());
+        let row = self.conn.fetch_optional(sql).await?;
+        row.map(|row| Columns::<D>::of(&row).get("value"))
+            .transpose()
+    }
+
+    async fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.may_write()?;
+        let mut sql = Sql::new("INSERT INTO engram_meta (key, value) VALUES (");
+        sql.values(|v| {
+            v.bind(key.to_owned()).bind(value.to_owned());
+        })
+        .push(") ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+        self.conn.execute(sql).await?;
+        Ok(())
+    }
+
+    async fn count_memories_between(
+        &mut self,
+        namespace: &str,
+        after: i64,
+        through: i64,
+    ) -> Result<i64> {
+        let mut sql = Sql::new("SELECT count(*) AS n FROM memories WHERE namespace = ");
+        sql.bind(namespace.to_owned())
+            .push(" AND seq > ")
+            .bind(after)
+            .push(" AND seq <= ")
+            .bind(through);
+        let row = self.conn.fetch_optional(sql).await?;
+        row.map_or(Ok(0), |row| Columns::<D>::of(&row).get("n"))
     }
 }

@@ -96,6 +96,16 @@ pub const MIGRATIONS: &[Migration] = &[
         "validity",
         include_str!("../../../migrations/sqlite/0012_validity.sql"),
     ),
+    (
+        13,
+        "entities",
+        include_str!("../../../migrations/sqlite/0013_entities.sql"),
+    ),
+    (
+        14,
+        "memory_links",
+        include_str!("../../../migrations/sqlite/0014_memory_links.sql"),
+    ),
 ];
 
 /// The schema version this server brings a database to.

@@ -11,17 +11,20 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from engram_client._async.connection import Connection
 from engram_client._async.services import LearningService, MemoryService, PolicyService
 from engram_client.messages import (
     ClassifyModeName,
     ContradictionPolicyName,
+    EntityTypeName,
     MemoryLevelName,
     MemoryTypeName,
     Replay,
     classify_mode,
     contradiction_policy,
+    entity_type,
     memory_level,
     memory_type,
 )
@@ -167,16 +170,58 @@ class MemoryClient(MemoryService):
         types: Iterable[MemoryTypeName | common_pb2.MemoryType.ValueType] = (),
         tags: Iterable[str] = (),
         min_importance: float = 0.0,
+        entities: Iterable[str] = (),
     ) -> memory_pb2.SearchMemoriesResponse:
         """Finds the memories visible from `scope` that match `query`, ranked
         by relevance, recency and importance (at most `limit`; 0: the
         server's default), optionally only of some `types`, carrying every
-        one of `tags`, or at least `min_importance`."""
+        one of `tags`, at least `min_importance`, or naming every one of
+        `entities` (each by id or any of its names)."""
         memory_filter = memory_pb2.MemoryFilter(
-            memory_types=[memory_type(t) for t in types], tags=list(tags), min_importance=min_importance
+            memory_types=[memory_type(t) for t in types],
+            tags=list(tags),
+            min_importance=min_importance,
+            entities=list(entities),
         )
         request = memory_pb2.SearchMemoriesRequest(scope=scope, query=query, limit=limit, filter=memory_filter)
         return await self.search_memories(request)
+
+    async def entities(
+        self,
+        scope: common_pb2.Scope,
+        *,
+        types: Iterable[EntityTypeName | memory_pb2.EntityType.ValueType] = (),
+        prefix: str = "",
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> memory_pb2.ListEntitiesResponse:
+        """One page of the entities (people, organizations, projects,
+        services, tools, places) the memories visible from `scope` name, by
+        name: optionally only of some `types`, or whose name starts with
+        `prefix` (without case)."""
+        request = memory_pb2.ListEntitiesRequest(
+            scope=scope,
+            entity_types=[entity_type(t) for t in types],
+            name_prefix=prefix,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        return await self.list_entities(request)
+
+    async def entity(
+        self,
+        scope: common_pb2.Scope,
+        name: str,
+        *,
+        valid_at: Timestamp | None = None,
+        memory_limit: int = 0,
+    ) -> memory_pb2.GetEntityResponse:
+        """The entity `name` (its id or any of its names, without case): its
+        names, and what the memories visible from `scope` said of it at
+        `valid_at` (now when None) — the memories that name it, newest truth
+        first, and the attributes they state."""
+        request = memory_pb2.GetEntityRequest(scope=scope, entity=name, valid_at=valid_at, memory_limit=memory_limit)
+        return await self.get_entity(request)
 
     async def context(
         self,

@@ -126,7 +126,11 @@ class MemoryService:
         lesson Evidence: …"), "## Heuristics" (5 most confident of the task
         type, "strategy (confidence 0.83, 5 outcomes)"), "## Anti-patterns" (5
         most frequent, "strategy fails with: error (seen 3x) Better: …"),
-        "## Relevant memories", "## Preferences", and
+        "## About <entity>" (for each of the first two entities the query
+        names, by any of their names or the first words of one ("robert" for
+        "Robert Smith"): its 3 newest memories true at valid_at,
+        those under "Relevant memories" left out), "## Relevant memories",
+        "## Preferences", and
         "## Recent episodes (mean score M over N)" (the task's 3 latest, "Score
         0.82 in 7 steps: summary"). Each line shows at most 400 characters of
         its record (cut at a word, marked "…"). When the budget is short, the
@@ -194,6 +198,39 @@ class MemoryService:
         Retried with backoff after UNAVAILABLE: it only reads.
         """
         return await self._connection.unary("ListEpisodes", self._stub.ListEpisodes, request, repeat=True)
+
+    async def list_entities(self, request: memory_pb2.ListEntitiesRequest) -> memory_pb2.ListEntitiesResponse:
+        """Lists the entities (people, organizations, projects, services, tools,
+        places) that memories visible from the scope name, by name. Every
+        memory names the entities the server finds in its content when it is
+        written, or when UpdateMemory changes its content. An entity is listed
+        while a visible, unexpired memory names it, whether that memory is
+        still true or not.
+
+        Retried with backoff after UNAVAILABLE: it only reads.
+        """
+        return await self._connection.unary("ListEntities", self._stub.ListEntities, request, repeat=True)
+
+    async def get_entity(self, request: memory_pb2.GetEntityRequest) -> memory_pb2.GetEntityResponse:
+        """Reads one entity, by id or by any of its names (without case): its
+        names, and what the scope's memories say of it at a time — the
+        memories that name it and were true then, newest truth first, and the
+        attributes they state (where someone works, the port a service is on,
+        who owns a project). NOT_FOUND when no visible memory names it.
+
+        Retried with backoff after UNAVAILABLE: it only reads.
+        """
+        return await self._connection.unary("GetEntity", self._stub.GetEntity, request, repeat=True)
+
+    async def merge_entities(self, request: memory_pb2.MergeEntitiesRequest) -> memory_pb2.MergeEntitiesResponse:
+        """Admin: makes two entities one, when they are two names of one thing
+        ("Bob" and "Robert Smith"). The duplicate's names and mentions move to
+        the kept entity, and the duplicate's id is gone; a name written later
+        leads to the kept entity. Memories do not change.
+
+        Not retried after UNAVAILABLE: the server may have acted on it.
+        """
+        return await self._connection.unary("MergeEntities", self._stub.MergeEntities, request, repeat=False)
 
 
 class LearningService:

@@ -1617,6 +1617,7 @@ class GetStatsResponse(_message.Message):
     PENDING_EMBEDDINGS_FIELD_NUMBER: _builtins.int
     TRUNCATED_FIELD_NUMBER: _builtins.int
     INVALIDATED_MEMORIES_FIELD_NUMBER: _builtins.int
+    PENDING_EXTRACTIONS_FIELD_NUMBER: _builtins.int
     total_episodes: _builtins.int
     """Episodes of every status."""
     global_rules: _builtins.int
@@ -1644,6 +1645,12 @@ class GetStatsResponse(_message.Message):
     """Unexpired memories visible from the scope that are kept but no longer
     true: invalidated by a contradiction, a superseding Remember or an
     UpdateMemory of valid_to (not in memories_per_type).
+    """
+    pending_extractions: _builtins.int
+    """Memories of the namespace whose entities are not linked yet: those
+    stored before the server knew entities, or imported, which a
+    background task reads after start (see MemoryService.ListEntities).
+    Wait for 0 to know every memory names its entities.
     """
     @_builtins.property
     def tasks(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStats]:
@@ -1680,10 +1687,11 @@ class GetStatsResponse(_message.Message):
         pending_embeddings: _builtins.int = ...,
         truncated: _builtins.bool = ...,
         invalidated_memories: _builtins.int = ...,
+        pending_extractions: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anti_patterns", b"anti_patterns", "global_rules", b"global_rules", "heuristics", b"heuristics", "invalidated_memories", b"invalidated_memories", "memories_per_type", b"memories_per_type", "mistake_cards", b"mistake_cards", "mistakes", b"mistakes", "outcomes", b"outcomes", "pending_embeddings", b"pending_embeddings", "task_types", b"task_types", "tasks", b"tasks", "top_mistake_cards", b"top_mistake_cards", "total_episodes", b"total_episodes", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anti_patterns", b"anti_patterns", "global_rules", b"global_rules", "heuristics", b"heuristics", "invalidated_memories", b"invalidated_memories", "memories_per_type", b"memories_per_type", "mistake_cards", b"mistake_cards", "mistakes", b"mistakes", "outcomes", b"outcomes", "pending_embeddings", b"pending_embeddings", "pending_extractions", b"pending_extractions", "task_types", b"task_types", "tasks", b"tasks", "top_mistake_cards", b"top_mistake_cards", "total_episodes", b"total_episodes", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -65,6 +65,11 @@ class _ContradictionPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_C
     """
     CONTRADICTION_POLICY_OFF: _ContradictionPolicy.ValueType  # 2
     """Nothing is looked for: both stay valid."""
+    CONTRADICTION_POLICY_LINK: _ContradictionPolicy.ValueType  # 3
+    """Both stay valid, linked to each other as conflicting (Memory.links on
+    GetMemory, CreateMemoryResponse.conflicting_memory_ids): for an agent or
+    a person to decide which holds, with UpdateMemory's valid_to.
+    """
 
 class ContradictionPolicy(_ContradictionPolicy, metaclass=_ContradictionPolicyEnumTypeWrapper):
     """What a write does when its memory contradicts an older one: says
@@ -88,7 +93,36 @@ with an earlier occurred_at), the new one is invalidated by the old.
 """
 CONTRADICTION_POLICY_OFF: ContradictionPolicy.ValueType  # 2
 """Nothing is looked for: both stay valid."""
+CONTRADICTION_POLICY_LINK: ContradictionPolicy.ValueType  # 3
+"""Both stay valid, linked to each other as conflicting (Memory.links on
+GetMemory, CreateMemoryResponse.conflicting_memory_ids): for an agent or
+a person to decide which holds, with UpdateMemory's valid_to.
+"""
 Global___ContradictionPolicy: _TypeAlias = ContradictionPolicy  # noqa: Y015
+
+class _MemoryLinkKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MemoryLinkKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MemoryLinkKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MEMORY_LINK_KIND_UNSPECIFIED: _MemoryLinkKind.ValueType  # 0
+    """Never returned."""
+    MEMORY_LINK_KIND_CONFLICTS: _MemoryLinkKind.ValueType  # 1
+    """They say otherwise about the same thing and both stay valid (written
+    with CONTRADICTION_POLICY_LINK).
+    """
+
+class MemoryLinkKind(_MemoryLinkKind, metaclass=_MemoryLinkKindEnumTypeWrapper):
+    """How two memories are linked."""
+
+MEMORY_LINK_KIND_UNSPECIFIED: MemoryLinkKind.ValueType  # 0
+"""Never returned."""
+MEMORY_LINK_KIND_CONFLICTS: MemoryLinkKind.ValueType  # 1
+"""They say otherwise about the same thing and both stay valid (written
+with CONTRADICTION_POLICY_LINK).
+"""
+Global___MemoryLinkKind: _TypeAlias = MemoryLinkKind  # noqa: Y015
 
 class _MemoryOrder:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -310,6 +344,50 @@ STEP_RESULT_ERROR: StepResult.ValueType  # 2
 """The action failed."""
 Global___StepResult: _TypeAlias = StepResult  # noqa: Y015
 
+class _EntityType:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _EntityTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EntityType.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ENTITY_TYPE_UNSPECIFIED: _EntityType.ValueType  # 0
+    """Not set. In filters, "any type"."""
+    ENTITY_TYPE_PERSON: _EntityType.ValueType  # 1
+    """A person, or a person's handle ("Alice Chen", "@marco")."""
+    ENTITY_TYPE_ORGANIZATION: _EntityType.ValueType  # 2
+    """A company, vendor, team, school, bank, airline ("Acme", "AWS")."""
+    ENTITY_TYPE_PROJECT: _EntityType.ValueType  # 3
+    """A project or repository ("Project Falcon", "billing-v2")."""
+    ENTITY_TYPE_SERVICE: _EntityType.ValueType  # 4
+    """A service, host or system someone runs ("payments-api", "db-prod-03")."""
+    ENTITY_TYPE_TOOL: _EntityType.ValueType  # 5
+    """A tool, language, framework, database or app ("PostgreSQL", "Jira")."""
+    ENTITY_TYPE_PLACE: _EntityType.ValueType  # 6
+    """A city, country, neighbourhood, airport or cloud region ("Berlin")."""
+    ENTITY_TYPE_OTHER: _EntityType.ValueType  # 7
+    """Anything else named: #channels, code identifiers, products, events."""
+
+class EntityType(_EntityType, metaclass=_EntityTypeEnumTypeWrapper):
+    """What kind of thing an entity is."""
+
+ENTITY_TYPE_UNSPECIFIED: EntityType.ValueType  # 0
+"""Not set. In filters, "any type"."""
+ENTITY_TYPE_PERSON: EntityType.ValueType  # 1
+"""A person, or a person's handle ("Alice Chen", "@marco")."""
+ENTITY_TYPE_ORGANIZATION: EntityType.ValueType  # 2
+"""A company, vendor, team, school, bank, airline ("Acme", "AWS")."""
+ENTITY_TYPE_PROJECT: EntityType.ValueType  # 3
+"""A project or repository ("Project Falcon", "billing-v2")."""
+ENTITY_TYPE_SERVICE: EntityType.ValueType  # 4
+"""A service, host or system someone runs ("payments-api", "db-prod-03")."""
+ENTITY_TYPE_TOOL: EntityType.ValueType  # 5
+"""A tool, language, framework, database or app ("PostgreSQL", "Jira")."""
+ENTITY_TYPE_PLACE: EntityType.ValueType  # 6
+"""A city, country, neighbourhood, airport or cloud region ("Berlin")."""
+ENTITY_TYPE_OTHER: EntityType.ValueType  # 7
+"""Anything else named: #channels, code identifiers, products, events."""
+Global___EntityType: _TypeAlias = EntityType  # noqa: Y015
+
 @_typing.final
 class Memory(_message.Message):
     """A piece of knowledge an agent keeps."""
@@ -360,6 +438,7 @@ class Memory(_message.Message):
     VALID_TO_FIELD_NUMBER: _builtins.int
     INVALIDATED_BY_FIELD_NUMBER: _builtins.int
     INVALIDATION_REASON_FIELD_NUMBER: _builtins.int
+    LINKS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned identifier (a UUIDv7, time-ordered). Output only."""
     level: _common_pb2.MemoryLevel.ValueType
@@ -455,6 +534,13 @@ class Memory(_message.Message):
         true once is removed by what replaced it. Output only.
         """
 
+    @_builtins.property
+    def links(self) -> _containers.RepeatedCompositeFieldContainer[Global___MemoryLink]:
+        """The other memories it is linked to (conflicting ones, see
+        CONTRADICTION_POLICY_LINK), oldest link first, at most 100. Filled by
+        GetMemory only; every other read leaves it empty. Output only.
+        """
+
     def __init__(
         self,
         *,
@@ -482,10 +568,11 @@ class Memory(_message.Message):
         valid_to: _timestamp_pb2.Timestamp | None = ...,
         invalidated_by: _builtins.str = ...,
         invalidation_reason: _builtins.str = ...,
+        links: _abc.Iterable[Global___MemoryLink] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_access_time", b"last_access_time", "occurred_at", b"occurred_at", "scope", b"scope", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "links", b"links", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -609,6 +696,42 @@ class MemoryInput(_message.Message):
 Global___MemoryInput: _TypeAlias = MemoryInput  # noqa: Y015
 
 @_typing.final
+class MemoryLink(_message.Message):
+    """A link from a memory to another memory of the same namespace."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    kind: Global___MemoryLinkKind.ValueType
+    """How they are linked."""
+    memory_id: _builtins.str
+    """The other memory's id."""
+    reason: _builtins.str
+    """Why, e.g. "contradicted: employer of alice is now Globex (was Acme)"."""
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When the link was made."""
+
+    def __init__(
+        self,
+        *,
+        kind: Global___MemoryLinkKind.ValueType = ...,
+        memory_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "kind", b"kind", "memory_id", b"memory_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryLink: _TypeAlias = MemoryLink  # noqa: Y015
+
+@_typing.final
 class CreateMemoryRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -656,6 +779,7 @@ class CreateMemoryResponse(_message.Message):
     MEMORY_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     INVALIDATED_MEMORY_IDS_FIELD_NUMBER: _builtins.int
+    CONFLICTING_MEMORY_IDS_FIELD_NUMBER: _builtins.int
     result: Global___WriteResult.ValueType
     """CREATED or MERGED."""
     @_builtins.property
@@ -668,16 +792,24 @@ class CreateMemoryResponse(_message.Message):
         ContradictionPolicy), invalidated in the same transaction.
         """
 
+    @_builtins.property
+    def conflicting_memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """With CONTRADICTION_POLICY_LINK: the ids of the older memories it
+        contradicts, kept valid and linked to it as conflicting in the same
+        transaction.
+        """
+
     def __init__(
         self,
         *,
         memory: Global___Memory | None = ...,
         result: Global___WriteResult.ValueType = ...,
         invalidated_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
+        conflicting_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["invalidated_memory_ids", b"invalidated_memory_ids", "memory", b"memory", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflicting_memory_ids", b"conflicting_memory_ids", "invalidated_memory_ids", b"invalidated_memory_ids", "memory", b"memory", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -904,6 +1036,7 @@ class MemoryFilter(_message.Message):
     OCCURRED_BEFORE_FIELD_NUMBER: _builtins.int
     VALID_AT_FIELD_NUMBER: _builtins.int
     INCLUDE_INVALIDATED_FIELD_NUMBER: _builtins.int
+    ENTITIES_FIELD_NUMBER: _builtins.int
     min_importance: _builtins.float
     """Only memories with at least this importance (0 to 1)."""
     include_invalidated: _builtins.bool
@@ -954,6 +1087,13 @@ class MemoryFilter(_message.Message):
         now (valid_to unset or ahead). Cannot be set with include_invalidated.
         """
 
+    @_builtins.property
+    def entities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only memories naming every one of these entities, each given by its id
+        or any of its names (without case), at most 16. A name no entity goes
+        by matches no memory.
+        """
+
     def __init__(
         self,
         *,
@@ -968,10 +1108,11 @@ class MemoryFilter(_message.Message):
         occurred_before: _timestamp_pb2.Timestamp | None = ...,
         valid_at: _timestamp_pb2.Timestamp | None = ...,
         include_invalidated: _builtins.bool = ...,
+        entities: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "valid_at", b"valid_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "include_invalidated", b"include_invalidated", "levels", b"levels", "memory_types", b"memory_types", "metadata", b"metadata", "min_importance", b"min_importance", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "tags", b"tags", "valid_at", b"valid_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_after", b"created_after", "created_before", b"created_before", "entities", b"entities", "include_invalidated", b"include_invalidated", "levels", b"levels", "memory_types", b"memory_types", "metadata", b"metadata", "min_importance", b"min_importance", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "tags", b"tags", "valid_at", b"valid_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2413,3 +2554,297 @@ class ListEpisodesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListEpisodesResponse: _TypeAlias = ListEpisodesResponse  # noqa: Y015
+
+@_typing.final
+class Entity(_message.Message):
+    """A thing memories name, as the reader's scope sees it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ENTITY_TYPE_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
+    MEMORY_COUNT_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    LAST_MENTION_TIME_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Its id (a UUID), stable until it is merged into another."""
+    name: _builtins.str
+    """Its name as first written."""
+    entity_type: Global___EntityType.ValueType
+    """What kind of thing it is, as first seen."""
+    memory_count: _builtins.int
+    """How many memories visible from the scope name it and are true now."""
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every other name it goes by (written otherwise, or merged into it),
+        in case-folded order.
+        """
+
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was first named."""
+
+    @_builtins.property
+    def last_mention_time(self) -> _timestamp_pb2.Timestamp:
+        """When the newest visible memory naming it was written."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        entity_type: Global___EntityType.ValueType = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
+        memory_count: _builtins.int = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+        last_mention_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "last_mention_time", b"last_mention_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "create_time", b"create_time", "entity_type", b"entity_type", "id", b"id", "last_mention_time", b"last_mention_time", "memory_count", b"memory_count", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Entity: _TypeAlias = Entity  # noqa: Y015
+
+@_typing.final
+class ListEntitiesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    ENTITY_TYPES_FIELD_NUMBER: _builtins.int
+    NAME_PREFIX_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    name_prefix: _builtins.str
+    """Only entities whose name starts with this, without case (at most 256
+    characters). Empty: every name.
+    """
+    page_size: _builtins.int
+    """1 to 1,000; 0 means 50."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page, with the same scope and
+    filters; empty for the first page.
+    """
+    @_builtins.property
+    def scope(self) -> _common_pb2.Scope:
+        """The reader's scope: the entities its memories name."""
+
+    @_builtins.property
+    def entity_types(self) -> _containers.RepeatedScalarFieldContainer[Global___EntityType.ValueType]:
+        """Only these types (any of them). Empty: every type."""
+
+    def __init__(
+        self,
+        *,
+        scope: _common_pb2.Scope | None = ...,
+        entity_types: _abc.Iterable[Global___EntityType.ValueType] | None = ...,
+        name_prefix: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entity_types", b"entity_types", "name_prefix", b"name_prefix", "page_size", b"page_size", "page_token", b"page_token", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEntitiesRequest: _TypeAlias = ListEntitiesRequest  # noqa: Y015
+
+@_typing.final
+class ListEntitiesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITIES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass as page_token to get the next page; empty on the last page."""
+    @_builtins.property
+    def entities(self) -> _containers.RepeatedCompositeFieldContainer[Global___Entity]:
+        """One page of entities, by name without case."""
+
+    def __init__(
+        self,
+        *,
+        entities: _abc.Iterable[Global___Entity] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entities", b"entities", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEntitiesResponse: _TypeAlias = ListEntitiesResponse  # noqa: Y015
+
+@_typing.final
+class GetEntityRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    ENTITY_FIELD_NUMBER: _builtins.int
+    VALID_AT_FIELD_NUMBER: _builtins.int
+    MEMORY_LIMIT_FIELD_NUMBER: _builtins.int
+    entity: _builtins.str
+    """The entity's id, or any of its names (without case). Required, at most
+    256 characters.
+    """
+    memory_limit: _builtins.int
+    """The most memories to return, 1 to 100; 0 means 20."""
+    @_builtins.property
+    def scope(self) -> _common_pb2.Scope:
+        """The reader's scope."""
+
+    @_builtins.property
+    def valid_at(self) -> _timestamp_pb2.Timestamp:
+        """Optional: what was true at this time, as known now (see
+        MemoryFilter.valid_at). Unset: what is true now.
+        """
+
+    def __init__(
+        self,
+        *,
+        scope: _common_pb2.Scope | None = ...,
+        entity: _builtins.str = ...,
+        valid_at: _timestamp_pb2.Timestamp | None = ...,
+        memory_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope", "valid_at", b"valid_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity", "memory_limit", b"memory_limit", "scope", b"scope", "valid_at", b"valid_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetEntityRequest: _TypeAlias = GetEntityRequest  # noqa: Y015
+
+@_typing.final
+class EntityRelation(_message.Message):
+    """One attribute of an entity a memory states: its `predicate` is
+    `object` ("employer" is "Globex", "port" is "6432").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREDICATE_FIELD_NUMBER: _builtins.int
+    OBJECT_FIELD_NUMBER: _builtins.int
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    predicate: _builtins.str
+    """What the attribute is, e.g. "employer", "residence", "port",
+    "version of postgres", "owner".
+    """
+    object: _builtins.str
+    """Its value as written."""
+    memory_id: _builtins.str
+    """The memory that states it."""
+    def __init__(
+        self,
+        *,
+        predicate: _builtins.str = ...,
+        object: _builtins.str = ...,
+        memory_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_id", b"memory_id", "object", b"object", "predicate", b"predicate"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntityRelation: _TypeAlias = EntityRelation  # noqa: Y015
+
+@_typing.final
+class GetEntityResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITY_FIELD_NUMBER: _builtins.int
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    RELATIONS_FIELD_NUMBER: _builtins.int
+    TRUNCATED_FIELD_NUMBER: _builtins.int
+    truncated: _builtins.bool
+    """True when more memories name it than memory_limit."""
+    @_builtins.property
+    def entity(self) -> Global___Entity:
+        """The entity."""
+
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___Memory]:
+        """The visible memories naming it that were true at valid_at (now when
+        unset), newest truth (valid_from) first.
+        """
+
+    @_builtins.property
+    def relations(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntityRelation]:
+        """The attributes those memories state of it, newest first; one per
+        predicate (the newest memory's).
+        """
+
+    def __init__(
+        self,
+        *,
+        entity: Global___Entity | None = ...,
+        memories: _abc.Iterable[Global___Memory] | None = ...,
+        relations: _abc.Iterable[Global___EntityRelation] | None = ...,
+        truncated: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity", "memories", b"memories", "relations", b"relations", "truncated", b"truncated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetEntityResponse: _TypeAlias = GetEntityResponse  # noqa: Y015
+
+@_typing.final
+class MergeEntitiesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    ENTITY_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    entity: _builtins.str
+    """The entity to keep: its id or any of its names. Required."""
+    duplicate: _builtins.str
+    """The entity to merge into it: its id or any of its names. Required, and
+    another entity than `entity`.
+    """
+    @_builtins.property
+    def scope(self) -> _common_pb2.Scope:
+        """The scope: only its namespace is used."""
+
+    def __init__(
+        self,
+        *,
+        scope: _common_pb2.Scope | None = ...,
+        entity: _builtins.str = ...,
+        duplicate: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "entity", b"entity", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MergeEntitiesRequest: _TypeAlias = MergeEntitiesRequest  # noqa: Y015
+
+@_typing.final
+class MergeEntitiesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entity(self) -> Global___Entity:
+        """The kept entity, with the duplicate's names among its aliases."""
+
+    def __init__(
+        self,
+        *,
+        entity: Global___Entity | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MergeEntitiesResponse: _TypeAlias = MergeEntitiesResponse  # noqa: Y015

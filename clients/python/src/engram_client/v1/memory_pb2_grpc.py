@@ -127,6 +127,21 @@ class MemoryServiceStub:
                 request_serializer=engram_dot_v1_dot_memory__pb2.ListEpisodesRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_memory__pb2.ListEpisodesResponse.FromString,
                 _registered_method=True)
+        self.ListEntities = channel.unary_unary(
+                '/engram.v1.MemoryService/ListEntities',
+                request_serializer=engram_dot_v1_dot_memory__pb2.ListEntitiesRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_memory__pb2.ListEntitiesResponse.FromString,
+                _registered_method=True)
+        self.GetEntity = channel.unary_unary(
+                '/engram.v1.MemoryService/GetEntity',
+                request_serializer=engram_dot_v1_dot_memory__pb2.GetEntityRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_memory__pb2.GetEntityResponse.FromString,
+                _registered_method=True)
+        self.MergeEntities = channel.unary_unary(
+                '/engram.v1.MemoryService/MergeEntities',
+                request_serializer=engram_dot_v1_dot_memory__pb2.MergeEntitiesRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_memory__pb2.MergeEntitiesResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -255,7 +270,11 @@ class MemoryServiceServicer:
         lesson Evidence: …"), "## Heuristics" (5 most confident of the task
         type, "strategy (confidence 0.83, 5 outcomes)"), "## Anti-patterns" (5
         most frequent, "strategy fails with: error (seen 3x) Better: …"),
-        "## Relevant memories", "## Preferences", and
+        "## About <entity>" (for each of the first two entities the query
+        names, by any of their names or the first words of one ("robert" for
+        "Robert Smith"): its 3 newest memories true at valid_at,
+        those under "Relevant memories" left out), "## Relevant memories",
+        "## Preferences", and
         "## Recent episodes (mean score M over N)" (the task's 3 latest, "Score
         0.82 in 7 steps: summary"). Each line shows at most 400 characters of
         its record (cut at a word, marked "…"). When the budget is short, the
@@ -308,6 +327,39 @@ class MemoryServiceServicer:
 
     def ListEpisodes(self, request, context):
         """Lists episodes of the scope, newest first, without their steps.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEntities(self, request, context):
+        """Lists the entities (people, organizations, projects, services, tools,
+        places) that memories visible from the scope name, by name. Every
+        memory names the entities the server finds in its content when it is
+        written, or when UpdateMemory changes its content. An entity is listed
+        while a visible, unexpired memory names it, whether that memory is
+        still true or not.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntity(self, request, context):
+        """Reads one entity, by id or by any of its names (without case): its
+        names, and what the scope's memories say of it at a time — the
+        memories that name it and were true then, newest truth first, and the
+        attributes they state (where someone works, the port a service is on,
+        who owns a project). NOT_FOUND when no visible memory names it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MergeEntities(self, request, context):
+        """Admin: makes two entities one, when they are two names of one thing
+        ("Bob" and "Robert Smith"). The duplicate's names and mentions move to
+        the kept entity, and the duplicate's id is gone; a name written later
+        leads to the kept entity. Memories do not change.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -395,6 +447,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListEpisodes,
                     request_deserializer=engram_dot_v1_dot_memory__pb2.ListEpisodesRequest.FromString,
                     response_serializer=engram_dot_v1_dot_memory__pb2.ListEpisodesResponse.SerializeToString,
+            ),
+            'ListEntities': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEntities,
+                    request_deserializer=engram_dot_v1_dot_memory__pb2.ListEntitiesRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_memory__pb2.ListEntitiesResponse.SerializeToString,
+            ),
+            'GetEntity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntity,
+                    request_deserializer=engram_dot_v1_dot_memory__pb2.GetEntityRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_memory__pb2.GetEntityResponse.SerializeToString,
+            ),
+            'MergeEntities': grpc.unary_unary_rpc_method_handler(
+                    servicer.MergeEntities,
+                    request_deserializer=engram_dot_v1_dot_memory__pb2.MergeEntitiesRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_memory__pb2.MergeEntitiesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -842,6 +909,87 @@ class MemoryService:
             '/engram.v1.MemoryService/ListEpisodes',
             engram_dot_v1_dot_memory__pb2.ListEpisodesRequest.SerializeToString,
             engram_dot_v1_dot_memory__pb2.ListEpisodesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEntities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.MemoryService/ListEntities',
+            engram_dot_v1_dot_memory__pb2.ListEntitiesRequest.SerializeToString,
+            engram_dot_v1_dot_memory__pb2.ListEntitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.MemoryService/GetEntity',
+            engram_dot_v1_dot_memory__pb2.GetEntityRequest.SerializeToString,
+            engram_dot_v1_dot_memory__pb2.GetEntityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MergeEntities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.MemoryService/MergeEntities',
+            engram_dot_v1_dot_memory__pb2.MergeEntitiesRequest.SerializeToString,
+            engram_dot_v1_dot_memory__pb2.MergeEntitiesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -118,7 +118,11 @@ class MemoryServiceStub:
     lesson Evidence: …"), "## Heuristics" (5 most confident of the task
     type, "strategy (confidence 0.83, 5 outcomes)"), "## Anti-patterns" (5
     most frequent, "strategy fails with: error (seen 3x) Better: …"),
-    "## Relevant memories", "## Preferences", and
+    "## About <entity>" (for each of the first two entities the query
+    names, by any of their names or the first words of one ("robert" for
+    "Robert Smith"): its 3 newest memories true at valid_at,
+    those under "Relevant memories" left out), "## Relevant memories",
+    "## Preferences", and
     "## Recent episodes (mean score M over N)" (the task's 3 latest, "Score
     0.82 in 7 steps: summary"). Each line shows at most 400 characters of
     its record (cut at a word, marked "…"). When the budget is short, the
@@ -146,6 +150,27 @@ class MemoryServiceStub:
     """
     ListEpisodes: _grpc.UnaryUnaryMultiCallable[_memory_pb2.ListEpisodesRequest, _memory_pb2.ListEpisodesResponse]
     """Lists episodes of the scope, newest first, without their steps."""
+    ListEntities: _grpc.UnaryUnaryMultiCallable[_memory_pb2.ListEntitiesRequest, _memory_pb2.ListEntitiesResponse]
+    """Lists the entities (people, organizations, projects, services, tools,
+    places) that memories visible from the scope name, by name. Every
+    memory names the entities the server finds in its content when it is
+    written, or when UpdateMemory changes its content. An entity is listed
+    while a visible, unexpired memory names it, whether that memory is
+    still true or not.
+    """
+    GetEntity: _grpc.UnaryUnaryMultiCallable[_memory_pb2.GetEntityRequest, _memory_pb2.GetEntityResponse]
+    """Reads one entity, by id or by any of its names (without case): its
+    names, and what the scope's memories say of it at a time — the
+    memories that name it and were true then, newest truth first, and the
+    attributes they state (where someone works, the port a service is on,
+    who owns a project). NOT_FOUND when no visible memory names it.
+    """
+    MergeEntities: _grpc.UnaryUnaryMultiCallable[_memory_pb2.MergeEntitiesRequest, _memory_pb2.MergeEntitiesResponse]
+    """Admin: makes two entities one, when they are two names of one thing
+    ("Bob" and "Robert Smith"). The duplicate's names and mentions move to
+    the kept entity, and the duplicate's id is gone; a name written later
+    leads to the kept entity. Memories do not change.
+    """
 
 @_typing.type_check_only
 class MemoryServiceAsyncStub(MemoryServiceStub):
@@ -237,7 +262,11 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     lesson Evidence: …"), "## Heuristics" (5 most confident of the task
     type, "strategy (confidence 0.83, 5 outcomes)"), "## Anti-patterns" (5
     most frequent, "strategy fails with: error (seen 3x) Better: …"),
-    "## Relevant memories", "## Preferences", and
+    "## About <entity>" (for each of the first two entities the query
+    names, by any of their names or the first words of one ("robert" for
+    "Robert Smith"): its 3 newest memories true at valid_at,
+    those under "Relevant memories" left out), "## Relevant memories",
+    "## Preferences", and
     "## Recent episodes (mean score M over N)" (the task's 3 latest, "Score
     0.82 in 7 steps: summary"). Each line shows at most 400 characters of
     its record (cut at a word, marked "…"). When the budget is short, the
@@ -265,6 +294,27 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """
     ListEpisodes: _aio.UnaryUnaryMultiCallable[_memory_pb2.ListEpisodesRequest, _memory_pb2.ListEpisodesResponse]  # type: ignore[assignment]
     """Lists episodes of the scope, newest first, without their steps."""
+    ListEntities: _aio.UnaryUnaryMultiCallable[_memory_pb2.ListEntitiesRequest, _memory_pb2.ListEntitiesResponse]  # type: ignore[assignment]
+    """Lists the entities (people, organizations, projects, services, tools,
+    places) that memories visible from the scope name, by name. Every
+    memory names the entities the server finds in its content when it is
+    written, or when UpdateMemory changes its content. An entity is listed
+    while a visible, unexpired memory names it, whether that memory is
+    still true or not.
+    """
+    GetEntity: _aio.UnaryUnaryMultiCallable[_memory_pb2.GetEntityRequest, _memory_pb2.GetEntityResponse]  # type: ignore[assignment]
+    """Reads one entity, by id or by any of its names (without case): its
+    names, and what the scope's memories say of it at a time — the
+    memories that name it and were true then, newest truth first, and the
+    attributes they state (where someone works, the port a service is on,
+    who owns a project). NOT_FOUND when no visible memory names it.
+    """
+    MergeEntities: _aio.UnaryUnaryMultiCallable[_memory_pb2.MergeEntitiesRequest, _memory_pb2.MergeEntitiesResponse]  # type: ignore[assignment]
+    """Admin: makes two entities one, when they are two names of one thing
+    ("Bob" and "Robert Smith"). The duplicate's names and mentions move to
+    the kept entity, and the duplicate's id is gone; a name written later
+    leads to the kept entity. Memories do not change.
+    """
 
 class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     """Stores, finds and assembles what an agent knows: typed memories and
@@ -413,7 +463,11 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         lesson Evidence: …"), "## Heuristics" (5 most confident of the task
         type, "strategy (confidence 0.83, 5 outcomes)"), "## Anti-patterns" (5
         most frequent, "strategy fails with: error (seen 3x) Better: …"),
-        "## Relevant memories", "## Preferences", and
+        "## About <entity>" (for each of the first two entities the query
+        names, by any of their names or the first words of one ("robert" for
+        "Robert Smith"): its 3 newest memories true at valid_at,
+        those under "Relevant memories" left out), "## Relevant memories",
+        "## Preferences", and
         "## Recent episodes (mean score M over N)" (the task's 3 latest, "Score
         0.82 in 7 steps: summary"). Each line shows at most 400 characters of
         its record (cut at a word, marked "…"). When the budget is short, the
@@ -477,5 +531,44 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_pb2.ListEpisodesResponse, _abc.Awaitable[_memory_pb2.ListEpisodesResponse]]:
         """Lists episodes of the scope, newest first, without their steps."""
+
+    @_abc_1.abstractmethod
+    def ListEntities(
+        self,
+        request: _memory_pb2.ListEntitiesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_pb2.ListEntitiesResponse, _abc.Awaitable[_memory_pb2.ListEntitiesResponse]]:
+        """Lists the entities (people, organizations, projects, services, tools,
+        places) that memories visible from the scope name, by name. Every
+        memory names the entities the server finds in its content when it is
+        written, or when UpdateMemory changes its content. An entity is listed
+        while a visible, unexpired memory names it, whether that memory is
+        still true or not.
+        """
+
+    @_abc_1.abstractmethod
+    def GetEntity(
+        self,
+        request: _memory_pb2.GetEntityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_pb2.GetEntityResponse, _abc.Awaitable[_memory_pb2.GetEntityResponse]]:
+        """Reads one entity, by id or by any of its names (without case): its
+        names, and what the scope's memories say of it at a time — the
+        memories that name it and were true then, newest truth first, and the
+        attributes they state (where someone works, the port a service is on,
+        who owns a project). NOT_FOUND when no visible memory names it.
+        """
+
+    @_abc_1.abstractmethod
+    def MergeEntities(
+        self,
+        request: _memory_pb2.MergeEntitiesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_pb2.MergeEntitiesResponse, _abc.Awaitable[_memory_pb2.MergeEntitiesResponse]]:
+        """Admin: makes two entities one, when they are two names of one thing
+        ("Bob" and "Robert Smith"). The duplicate's names and mentions move to
+        the kept entity, and the duplicate's id is gone; a name written later
+        leads to the kept entity. Memories do not change.
+        """
 
 def add_MemoryServiceServicer_to_server(servicer: MemoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

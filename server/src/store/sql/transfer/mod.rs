@@ -134,6 +134,7 @@ impl<D: Dialect> Transfer for SqlTransfer<D> {
         Ok(Box::new(SqlImport::<D> {
             tx,
             types: self.types.as_ref(),
+            stored_memories: false,
         }))
     }
 }
@@ -207,6 +208,9 @@ async fn find<D: Dialect>(conn: &mut D, record: &Record) -> Result<Option<Record
 struct SqlImport<'t, D: Dialect> {
     tx: Transaction<'static, Db<D>>,
     types: Option<&'t ColumnTypes>,
+    /// Whether a memory was stored: the entity backfill then reads up to
+    /// the last one, to link the new ones to the entities they name.
+    stored_memories: bool,
 }
 
 impl<D: Dialect> SqlImport<'_, D> {
@@ -290,7 +294,11 @@ impl<D: Dialect> Importing for SqlImport<'_, D> {
             )));
         }
         let stored = match record {
-            Record::Memory(r) => self.memory(&row, r).await?,
+            Record::Memory(r) => {
+                let stored = self.memory(&row, r).await?;
+                self.stored_memories |= stored;
+                stored
+            }
             _ => {
                 let (prefix, values) = tables::insert_head(record);
                 let mut sql = self.insert_into(&row, prefix, values);
@@ -311,7 +319,15 @@ impl<D: Dialect> Importing for SqlImport<'_, D> {
         count::<D>(&mut self.tx, namespace, kind).await
     }
 
-    async fn commit(self: Box<Self>) -> Result<()> {
+    async fn commit(mut self: Box<Self>) -> Result<()> {
+        if self.stored_memories {
+            let sql = Sql::new(
+                "UPDATE engram_meta SET value = \
+                 (SELECT CAST(coalesce(max(seq), 0) AS TEXT) FROM memories) \
+                 WHERE key = 'entity_backfill_through'",
+            );
+            self.tx.execute(sql).await?;
+        }
         self.tx.commit().await.map_err(D::db_error)
     }
 }

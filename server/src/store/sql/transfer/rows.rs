@@ -7,9 +7,12 @@
 use serde_json::Value as Json;
 
 use crate::archive::records::{
-    AgentScopeRecord, HeuristicRecord, Kind, LearningStateRecord, LessonKind, LessonRecord,
-    MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
+    AgentScopeRecord, EntityNameRecord, EntityRecord, HeuristicRecord, Kind, LearningStateRecord,
+    LessonKind, LessonRecord, MemoryLinkRecord, MemoryRevisionRecord, Record, RevisionAction,
+    StepRecord, StepResult,
 };
+use crate::domain::LinkKind;
+use crate::domain::entity::EntityType;
 use crate::domain::identity::content_hash;
 use crate::error::{Error, Result};
 use crate::store::sql::{self, Columns, Dialect, Sql};
@@ -150,6 +153,17 @@ pub fn row(record: &Record) -> Row {
                 ),
                 ("reason", text(&r.reason)),
                 ("replaced_by", text(&r.replaced_by)),
+            ],
+        ),
+        Record::MemoryLink(r) => (
+            "memory_links",
+            vec![
+                ("namespace", text(&r.namespace)),
+                ("memory_id", text(&r.memory_id)),
+                ("other_id", text(&r.other_id)),
+                ("kind", Integer(r.link_kind.code().into())),
+                ("reason", text(&r.reason)),
+                ("create_time", Integer(r.create_time)),
             ],
         ),
         Record::Episode(r) => (
@@ -326,6 +340,26 @@ pub fn row(record: &Record) -> Row {
                 ("version", Integer(r.version)),
             ],
         ),
+        Record::Entity(r) => (
+            "entities",
+            vec![
+                ("id", text(&r.id)),
+                ("namespace", text(&r.namespace)),
+                ("key", text(&r.key)),
+                ("name", text(&r.name)),
+                ("entity_type", Integer(r.entity_type.code().into())),
+                ("create_time", Integer(r.create_time)),
+            ],
+        ),
+        Record::EntityName(r) => (
+            "entity_names",
+            vec![
+                ("namespace", text(&r.namespace)),
+                ("key", text(&r.key)),
+                ("entity_id", text(&r.entity_id)),
+                ("name", text(&r.name)),
+            ],
+        ),
     };
     Row { table, columns }
 }
@@ -432,6 +466,29 @@ pub fn record<D: Dialect>(kind: Kind, row: &sql::Row<D>) -> Result<Record> {
                 version: number("version")?,
             })
         }
+        Kind::MemoryLink => Record::MemoryLink(MemoryLinkRecord {
+            namespace: text("namespace")?,
+            memory_id: text("memory_id")?,
+            other_id: text("other_id")?,
+            link_kind: LinkKind::from_code(c.get("kind")?).ok_or_else(|| corrupt(kind, "kind"))?,
+            reason: text("reason")?,
+            create_time: number("create_time")?,
+        }),
+        Kind::Entity => Record::Entity(EntityRecord {
+            id: text("id")?,
+            namespace: text("namespace")?,
+            key: text("key")?,
+            name: text("name")?,
+            entity_type: EntityType::from_code(c.get("entity_type")?)
+                .ok_or_else(|| corrupt(kind, "entity_type"))?,
+            create_time: number("create_time")?,
+        }),
+        Kind::EntityName => Record::EntityName(EntityNameRecord {
+            namespace: text("namespace")?,
+            key: text("key")?,
+            entity_id: text("entity_id")?,
+            name: text("name")?,
+        }),
     })
 }
 

@@ -50,6 +50,13 @@ impl Table {
                 order: "t.seq",
                 key: &["t.namespace", "t.memory_id", "t.version", "t.action"],
             },
+            Kind::MemoryLink => Table {
+                columns: "t.*".into(),
+                from: "memory_links t".into(),
+                namespace: "t.namespace",
+                order: "t.create_time, t.memory_id, t.other_id",
+                key: &["t.memory_id", "t.other_id", "t.kind"],
+            },
             Kind::Episode => Table {
                 columns: rows::episode_columns::<D>("e"),
                 from: "episodes e".into(),
@@ -84,6 +91,14 @@ impl Table {
                 order: "t.agent_id",
                 key: &["t.namespace", "t.agent_id"],
             },
+            Kind::Entity => by_id("entities"),
+            Kind::EntityName => Table {
+                columns: "t.*".into(),
+                from: "entity_names t".into(),
+                namespace: "t.namespace",
+                order: "t.key",
+                key: &["t.namespace", "t.key"],
+            },
         }
     }
 }
@@ -108,7 +123,13 @@ pub fn key(record: &Record) -> Vec<KeyValue<'_>> {
             Number(r.action as i64),
         ],
         Record::Step(r) => vec![Text(&r.episode_id), Number(r.step_number.into())],
+        Record::MemoryLink(r) => vec![
+            Text(&r.memory_id),
+            Text(&r.other_id),
+            Number(r.link_kind.code().into()),
+        ],
         Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
+        Record::EntityName(r) => vec![Text(&r.namespace), Text(&r.key)],
         other => vec![Text(other.namespace())],
     }
 }
