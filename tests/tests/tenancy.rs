@@ -24,7 +24,8 @@ const RELOAD_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Whether `role` may call `method`, as the key file's contract puts it:
 /// `read` calls Get*, List*, Search*, WatchMemories, BuildContext and
-/// Classify; `write` all but Forget and SetAgentScope; `admin` everything.
+/// Classify; `write` all but Forget, SetAgentScope and MergeEntities;
+/// `admin` everything.
 fn role_allows(role: &str, method: &str) -> bool {
     let reads = ["Get", "List", "Search"]
         .iter()
@@ -32,7 +33,7 @@ fn role_allows(role: &str, method: &str) -> bool {
         || matches!(method, "WatchMemories" | "BuildContext" | "Classify");
     match role {
         "read" => reads,
-        "write" => !matches!(method, "Forget" | "SetAgentScope"),
+        "write" => !matches!(method, "Forget" | "SetAgentScope" | "MergeEntities"),
         "admin" => true,
         other => panic!("no role {other}"),
     }
@@ -49,6 +50,7 @@ const SUCCEED_WHEN_ALLOWED: &[&str] = &[
     "BuildContext",
     "StartEpisode",
     "ListEpisodes",
+    "ListEntities",
     "RecordOutcome",
     "ListOutcomes",
     "GetStats",
@@ -221,6 +223,23 @@ async fn call_every_rpc(
         ..Default::default()
     };
     codes.insert("ListEpisodes", code(memory.list_episodes(list).await));
+    let entities = proto::ListEntitiesRequest {
+        scope: in_namespace(),
+        ..Default::default()
+    };
+    codes.insert("ListEntities", code(memory.list_entities(entities).await));
+    let entity = proto::GetEntityRequest {
+        scope: in_namespace(),
+        entity: "Nobody Known".into(),
+        ..Default::default()
+    };
+    codes.insert("GetEntity", code(memory.get_entity(entity).await));
+    let merge = proto::MergeEntitiesRequest {
+        scope: in_namespace(),
+        entity: "Nobody Known".into(),
+        duplicate: "Nobody Else".into(),
+    };
+    codes.insert("MergeEntities", code(memory.merge_entities(merge).await));
 
     let outcome = proto::RecordOutcomeRequest {
         scope: in_namespace(),

@@ -16,7 +16,7 @@ mod frame;
 mod words;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use claims::{Claim, claims};
@@ -236,7 +236,14 @@ pub struct Contradictions {
     retrieval: Arc<Retrieval>,
     /// What a write that does not say does (`--contradictions`).
     default: ContradictionPolicy,
+    /// The stored memories read lately, by sequence number and version: a
+    /// busy owner's memories are candidates of one write after another,
+    /// and reading one runs every rule's patterns.
+    readings: Mutex<HashMap<(i64, i64), Arc<Reading>>>,
 }
+
+/// The most readings kept; past it, the cache starts over.
+const MAX_CACHED_READINGS: usize = 4096;
 
 impl Contradictions {
     pub fn new(
@@ -248,7 +255,34 @@ impl Contradictions {
             store,
             retrieval,
             default,
+            readings: Mutex::default(),
         }
+    }
+
+    /// What the stored memory `memory` says, read once per version.
+    fn reading(&self, memory: &Memory) -> Arc<Reading> {
+        let key = (memory.seq, memory.version);
+        if let Some(found) = self.cached(|readings| readings.get(&key).cloned()) {
+            return found;
+        }
+        let reading = Arc::new(read(&memory.content));
+        self.cached(|readings| {
+            if readings.len() >= MAX_CACHED_READINGS {
+                readings.clear();
+            }
+            readings.insert(key, reading.clone())
+        });
+        reading
+    }
+
+    /// Runs `use_it` on the cache of readings (a poisoned lock only means
+    /// a reader panicked: the map itself is whole).
+    fn cached<T>(&self, use_it: impl FnOnce(&mut HashMap<(i64, i64), Arc<Reading>>) -> T) -> T {
+        let mut readings = self
+            .readings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        use_it(&mut readings)
     }
 
     /// The policy of a write that asked for `asked` (`None`: the default).
@@ -332,7 +366,7 @@ impl Contradictions {
             .filter(|old| old.owned_by(scope, level) && old.content != content)
             .filter_map(|old| {
                 let cosine = cosines.get(&old.seq).copied().unwrap_or(0.0);
-                let read_old = read(&old.content);
+                let read_old = self.reading(&old);
                 let reason = judge_close(&new, &read_old, cosine)?;
                 // Stored earlier but true later (the new one is an older
                 // truth): the new one is the one replaced, and the reason
