@@ -433,3 +433,39 @@ async fn searches_and_lists_filter_by_entity_and_contexts_say_what_is_known_abou
         );
     }
 }
+
+#[tokio::test]
+async fn a_batch_naming_thousands_of_new_entities_is_stored_whole() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let crowd = scope("entity-crowd");
+    // 500 memories naming 32 new handles each: 16,000 entities made in one
+    // transaction, more than one statement may bind.
+    let memories: Vec<proto::MemoryInput> = (0..500)
+        .map(|i| {
+            let handles: Vec<String> = (0..32).map(|j| format!("@u{i}x{j}")).collect();
+            input(
+                MemoryType::Note,
+                &format!("Ping {} today.", handles.join(" ")),
+            )
+        })
+        .collect();
+    let batch = engram_tests::create_batch(&engram, &crowd, memories).await;
+    assert_eq!(batch.results.len(), 500);
+    let last = get(&engram, &crowd, "@U499X31", None)
+        .await
+        .expect("the last one");
+    let last = last.entity.expect("entity");
+    assert_eq!((last.name.as_str(), last.memory_count), ("@u499x31", 1));
+    let page = engram
+        .memory()
+        .list_entities(proto::ListEntitiesRequest {
+            scope: Some(crowd.clone()),
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(page.entities.len(), 1000);
+    assert!(!page.next_page_token.is_empty());
+}

@@ -47,8 +47,10 @@ pub async fn link<D: Dialect>(
             .filter(|(k, _)| !known.contains_key(k.as_str()))
             .map(|(k, m)| (k, *m))
             .collect();
-        for (k, id) in create(conn, namespace, &new, now).await? {
-            known.insert(k, id);
+        for chunk in new.chunks(MAX_ROWS) {
+            for (k, id) in create(conn, namespace, chunk, now).await? {
+                known.insert(k, id);
+            }
         }
     }
     let mut pairs: BTreeSet<(i64, &str)> = BTreeSet::new();
@@ -59,20 +61,34 @@ pub async fn link<D: Dialect>(
             }
         }
     }
+    let pairs: Vec<(i64, &str)> = pairs.into_iter().collect();
+    for chunk in pairs.chunks(MAX_ROWS) {
+        insert_links(conn, chunk).await?;
+    }
+    Ok(())
+}
+
+/// The most rows one statement writes or looks up: a batch of memories
+/// naming many entities stays far within either database's limit of
+/// bound values per statement.
+const MAX_ROWS: usize = 1000;
+
+/// Links memories to entities (memory sequence number, entity id).
+async fn insert_links<D: Dialect>(conn: &mut D, pairs: &[(i64, &str)]) -> Result<()> {
     // Only memories still stored: the backfill links memories it read
     // before this transaction, and one may have been deleted since.
     let mut sql = Sql::new(
         "INSERT INTO memory_entities (memory_seq, entity_id) \
          SELECT v.column1, v.column2 FROM (VALUES ",
     );
-    for (i, (seq, id)) in pairs.into_iter().enumerate() {
+    for (i, (seq, id)) in pairs.iter().enumerate() {
         if i > 0 {
             sql.push(", ");
         }
         sql.push("(")
-            .bind(seq)
+            .bind(*seq)
             .push(", ")
-            .bind(id.to_owned())
+            .bind((*id).to_owned())
             .push(")");
     }
     sql.push(
@@ -139,21 +155,20 @@ pub async fn named<D: Dialect>(
     namespace: &str,
     keys: &[&str],
 ) -> Result<HashMap<String, String>> {
-    if keys.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let mut sql = Sql::new("SELECT key, entity_id FROM entity_names WHERE namespace = ");
-    sql.bind(namespace.to_owned()).push(" AND key IN (");
-    sql.values(|v| {
-        for k in keys {
-            v.bind((*k).to_owned());
-        }
-    })
-    .push(")");
     let mut named = HashMap::with_capacity(keys.len());
-    for row in conn.fetch_all(sql).await? {
-        let c = Columns::<D>::of(&row);
-        named.insert(c.get("key")?, c.get("entity_id")?);
+    for chunk in keys.chunks(MAX_ROWS) {
+        let mut sql = Sql::new("SELECT key, entity_id FROM entity_names WHERE namespace = ");
+        sql.bind(namespace.to_owned()).push(" AND key IN (");
+        sql.values(|v| {
+            for k in chunk {
+                v.bind((*k).to_owned());
+            }
+        })
+        .push(")");
+        for row in conn.fetch_all(sql).await? {
+            let c = Columns::<D>::of(&row);
+            named.insert(c.get("key")?, c.get("entity_id")?);
+        }
     }
     Ok(named)
 }
