@@ -213,6 +213,7 @@ pub async fn look_up(
             text: &request.query,
             limit: candidates,
             now,
+            max_terms: None,
         })
         .await?;
     let semantic = retrieval

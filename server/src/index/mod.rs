@@ -82,6 +82,11 @@ pub struct TextQuery<'a> {
     /// How many matches to return, best first.
     pub limit: usize,
     pub now: Micros,
+    /// Search by at most this many of the text's terms, the rarest in the
+    /// namespace (the most telling): a lookup by a whole memory's words
+    /// needs its distinctive ones, and each common word would visit most
+    /// of the namespace. `None`: every term.
+    pub max_terms: Option<usize>,
 }
 
 /// Whether `text` has anything to search for.

@@ -184,14 +184,29 @@ pub(super) fn run(
     let rule = Rule::new(query.scope, query.filter, query.now);
     let mut top = TopK::new(query.limit);
 
-    let index_terms: Vec<Term> = terms
+    let mut index_terms: Vec<(Term, &str, u64)> = terms
         .iter()
-        .map(|t| fields.text_term(namespace, t))
+        .map(|t| {
+            let term = fields.text_term(namespace, t);
+            let doc_freq = statistics.doc_freq(&term)?;
+            Ok((term, t.as_str(), doc_freq))
+        })
+        .collect::<tantivy::Result<_>>()?;
+    if let Some(max) = query.max_terms
+        && index_terms.len() > max
+    {
+        // The rarest first; ties keep the text's order.
+        index_terms.sort_by_key(|(_, _, doc_freq)| *doc_freq);
+        index_terms.truncate(max);
+    }
+    let boosts: Vec<Score> = index_terms
+        .iter()
+        .map(|(_, _, doc_freq)| idf_boost(*doc_freq, counts.docs))
         .collect();
-    let boosts = index_terms
-        .iter()
-        .map(|term| Ok(idf_boost(statistics.doc_freq(term)?, counts.docs)))
-        .collect::<tantivy::Result<Vec<Score>>>()?;
+    let (index_terms, terms): (Vec<Term>, Vec<&str>) = index_terms
+        .into_iter()
+        .map(|(term, bare, _)| (term, bare))
+        .unzip();
     let clauses: Vec<(Occur, Box<dyn Query>)> = index_terms
         .iter()
         .zip(&boosts)

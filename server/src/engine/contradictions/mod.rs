@@ -35,6 +35,10 @@ use crate::store::Store;
 const CANDIDATES: usize = 20;
 /// The most of a new memory's text its candidates are searched by.
 const MAX_QUERY_BYTES: usize = 1024;
+/// How many of those words, the rarest in the namespace: what the memory
+/// is about (names, places, products, numbers) rather than the words
+/// every memory has, each of which would visit most of the namespace.
+const QUERY_TERMS: usize = 8;
 
 /// An older memory a new one contradicts, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,6 +405,7 @@ impl Contradictions {
             text: query,
             limit: CANDIDATES,
             now,
+            max_terms: Some(QUERY_TERMS),
         })?;
         // Nothing to read from the feed when the index has applied it all
         // (a quiet server, or one client writing).
