@@ -82,10 +82,10 @@ pub struct TextQuery<'a> {
     /// How many matches to return, best first.
     pub limit: usize,
     pub now: Micros,
-    /// Search by at most this many of the text's terms, the rarest in the
-    /// namespace (the most telling): a lookup by a whole memory's words
-    /// needs its distinctive ones, and each common word would visit most
-    /// of the namespace. `None`: every term.
+    /// Search by at most this many of the text's terms that some memory of
+    /// the namespace has, the rarest (the most telling): a lookup by a
+    /// whole memory's words needs its distinctive ones, and each common
+    /// word would visit most of the namespace. `None`: every term.
     pub max_terms: Option<usize>,
 }
 

@@ -192,10 +192,10 @@ pub(super) fn run(
             Ok((term, t.as_str(), doc_freq))
         })
         .collect::<tantivy::Result<_>>()?;
-    if let Some(max) = query.max_terms
-        && index_terms.len() > max
-    {
-        // The rarest first; ties keep the text's order.
+    if let Some(max) = query.max_terms {
+        // The rarest of those some memory has (a term none has finds
+        // nothing); ties keep the text's order.
+        index_terms.retain(|(_, _, doc_freq)| *doc_freq > 0);
         index_terms.sort_by_key(|(_, _, doc_freq)| *doc_freq);
         index_terms.truncate(max);
     }
