@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use std::collections::HashSet;
 
-use crate::domain::entity::EntityLookup;
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{
     ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope, Validity,
@@ -17,7 +16,7 @@ use crate::engine::entities;
 use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index;
 use crate::store::{KnowledgeQuery, Store};
 
@@ -339,20 +338,15 @@ async fn about(
     let named = entities::named_in(store, &request.scope.namespace, &request.query).await?;
     let mut sections = Vec::new();
     for id in named {
-        let lookup = EntityLookup {
-            scope: request.scope.clone(),
-            entity: id,
-            validity: request.validity,
-            limit: MAX_ABOUT_LINES + shown.len(),
+        let limit = MAX_ABOUT_LINES + shown.len();
+        let Some((name, memories)) =
+            entities::about(store, &request.scope, &id, request.validity, limit, now).await?
+        else {
+            // Named only by memories this scope does not see, or by none
+            // true then.
+            continue;
         };
-        let view = match entities::get(store, lookup, now).await {
-            Ok(view) => view,
-            // Named only by memories this scope does not see.
-            Err(Error::NotFound(_)) => continue,
-            Err(err) => return Err(err),
-        };
-        let lines: Vec<Line> = view
-            .memories
+        let lines: Vec<Line> = memories
             .into_iter()
             .filter(|m| !shown.contains(m.id.as_str()))
             .take(MAX_ABOUT_LINES)
@@ -368,7 +362,7 @@ async fn about(
             .collect();
         if !lines.is_empty() {
             sections.push(Section {
-                title: format!("About {}", one_line(&view.entity.name, MAX_TITLE_CHARS)),
+                title: format!("About {}", one_line(&name, MAX_TITLE_CHARS)),
                 lines,
             });
         }

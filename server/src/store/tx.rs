@@ -388,6 +388,10 @@ pub trait Tx: Send {
         keys: &[&str],
     ) -> Result<Vec<(String, String)>>;
 
+    /// The name the entity `id` is shown by, if it exists (whoever sees
+    /// it: pair it with a read of the memories naming it).
+    async fn entity_name(&mut self, id: &str) -> Result<Option<String>>;
+
     /// The entity `id` as `scope` sees it: `None` when no memory it sees
     /// names it.
     async fn entity(&mut self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Entity>>;

@@ -118,6 +118,33 @@ pub async fn get(store: &dyn Store, lookup: EntityLookup, now: Micros) -> Result
     })
 }
 
+/// The name of the entity `id` and the first `limit` memories `scope`
+/// sees that name it and count as true under `validity`, newest truth
+/// first — what a context block says about it, without the counts and
+/// names GetEntity adds. `None` when no memory the scope sees names it.
+pub async fn about(
+    store: &dyn Store,
+    scope: &Scope,
+    id: &str,
+    validity: crate::domain::Validity,
+    limit: usize,
+    now: Micros,
+) -> Result<Option<(String, Vec<Memory>)>> {
+    let call = Arc::new((scope.clone(), id.to_owned()));
+    unit::read(store, move |tx| {
+        let call = call.clone();
+        Box::pin(async move {
+            let (scope, id) = &*call;
+            let memories = tx.entity_memories(scope, id, validity, limit, now).await?;
+            if memories.is_empty() {
+                return Ok(None);
+            }
+            Ok(tx.entity_name(id).await?.map(|name| (name, memories)))
+        })
+    })
+    .await
+}
+
 /// What `memories` (newest truth first) state of `entity`'s attributes:
 /// one relation per attribute, from the newest memory stating it. A claim
 /// is about the entity when every word of its subject is a word of one of

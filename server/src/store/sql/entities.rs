@@ -355,6 +355,16 @@ pub async fn find<D: Dialect>(
         .transpose()
 }
 
+/// The name the entity `id` is shown by, if it exists.
+pub async fn name<D: Dialect>(conn: &mut D, id: &str) -> Result<Option<String>> {
+    let mut sql = Sql::new("SELECT name FROM entities WHERE id = ");
+    sql.bind(id.to_owned());
+    let found = conn.fetch_optional(sql).await?;
+    found
+        .map(|row| Columns::<D>::of(&row).get("name"))
+        .transpose()
+}
+
 /// The entity `id` as `scope` sees it at `now`; `None` when no memory it
 /// sees names it.
 pub async fn get<D: Dialect>(

@@ -406,6 +406,10 @@ impl<D: Dialect> Tx for SqlTx<'_, D> {
         entities::named_loosely(self.conn, namespace, keys).await
     }
 
+    async fn entity_name(&mut self, id: &str) -> Result<Option<String>> {
+        entities::name(self.conn, id).await
+    }
+
     async fn entity(&mut self, scope: &Scope, id: &str, now: Micros) -> Result<Option<Entity>> {
         entities::get(self.conn, scope, id, now).await
     }
