@@ -158,6 +158,13 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_CONTRADICTIONS", default_value = "invalidate", value_parser = parse_contradictions)]
     pub contradictions: ContradictionPolicy,
 
+    /// Merge a new memory that repeats a valid memory of the same type and
+    /// owner in other words (a near-duplicate: close in meaning, the same
+    /// values and polarity) into it — one more sighting, a MERGED revision —
+    /// instead of storing it beside it, linked as a near-duplicate.
+    #[arg(long, env = "ENGRAM_MERGE_NEAR_DUPLICATES", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub merge_near_duplicates: bool,
+
     /// Semantic search: "none" (full text only), "local:DIR" (a
     /// sentence-transformers model folder with config.json, tokenizer.json
     /// and model.safetensors, e.g. all-MiniLM-L6-v2, run in process) or

@@ -112,6 +112,9 @@ pub struct Limits {
     pub on_secret: OnSecret,
     /// What a write's contradictions do by default (`--contradictions`).
     pub contradictions: ContradictionPolicy,
+    /// Whether near-duplicates merge into the memory they repeat
+    /// (`--merge-near-duplicates`) rather than being linked to it.
+    pub merge_near_duplicates: bool,
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -178,6 +181,7 @@ pub async fn serve(
         store.clone(),
         retrieval.clone(),
         limits.contradictions,
+        limits.merge_near_duplicates,
     ));
     let engine = Arc::new(Engine::new(
         store.clone(),

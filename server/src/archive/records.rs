@@ -67,6 +67,7 @@ names!(source: MemorySource {
 });
 names!(link_kind: LinkKind {
     LinkKind::Conflicts => "conflicts",
+    LinkKind::NearDuplicate => "near_duplicate",
 });
 names!(entity_type: EntityType {
     EntityType::Person => "person",

@@ -110,6 +110,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
             overload: config.overload(),
             on_secret: config.on_secret(),
             contradictions: config.contradictions,
+            merge_near_duplicates: config.merge_near_duplicates,
         },
     )
     .await

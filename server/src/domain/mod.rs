@@ -372,6 +372,9 @@ pub struct Created {
     /// The memories of the same owner it contradicts that stay true beside
     /// it, linked to it as conflicting (ContradictionPolicy::Link).
     pub conflicting: Vec<String>,
+    /// The memories of the same type and owner it repeats in other words:
+    /// linked to it, or the one it was merged into.
+    pub near_duplicates: Vec<String>,
 }
 
 impl Created {
@@ -382,6 +385,7 @@ impl Created {
             result,
             invalidated: Vec::new(),
             conflicting: Vec::new(),
+            near_duplicates: Vec::new(),
         }
     }
 }
@@ -392,9 +396,11 @@ pub enum LinkKind {
     /// They contradict each other and both stay true (ContradictionPolicy
     /// LINK): someone should decide.
     Conflicts = 1,
+    /// The newer says what the older says, in other words.
+    NearDuplicate = 2,
 }
 
-enum_codes!(LinkKind { Conflicts = 1 });
+enum_codes!(LinkKind { Conflicts = 1, NearDuplicate = 2 });
 
 /// A link from a memory to another.
 #[derive(Debug, Clone, PartialEq, Eq)]

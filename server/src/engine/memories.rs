@@ -94,6 +94,11 @@ pub struct Write {
     pub conflicts: Vec<Contradiction>,
     /// The entities it names (linked if it is stored anew).
     pub mentions: Vec<Mention>,
+    /// The valid memories of its type and owner it repeats in other words,
+    /// closest first: linked to it, or with `merge` the first still valid
+    /// is the one it merges into instead of being stored.
+    pub near_duplicates: Vec<Contradiction>,
+    pub merge: bool,
 }
 
 impl Write {
@@ -104,6 +109,8 @@ impl Write {
             insert: prepare(new),
             contradicts: Vec::new(),
             conflicts: Vec::new(),
+            near_duplicates: Vec::new(),
+            merge: false,
         }
     }
 }
@@ -127,6 +134,7 @@ pub async fn plan(
     for memory in new {
         let mut contradicts = also.take().unwrap_or_default();
         let mut found_here = Vec::new();
+        let mut near_duplicates = Vec::new();
         if policy != ContradictionPolicy::Off {
             let found = finder
                 .find(
@@ -138,7 +146,8 @@ pub async fn plan(
                     now,
                 )
                 .await?;
-            for found in found {
+            near_duplicates = found.near_duplicates;
+            for found in found.contradictions {
                 if !contradicts.iter().any(|c| c.id == found.id) {
                     found_here.push(found);
                 }
@@ -176,6 +185,8 @@ pub async fn plan(
             insert: prepare(memory),
             contradicts,
             conflicts,
+            near_duplicates,
+            merge: finder.merges_near_duplicates(),
         });
     }
     Ok(writes)
@@ -185,10 +196,47 @@ pub async fn plan(
 /// identical memory when there is one and invalidating what it
 /// contradicts; results in the order given.
 pub async fn create_many(tx: &mut dyn Tx, writes: &[Write], now: Micros) -> Result<Vec<Created>> {
-    let inserts: Vec<&MemoryInsert> = writes.iter().map(|w| &w.insert).collect();
-    let mut created = store_all(tx, &inserts, now).await?;
+    // Near-duplicates merged into what they repeat, when asked: not stored.
+    let mut merged = Vec::with_capacity(writes.len());
+    for write in writes {
+        merged.push(if write.merge {
+            merge_near_duplicate(tx, write, now).await?
+        } else {
+            None
+        });
+    }
+    let inserts: Vec<&MemoryInsert> = writes
+        .iter()
+        .zip(&merged)
+        .filter(|(_, merged)| merged.is_none())
+        .map(|(write, _)| &write.insert)
+        .collect();
+    let mut stored = store_all(tx, &inserts, now).await?.into_iter();
+    let mut created = Vec::with_capacity(writes.len());
+    for merged in merged {
+        created.push(match merged {
+            Some(merged) => merged,
+            None => stored.next().ok_or_else(|| {
+                Error::Internal("the store returned fewer memories than it was given".into())
+            })?,
+        });
+    }
     link_entities(tx, &created, writes, now).await?;
     for (created, write) in created.iter_mut().zip(writes) {
+        if !created.near_duplicates.is_empty() {
+            // Merged into what it repeats: the rest was done for that one.
+            continue;
+        }
+        if created.result == WriteResult::Created && !write.near_duplicates.is_empty() {
+            created.near_duplicates = link(
+                tx,
+                &write.near_duplicates,
+                &created.memory,
+                LinkKind::NearDuplicate,
+                now,
+            )
+            .await?;
+        }
         if !write.contradicts.is_empty() {
             created.invalidated = invalidate(
                 tx,
@@ -200,8 +248,14 @@ pub async fn create_many(tx: &mut dyn Tx, writes: &[Write], now: Micros) -> Resu
             .await?;
         }
         if !write.conflicts.is_empty() {
-            created.conflicting =
-                link_conflicts(tx, &write.conflicts, &created.memory, now).await?;
+            created.conflicting = link(
+                tx,
+                &write.conflicts,
+                &created.memory,
+                LinkKind::Conflicts,
+                now,
+            )
+            .await?;
         }
     }
     Ok(created)
@@ -237,6 +291,9 @@ async fn store_all(
     inserts: &[&MemoryInsert],
     now: Micros,
 ) -> Result<Vec<Created>> {
+    if inserts.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut seen = HashSet::new();
     if !inserts
         .iter()
@@ -333,12 +390,14 @@ pub async fn create_with_request(
 }
 
 /// What a create remembers of each memory under its request id: its id,
-/// write result number, the memories it invalidated and those it linked
-/// as conflicting (answers stored by servers before contradictions have
-/// two fields, before conflict links three).
+/// write result number, the memories it invalidated, those it linked as
+/// conflicting and those it repeats (answers stored by servers before
+/// contradictions have two fields, before conflict links three, before
+/// near-duplicates four).
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
 enum Answered {
+    Repeating(String, i32, Vec<String>, Vec<String>, Vec<String>),
     Linking(String, i32, Vec<String>, Vec<String>),
     Invalidating(String, i32, Vec<String>),
     Plain(String, i32),
@@ -346,11 +405,12 @@ enum Answered {
 
 impl Answered {
     fn of(created: &Created) -> Answered {
-        Answered::Linking(
+        Answered::Repeating(
             created.memory.id.clone(),
             created.result as i32,
             created.invalidated.clone(),
             created.conflicting.clone(),
+            created.near_duplicates.clone(),
         )
     }
 }
@@ -364,14 +424,18 @@ async fn reload(
 ) -> Result<Vec<Created>> {
     let mut created = Vec::with_capacity(first.len());
     for answered in first {
-        let (id, result, invalidated, conflicting) = match answered {
+        let none = Vec::new;
+        let (id, result, invalidated, conflicting, near_duplicates) = match answered {
+            Answered::Repeating(id, result, invalidated, conflicting, repeated) => {
+                (id, result, invalidated, conflicting, repeated)
+            }
             Answered::Linking(id, result, invalidated, conflicting) => {
-                (id, result, invalidated, conflicting)
+                (id, result, invalidated, conflicting, none())
             }
             Answered::Invalidating(id, result, invalidated) => {
-                (id, result, invalidated, Vec::new())
+                (id, result, invalidated, none(), none())
             }
-            Answered::Plain(id, result) => (id, result, Vec::new(), Vec::new()),
+            Answered::Plain(id, result) => (id, result, none(), none(), none()),
         };
         let memory = tx.unexpired_memory(&id, now).await?.ok_or_else(|| {
             Error::FailedPrecondition(format!(
@@ -388,6 +452,7 @@ async fn reload(
             result,
             invalidated,
             conflicting,
+            near_duplicates,
         });
     }
     Ok(created)
@@ -500,18 +565,19 @@ async fn invalidate(
     Ok(invalidated)
 }
 
-/// Links `by` (just stored) to the valid memories of `conflicts` it
-/// contradicts but leaves true, as conflicting — only memories `by`'s
-/// owner owns (checked again here, inside the transaction). Returns the
-/// ids linked.
-async fn link_conflicts(
+/// Links `by` (just stored) to the valid memories of `others` as `kind`
+/// (those it contradicts but leaves true, or repeats) — only memories
+/// `by`'s owner owns (checked again here, inside the transaction).
+/// Returns the ids linked.
+async fn link(
     tx: &mut dyn Tx,
-    conflicts: &[Contradiction],
+    others: &[Contradiction],
     by: &Memory,
+    kind: LinkKind,
     now: Micros,
 ) -> Result<Vec<String>> {
     let mut linked = Vec::new();
-    for Contradiction { id, reason } in conflicts {
+    for Contradiction { id, reason } in others {
         if *id == by.id {
             continue;
         }
@@ -522,11 +588,41 @@ async fn link_conflicts(
             continue;
         }
         let pair = (by.id.as_str(), id.as_str());
-        tx.link_memories(&by.scope.namespace, pair, LinkKind::Conflicts, reason, now)
+        tx.link_memories(&by.scope.namespace, pair, kind, reason, now)
             .await?;
         linked.push(id.clone());
     }
     Ok(linked)
+}
+
+/// Merges `write` into the first of its near-duplicates still a valid,
+/// unexpired memory of its type that its owner owns (checked here, inside
+/// the transaction): one more sighting of it, as an identical memory would
+/// be. `None` when none is (the write is stored instead).
+async fn merge_near_duplicate(
+    tx: &mut dyn Tx,
+    write: &Write,
+    now: Micros,
+) -> Result<Option<Created>> {
+    let new = &write.insert.new;
+    for Contradiction { id, .. } in &write.near_duplicates {
+        let Some(mut old) = tx.visible_memory(&new.scope, id, now).await? else {
+            continue;
+        };
+        if !old.owned_by(&new.scope, new.level)
+            || old.valid_to.is_some()
+            || expired(&old, now)
+            || old.memory_type != new.memory_type
+        {
+            continue;
+        }
+        reinforce(&mut old, new, now);
+        tx.reinforce_memory(&old, &new.actor).await?;
+        let mut merged = Created::new(old, WriteResult::Merged);
+        merged.near_duplicates.push(id.clone());
+        return Ok(Some(merged));
+    }
+    Ok(None)
 }
 
 /// Stores a Remember's memory (when it has one) and, with a request id,

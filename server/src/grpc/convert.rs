@@ -92,6 +92,7 @@ pub fn created(created: Created) -> pb::CreateMemoryResponse {
         memory: Some(memory(created.memory)),
         invalidated_memory_ids: created.invalidated,
         conflicting_memory_ids: created.conflicting,
+        near_duplicate_memory_ids: created.near_duplicates,
     }
 }
 

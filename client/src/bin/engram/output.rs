@@ -114,6 +114,11 @@ impl Output {
         for id in &response.conflicting_memory_ids {
             say!(self, "conflicts with {id} (both kept true)");
         }
+        if response.result() != proto::WriteResult::Merged {
+            for id in &response.near_duplicate_memory_ids {
+                say!(self, "near-duplicate of {id} (linked)");
+            }
+        }
     }
 
     pub fn hits(&self, response: &proto::SearchMemoriesResponse) {

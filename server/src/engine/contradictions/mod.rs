@@ -21,11 +21,12 @@ use std::time::Duration;
 
 pub use claims::{Claim, claims};
 pub use frame::Frame;
-pub use words::folded;
+pub use words::{OWNER, folded};
 
 use crate::domain::{
     ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
 };
+use crate::engine::near_duplicates::{self, Gist};
 use crate::engine::search::Retrieval;
 use crate::error::Result;
 use crate::index::TextQuery;
@@ -40,11 +41,21 @@ const MAX_QUERY_BYTES: usize = 1024;
 /// every memory has, each of which would visit most of the namespace.
 const QUERY_TERMS: usize = 8;
 
-/// An older memory a new one contradicts, and why.
+/// An older memory a new one contradicts (or repeats), and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contradiction {
     pub id: String,
     pub reason: String,
+}
+
+/// What a new memory is to the stored memories of its owner.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// The ones it contradicts.
+    pub contradictions: Vec<Contradiction>,
+    /// The ones of its type it repeats in other words, closest first
+    /// ([`near_duplicates`]).
+    pub near_duplicates: Vec<Contradiction>,
 }
 
 /// What a memory says, as the rules read it.
@@ -240,10 +251,13 @@ pub struct Contradictions {
     retrieval: Arc<Retrieval>,
     /// What a write that does not say does (`--contradictions`).
     default: ContradictionPolicy,
+    /// Whether a near-duplicate merges into the memory it repeats
+    /// (`--merge-near-duplicates`).
+    merge_near_duplicates: bool,
     /// The stored memories read lately, by sequence number and version: a
     /// busy owner's memories are candidates of one write after another,
     /// and reading one runs every rule's patterns.
-    readings: Mutex<HashMap<(i64, i64), Arc<Reading>>>,
+    readings: Mutex<HashMap<(i64, i64), Arc<Gist>>>,
 }
 
 /// The most readings kept; past it, the cache starts over.
@@ -254,22 +268,24 @@ impl Contradictions {
         store: Arc<dyn Store>,
         retrieval: Arc<Retrieval>,
         default: ContradictionPolicy,
+        merge_near_duplicates: bool,
     ) -> Contradictions {
         Contradictions {
             store,
             retrieval,
             default,
+            merge_near_duplicates,
             readings: Mutex::default(),
         }
     }
 
     /// What the stored memory `memory` says, read once per version.
-    fn reading(&self, memory: &Memory) -> Arc<Reading> {
+    fn gist(&self, memory: &Memory) -> Arc<Gist> {
         let key = (memory.seq, memory.version);
         if let Some(found) = self.cached(|readings| readings.get(&key).cloned()) {
             return found;
         }
-        let reading = Arc::new(read(&memory.content));
+        let reading = Arc::new(near_duplicates::gist(&memory.content));
         self.cached(|readings| {
             if readings.len() >= MAX_CACHED_READINGS {
                 readings.clear();
@@ -281,12 +297,17 @@ impl Contradictions {
 
     /// Runs `use_it` on the cache of readings (a poisoned lock only means
     /// a reader panicked: the map itself is whole).
-    fn cached<T>(&self, use_it: impl FnOnce(&mut HashMap<(i64, i64), Arc<Reading>>) -> T) -> T {
+    fn cached<T>(&self, use_it: impl FnOnce(&mut HashMap<(i64, i64), Arc<Gist>>) -> T) -> T {
         let mut readings = self
             .readings
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         use_it(&mut readings)
+    }
+
+    /// Whether near-duplicates merge into what they repeat.
+    pub fn merges_near_duplicates(&self) -> bool {
+        self.merge_near_duplicates
     }
 
     /// The policy of a write that asked for `asked` (`None`: the default).
@@ -296,10 +317,11 @@ impl Contradictions {
 
     /// The valid memories owned by `scope` at `level` that a new memory of
     /// `memory_type` saying `content`, true from `valid_from`, contradicts
-    /// (none for an EVENT): of
-    /// those the full-text index finds closest to it (and, with an
-    /// embedder, the vector index), the ones the rules judge contradicted
-    /// ([`judge_close`] with their cosines).
+    /// (none for an EVENT) or repeats: of those the full-text index finds
+    /// closest to it (and, with an embedder, the vector index), the ones
+    /// the rules judge contradicted ([`judge_close`] with their cosines),
+    /// and those of its type it repeats in other words
+    /// ([`near_duplicates::judge`]).
     pub async fn find(
         &self,
         scope: &Scope,
@@ -308,19 +330,22 @@ impl Contradictions {
         content: &str,
         valid_from: Micros,
         now: Micros,
-    ) -> Result<Vec<Contradiction>> {
+    ) -> Result<Found> {
         // While the database cannot be reached the write fails at once
         // (UNAVAILABLE): the index must not be waited for first.
-        if memory_type == MemoryType::Event || !*self.store.database_reachable().borrow() {
-            return Ok(Vec::new());
+        if !*self.store.database_reachable().borrow() {
+            return Ok(Found::default());
         }
-        let new = read(content);
-        if !new.may_contradict() {
-            return Ok(Vec::new());
+        let gist = near_duplicates::gist(content);
+        let new = gist.reading();
+        let contradictable = memory_type != MemoryType::Event;
+        let mut memory_types = CONTRADICTABLE.to_vec();
+        if !contradictable {
+            memory_types = vec![memory_type];
         }
         let filter = MemoryFilter {
             levels: vec![level],
-            memory_types: CONTRADICTABLE.to_vec(),
+            memory_types,
             ..Default::default()
         };
         let query = cut(content, MAX_QUERY_BYTES);
@@ -365,24 +390,55 @@ impl Contradictions {
                 }
             }
         }
-        Ok(candidates
-            .into_iter()
-            .filter(|old| old.owned_by(scope, level) && old.content != content)
-            .filter_map(|old| {
-                let cosine = cosines.get(&old.seq).copied().unwrap_or(0.0);
-                let read_old = self.reading(&old);
-                let reason = judge_close(&new, &read_old, cosine)?;
-                // Stored earlier but true later (the new one is an older
-                // truth): the new one is the one replaced, and the reason
-                // is told that way round when the rules can tell it.
-                let reason = if old.valid_from > valid_from {
-                    judge_close(&read_old, &new, cosine).unwrap_or(reason)
-                } else {
-                    reason
-                };
-                Some(Contradiction { id: old.id, reason })
-            })
-            .collect())
+        let semantic = self.retrieval.semantic.is_some();
+        let mut found = Found::default();
+        let mut repeats = Vec::new();
+        for old in candidates {
+            if !old.owned_by(scope, level) || old.content == content {
+                continue;
+            }
+            let cosine = cosines.get(&old.seq).copied();
+            let read_old = self.gist(&old);
+            let near = (old.memory_type == memory_type)
+                .then(|| near_duplicates::judge(&gist, &read_old, cosine.filter(|_| semantic)))
+                .flatten();
+            if let Some(reason) = near {
+                repeats.push((cosine.unwrap_or(0.0), Contradiction { id: old.id, reason }));
+                continue;
+            }
+            if contradictable
+                && let Some(contradiction) =
+                    self.contradiction(new, old, read_old.reading(), cosine, valid_from)
+            {
+                found.contradictions.push(contradiction);
+            }
+        }
+        repeats.sort_by(|a, b| b.0.total_cmp(&a.0));
+        found.near_duplicates = repeats.into_iter().map(|(_, r)| r).collect();
+        Ok(found)
+    }
+
+    /// Whether `new`, true from `valid_from`, contradicts `old` (read as
+    /// `read_old`), and why.
+    fn contradiction(
+        &self,
+        new: &Reading,
+        old: Memory,
+        read_old: &Reading,
+        cosine: Option<f32>,
+        valid_from: Micros,
+    ) -> Option<Contradiction> {
+        let cosine = cosine.unwrap_or(0.0);
+        let reason = judge_close(new, read_old, cosine)?;
+        // Stored earlier but true later (the new one is an older truth):
+        // the new one is the one replaced, and the reason is told that way
+        // round when the rules can tell it.
+        let reason = if old.valid_from > valid_from {
+            judge_close(read_old, new, cosine).unwrap_or(reason)
+        } else {
+            reason
+        };
+        Some(Contradiction { id: old.id, reason })
     }
 
     /// The owner's valid memories of `filter` whose words are closest to

@@ -64,7 +64,9 @@ class _ContradictionPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_C
     with an earlier occurred_at), the new one is invalidated by the old.
     """
     CONTRADICTION_POLICY_OFF: _ContradictionPolicy.ValueType  # 2
-    """Nothing is looked for: both stay valid."""
+    """Nothing is looked for: both stay valid. Near-duplicates are not looked
+    for either (a bulk load that judges nothing).
+    """
     CONTRADICTION_POLICY_LINK: _ContradictionPolicy.ValueType  # 3
     """Both stay valid, linked to each other as conflicting (Memory.links on
     GetMemory, CreateMemoryResponse.conflicting_memory_ids): for an agent or
@@ -92,7 +94,9 @@ INVALIDATED revision. When the new memory is the older truth (an import
 with an earlier occurred_at), the new one is invalidated by the old.
 """
 CONTRADICTION_POLICY_OFF: ContradictionPolicy.ValueType  # 2
-"""Nothing is looked for: both stay valid."""
+"""Nothing is looked for: both stay valid. Near-duplicates are not looked
+for either (a bulk load that judges nothing).
+"""
 CONTRADICTION_POLICY_LINK: ContradictionPolicy.ValueType  # 3
 """Both stay valid, linked to each other as conflicting (Memory.links on
 GetMemory, CreateMemoryResponse.conflicting_memory_ids): for an agent or
@@ -112,6 +116,12 @@ class _MemoryLinkKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Memory
     """They say otherwise about the same thing and both stay valid (written
     with CONTRADICTION_POLICY_LINK).
     """
+    MEMORY_LINK_KIND_NEAR_DUPLICATE: _MemoryLinkKind.ValueType  # 2
+    """The newer one says what the older one says, in other words (the same
+    type, owner and values; close in meaning). Made when a memory is stored
+    beside its near-duplicate; with --merge-near-duplicates it is merged
+    into it instead (MERGED).
+    """
 
 class MemoryLinkKind(_MemoryLinkKind, metaclass=_MemoryLinkKindEnumTypeWrapper):
     """How two memories are linked."""
@@ -121,6 +131,12 @@ MEMORY_LINK_KIND_UNSPECIFIED: MemoryLinkKind.ValueType  # 0
 MEMORY_LINK_KIND_CONFLICTS: MemoryLinkKind.ValueType  # 1
 """They say otherwise about the same thing and both stay valid (written
 with CONTRADICTION_POLICY_LINK).
+"""
+MEMORY_LINK_KIND_NEAR_DUPLICATE: MemoryLinkKind.ValueType  # 2
+"""The newer one says what the older one says, in other words (the same
+type, owner and values; close in meaning). Made when a memory is stored
+beside its near-duplicate; with --merge-near-duplicates it is merged
+into it instead (MERGED).
 """
 Global___MemoryLinkKind: _TypeAlias = MemoryLinkKind  # noqa: Y015
 
@@ -780,6 +796,7 @@ class CreateMemoryResponse(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     INVALIDATED_MEMORY_IDS_FIELD_NUMBER: _builtins.int
     CONFLICTING_MEMORY_IDS_FIELD_NUMBER: _builtins.int
+    NEAR_DUPLICATE_MEMORY_IDS_FIELD_NUMBER: _builtins.int
     result: Global___WriteResult.ValueType
     """CREATED or MERGED."""
     @_builtins.property
@@ -799,6 +816,17 @@ class CreateMemoryResponse(_message.Message):
         transaction.
         """
 
+    @_builtins.property
+    def near_duplicate_memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids of the older valid memories of the same type and owner this one
+        repeats in other words (a near-duplicate: close in meaning, with the
+        same values and polarity). Stored anew, it is linked to them
+        (MEMORY_LINK_KIND_NEAR_DUPLICATE); with the server's
+        --merge-near-duplicates it is merged into the first instead (result
+        MERGED, memory is that one, one more sighting). Not looked for with
+        CONTRADICTION_POLICY_OFF.
+        """
+
     def __init__(
         self,
         *,
@@ -806,10 +834,11 @@ class CreateMemoryResponse(_message.Message):
         result: Global___WriteResult.ValueType = ...,
         invalidated_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
         conflicting_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
+        near_duplicate_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflicting_memory_ids", b"conflicting_memory_ids", "invalidated_memory_ids", b"invalidated_memory_ids", "memory", b"memory", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflicting_memory_ids", b"conflicting_memory_ids", "invalidated_memory_ids", b"invalidated_memory_ids", "memory", b"memory", "near_duplicate_memory_ids", b"near_duplicate_memory_ids", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
