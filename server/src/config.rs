@@ -131,8 +131,10 @@ pub struct Config {
     pub shutdown_grace: Duration,
 
     /// Base URL of an OpenAI-compatible API (e.g. https://api.example.com/v1)
-    /// for the LLM classifier; needs --llm-model. The API key is read from the
-    /// ENGRAM_LLM_API_KEY environment variable only, and never logged.
+    /// for the LLM classifier, which also judges a new memory's
+    /// contradiction candidates; needs --llm-model. The API key is read
+    /// from the ENGRAM_LLM_API_KEY environment variable only, and never
+    /// logged.
     #[arg(long, env = "ENGRAM_LLM_BASE_URL")]
     pub llm_base_url: Option<String>,
 

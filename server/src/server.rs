@@ -182,6 +182,7 @@ pub async fn serve(
         retrieval.clone(),
         limits.contradictions,
         limits.merge_near_duplicates,
+        llm.clone(),
     ));
     let engine = Arc::new(Engine::new(
         store.clone(),

@@ -8,11 +8,14 @@
 //! index finds closest to the new one are each judged by two rules
 //! ([`judge`]): what both claim of a single-valued attribute ([`claims`]),
 //! and whether the new one is the old one's frame with other values
-//! ([`frame`]). The candidates are found before the write's transaction
-//! and checked again inside it.
+//! ([`frame`]); with a model configured, the model judges the candidates
+//! that share something with the new memory instead ([`llm`]), the rules
+//! standing when it fails. The candidates are found before the write's
+//! transaction and checked again inside it.
 
 mod claims;
 mod frame;
+mod llm;
 mod words;
 
 use std::collections::HashMap;
@@ -30,7 +33,12 @@ use crate::engine::near_duplicates::{self, Gist};
 use crate::engine::search::Retrieval;
 use crate::error::Result;
 use crate::index::TextQuery;
+use crate::llm::LlmClient;
 use crate::store::Store;
+
+/// The content words a candidate shares with a new memory for the model to
+/// be shown it (when the rules and the embedder say nothing of it).
+const RELATED_WORDS: usize = 2;
 
 /// How many of the closest stored memories a new memory is compared with.
 const CANDIDATES: usize = 20;
@@ -254,6 +262,8 @@ pub struct Contradictions {
     /// Whether a near-duplicate merges into the memory it repeats
     /// (`--merge-near-duplicates`).
     merge_near_duplicates: bool,
+    /// The model that judges the candidates, when one is configured.
+    llm: Option<Arc<LlmClient>>,
     /// The stored memories read lately, by sequence number and version: a
     /// busy owner's memories are candidates of one write after another,
     /// and reading one runs every rule's patterns.
@@ -269,12 +279,14 @@ impl Contradictions {
         retrieval: Arc<Retrieval>,
         default: ContradictionPolicy,
         merge_near_duplicates: bool,
+        llm: Option<Arc<LlmClient>>,
     ) -> Contradictions {
         Contradictions {
             store,
             retrieval,
             default,
             merge_near_duplicates,
+            llm,
             readings: Mutex::default(),
         }
     }
@@ -393,6 +405,9 @@ impl Contradictions {
         let semantic = self.retrieval.semantic.is_some();
         let mut found = Found::default();
         let mut repeats = Vec::new();
+        // What the model (when there is one) is shown: the candidates that
+        // share something with the new memory, closest first.
+        let mut for_the_model: Vec<Memory> = Vec::new();
         for old in candidates {
             if !old.owned_by(scope, level) || old.content == content {
                 continue;
@@ -406,15 +421,40 @@ impl Contradictions {
                 repeats.push((cosine.unwrap_or(0.0), Contradiction { id: old.id, reason }));
                 continue;
             }
-            if contradictable
-                && let Some(contradiction) =
-                    self.contradiction(new, old, read_old.reading(), cosine, valid_from)
-            {
-                found.contradictions.push(contradiction);
+            if !contradictable {
+                continue;
             }
+            let ruled = self.contradiction(new, &old, read_old.reading(), cosine, valid_from);
+            if self.llm.is_some()
+                && for_the_model.len() < llm::MAX_CANDIDATES
+                && (ruled.is_some()
+                    || cosine.is_some_and(|c| c >= CLOSE)
+                    || gist.shares_words(&read_old, RELATED_WORDS))
+            {
+                for_the_model.push(old);
+            }
+            found.contradictions.extend(ruled);
         }
         repeats.sort_by(|a, b| b.0.total_cmp(&a.0));
         found.near_duplicates = repeats.into_iter().map(|(_, r)| r).collect();
+        if let Some(model) = &self.llm
+            && !for_the_model.is_empty()
+        {
+            let shown: Vec<llm::Shown> = for_the_model
+                .iter()
+                .map(|m| llm::Shown {
+                    id: &m.id,
+                    content: &m.content,
+                })
+                .collect();
+            match llm::judge(model, content, &shown).await {
+                Ok(judged) => found.contradictions = judged,
+                Err(error) => tracing::warn!(
+                    %error,
+                    "the LLM contradiction judge failed; the rules' verdict stands"
+                ),
+            }
+        }
         Ok(found)
     }
 
@@ -423,7 +463,7 @@ impl Contradictions {
     fn contradiction(
         &self,
         new: &Reading,
-        old: Memory,
+        old: &Memory,
         read_old: &Reading,
         cosine: Option<f32>,
         valid_from: Micros,
@@ -438,7 +478,10 @@ impl Contradictions {
         } else {
             reason
         };
-        Some(Contradiction { id: old.id, reason })
+        Some(Contradiction {
+            id: old.id.clone(),
+            reason,
+        })
     }
 
     /// The owner's valid memories of `filter` whose words are closest to

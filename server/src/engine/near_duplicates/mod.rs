@@ -288,6 +288,11 @@ impl Gist {
     pub fn reading(&self) -> &Reading {
         &self.reading
     }
+
+    /// Whether it has at least `n` content words in common with `other`.
+    pub fn shares_words(&self, other: &Gist, n: usize) -> bool {
+        self.words.intersection(&other.words).nth(n.saturating_sub(1)).is_some()
+    }
 }
 
 /// `text` as the near-duplicate check reads it.
