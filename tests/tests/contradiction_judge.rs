@@ -88,7 +88,10 @@ async fn the_model_judges_the_candidates_under_a_strict_schema() {
         .expect("user message");
     assert!(user.contains(&format!("NEW: {NEWER}")), "{user}");
     assert!(user.contains(&format!("m1: {OLDER}")), "{user}");
-    assert!(!user.contains(&older_id), "memory ids are not shown: {user}");
+    assert!(
+        !user.contains(&older_id),
+        "memory ids are not shown: {user}"
+    );
 
     // The model may find nothing where the rules would.
     fake.reply(Reply::Content(serde_json::json!({"invalidates": []})));

@@ -84,7 +84,10 @@ async fn a_near_duplicate_is_linked_to_what_its_owner_said_before() {
     let older_id = older.memory.expect("memory").id;
     let newer = create(&engram, &owner, input(MemoryType::Fact, NEWER)).await;
     assert_eq!(newer.result(), WriteResult::Created);
-    assert_eq!(newer.near_duplicate_memory_ids, std::slice::from_ref(&older_id));
+    assert_eq!(
+        newer.near_duplicate_memory_ids,
+        std::slice::from_ref(&older_id)
+    );
     let newer_id = newer.memory.expect("memory").id;
     let kind = MemoryLinkKind::NearDuplicate as i32;
     assert_eq!(
@@ -156,7 +159,10 @@ async fn with_the_flag_a_near_duplicate_is_merged_into_what_it_repeats() {
         .await
         .expect("create");
     assert_eq!(merged.result(), WriteResult::Merged);
-    assert_eq!(merged.near_duplicate_memory_ids, std::slice::from_ref(&older_id));
+    assert_eq!(
+        merged.near_duplicate_memory_ids,
+        std::slice::from_ref(&older_id)
+    );
     let memory = merged.memory.clone().expect("memory");
     assert_eq!(
         (memory.id.as_str(), memory.content.as_str()),
@@ -166,7 +172,10 @@ async fn with_the_flag_a_near_duplicate_is_merged_into_what_it_repeats() {
     // A retry answers the same and merges nothing more.
     let again = engram.memory().create_memory(request).await.expect("retry");
     assert_eq!(again.result(), WriteResult::Merged);
-    assert_eq!(again.near_duplicate_memory_ids, std::slice::from_ref(&older_id));
+    assert_eq!(
+        again.near_duplicate_memory_ids,
+        std::slice::from_ref(&older_id)
+    );
     assert_eq!(again.memory.expect("memory").seen_count, 2);
 
     let listed = engram

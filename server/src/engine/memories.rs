@@ -6,20 +6,18 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::domain::ContradictionPolicy;
 use crate::domain::entity::Mention;
 use crate::domain::policy::Decision;
 use crate::domain::policy::Remembered;
 use crate::domain::{
-    Actor, Created, LinkKind, Memory, MemoryLink, MemoryPatch, MemoryType, Micros, NewMemory,
-    RequestKey, Scope, WriteResult,
+    Actor, Created, LinkKind, Memory, MemoryLink, MemoryPatch, Micros, NewMemory, RequestKey,
+    Scope, WriteResult,
 };
-use crate::engine::contradictions::{
-    CONTRADICTABLE, Contradiction, Contradictions, Reading, judge, read,
-};
+use crate::engine::contradictions::Contradiction;
 use crate::engine::dedup::content_hash;
 use crate::engine::entities;
 use crate::engine::unit::{self, transact, transact_freeing};
+pub use crate::engine::write_plan::plan;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::tx::{Identity, MemoryInsert, Tx};
@@ -113,83 +111,6 @@ impl Write {
             merge: false,
         }
     }
-}
-
-/// `new` as writes, each with what it contradicts under `policy` (to
-/// invalidate, or to link as conflicting): the stored memories of its
-/// owner (see [`Contradictions::find`]) and the memories before it in
-/// `new` of the same owner; `also` are more the first invalidates (what a
-/// Remember supersedes), whatever the policy.
-pub async fn plan(
-    finder: &Contradictions,
-    new: Vec<NewMemory>,
-    also: Vec<Contradiction>,
-    policy: ContradictionPolicy,
-    now: Micros,
-) -> Result<Vec<Write>> {
-    let mut writes: Vec<Write> = Vec::with_capacity(new.len());
-    let mut earlier: Vec<Reading> = Vec::new();
-    let batch = new.len() > 1;
-    let mut also = Some(also);
-    for memory in new {
-        let mut contradicts = also.take().unwrap_or_default();
-        let mut found_here = Vec::new();
-        let mut near_duplicates = Vec::new();
-        if policy != ContradictionPolicy::Off {
-            let found = finder
-                .find(
-                    &memory.scope,
-                    memory.level,
-                    memory.memory_type,
-                    &memory.content,
-                    memory.occurred_at.unwrap_or(now),
-                    now,
-                )
-                .await?;
-            near_duplicates = found.near_duplicates;
-            for found in found.contradictions {
-                if !contradicts.iter().any(|c| c.id == found.id) {
-                    found_here.push(found);
-                }
-            }
-            // Items of a batch contradict earlier items too.
-            if batch {
-                let mine = read(&memory.content);
-                let contradictable = |t: MemoryType| CONTRADICTABLE.contains(&t);
-                for (write, theirs) in writes.iter().zip(&earlier) {
-                    let them = &write.insert.new;
-                    if contradictable(memory.memory_type)
-                        && contradictable(them.memory_type)
-                        && them.scope == memory.scope
-                        && them.level == memory.level
-                        && them.content != memory.content
-                        && let Some(reason) = judge(&mine, theirs)
-                    {
-                        found_here.push(Contradiction {
-                            id: write.insert.id.clone(),
-                            reason,
-                        });
-                    }
-                }
-                earlier.push(mine);
-            }
-        }
-        let conflicts = if policy == ContradictionPolicy::Link {
-            found_here
-        } else {
-            contradicts.append(&mut found_here);
-            Vec::new()
-        };
-        writes.push(Write {
-            mentions: entities::mentions(&memory.content),
-            insert: prepare(memory),
-            contradicts,
-            conflicts,
-            near_duplicates,
-            merge: finder.merges_near_duplicates(),
-        });
-    }
-    Ok(writes)
 }
 
 /// Stores `writes` in the caller's transaction, each merging into the

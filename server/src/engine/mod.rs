@@ -25,5 +25,6 @@ pub mod service;
 pub mod text;
 pub mod unit;
 pub mod watch;
+pub mod write_plan;
 
 pub use service::Engine;

@@ -291,7 +291,10 @@ impl Gist {
 
     /// Whether it has at least `n` content words in common with `other`.
     pub fn shares_words(&self, other: &Gist, n: usize) -> bool {
-        self.words.intersection(&other.words).nth(n.saturating_sub(1)).is_some()
+        self.words
+            .intersection(&other.words)
+            .nth(n.saturating_sub(1))
+            .is_some()
     }
 }
 
