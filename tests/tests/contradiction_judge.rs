@@ -118,7 +118,7 @@ async fn any_failure_of_the_model_leaves_the_rules_verdict() {
     ];
     for (n, reply) in cases.into_iter().enumerate() {
         fake.reply(reply.clone());
-        let owner = scope("judge-fails").with_user(&format!("case-{n}"));
+        let owner = scope("judge-fails").with_user(format!("case-{n}"));
         let asked = fake.seen().len();
         let (older_id, invalidated) = pair(&engram, &owner, NEWER).await;
         assert_eq!(fake.seen().len(), asked + 1, "{reply:?}: asked once");
