@@ -14,8 +14,8 @@ use crate::engine::search::{Retrieval, Semantic};
 use crate::grpc::auth::{ApiKeys, KeyIds};
 use crate::index::{IndexOptions, TextIndex, VectorIndex};
 use crate::jobs::embedding_backfill;
-use crate::jobs::entity_backfill;
 use crate::jobs::retention::{self, Retention};
+use crate::jobs::{entity_backfill, entity_llm};
 use crate::llm::LlmClient;
 use crate::metrics::exporter::{Exporter, Measured, NamespaceSizes};
 use crate::metrics::{self, http::METRICS_PATH};
@@ -83,7 +83,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     let shutdown = shutdown_signal()?;
     reload_keys_on_hangup(security.api_keys.clone())?;
-    let shutdown = start_operations(config, &store, &retrieval.text, shutdown).await?;
+    let shutdown = start_operations(config, &store, &retrieval.text, llm.clone(), shutdown).await?;
     tracing::info!(
         %address,
         database = %config.database()?,
@@ -116,14 +116,16 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     .await
 }
 
-/// Starts what runs beside the gRPC services: retention, and the metrics
-/// endpoint with `--metrics-listen` (its address printed on standard output,
-/// for scripts and tests). Returns `shutdown`, which now also stops
-/// retention, so that it never writes to a store being closed.
+/// Starts what runs beside the gRPC services: retention, the entity
+/// backfill, the model's reading of entities (with `llm`), and the metrics
+/// endpoint with `--metrics-listen` (its address printed on standard
+/// output, for scripts and tests). Returns `shutdown`, which now also
+/// stops those jobs, so that none writes to a store being closed.
 async fn start_operations<S: Future<Output = ()>>(
     config: &Config,
     store: &Arc<dyn Store>,
     index: &Arc<TextIndex>,
+    llm: Option<Arc<LlmClient>>,
     shutdown: S,
 ) -> anyhow::Result<impl Future<Output = ()> + use<S>> {
     if let Some(listen) = config.metrics_listen {
@@ -148,10 +150,14 @@ async fn start_operations<S: Future<Output = ()>>(
         },
     ));
     let entity_backfill = tokio::spawn(entity_backfill::run(store.clone()));
+    let entity_llm = llm.map(|model| tokio::spawn(entity_llm::run(store.clone(), model)));
     Ok(async move {
         shutdown.await;
         retention.abort();
         entity_backfill.abort();
+        if let Some(job) = entity_llm {
+            job.abort();
+        }
     })
 }
 

@@ -102,6 +102,15 @@ pub struct EntityLookup {
     pub limit: usize,
 }
 
+/// What a memory says of an entity it names, as the model read it: the
+/// entity under `subject_key` (its key) `predicate` `object`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatedRelation {
+    pub subject_key: String,
+    pub predicate: String,
+    pub object: String,
+}
+
 /// One attribute of an entity a memory states: `predicate` is `object`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Relation {

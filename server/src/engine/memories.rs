@@ -691,6 +691,8 @@ pub async fn update_memory(
                 && memory.content != content_before
             {
                 tx.unlink_entities(memory.seq).await?;
+                // What the model read of the old content no longer holds.
+                tx.set_relations(memory.seq, &[]).await?;
                 let links = [(memory.seq, mentions.clone())];
                 tx.link_entities(&memory.scope.namespace, &links, now)
                     .await?;

@@ -7,4 +7,5 @@
 
 pub mod embedding_backfill;
 pub mod entity_backfill;
+pub mod entity_llm;
 pub mod retention;

@@ -9,7 +9,7 @@ use std::any::Any;
 use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 
-use crate::domain::entity::{Entity, EntityQuery, Mention};
+use crate::domain::entity::{Entity, EntityQuery, Mention, StatedRelation};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
 use crate::domain::{
@@ -429,6 +429,13 @@ pub trait Tx: Send {
 
     /// The first `limit` links from the memory `id`, oldest first.
     async fn memory_links(&mut self, id: &str, limit: usize) -> Result<Vec<MemoryLink>>;
+
+    /// Replaces what the memory `seq` says of its entities (read by the
+    /// model) with `relations`.
+    async fn set_relations(&mut self, seq: i64, relations: &[StatedRelation]) -> Result<()>;
+
+    /// What the memories `seqs` say of their entities, per memory in order.
+    async fn relations(&mut self, seqs: &[i64]) -> Result<Vec<(i64, StatedRelation)>>;
 
     /// A fact about the database from `engram_meta`, if it is there.
     async fn meta(&mut self, key: &str) -> Result<Option<String>>;

@@ -6,6 +6,7 @@
 
 mod extract;
 mod lexicon;
+pub mod llm;
 #[cfg(test)]
 mod tests;
 
@@ -13,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::domain::entity::{
-    Entity, EntityLookup, EntityQuery, EntityView, Mention, Relation, key,
+    Entity, EntityLookup, EntityQuery, EntityView, Mention, Relation, StatedRelation, key,
 };
 use crate::domain::{Memory, MemoryFilter, Micros, Scope};
 use crate::engine::contradictions::{claims, folded};
@@ -98,18 +99,20 @@ pub async fn get(store: &dyn Store, lookup: EntityLookup, now: Micros) -> Result
             let memories = tx
                 .entity_memories(scope, &id, lookup.validity, lookup.limit, now)
                 .await?;
-            Ok(Some((entity, memories, lookup.limit)))
+            let seqs: Vec<i64> = memories.iter().map(|m| m.seq).collect();
+            let stated = tx.relations(&seqs).await?;
+            Ok(Some((entity, memories, lookup.limit, stated)))
         })
     })
     .await?;
-    let (entity, mut memories, limit) = found.ok_or_else(|| {
+    let (entity, mut memories, limit, stated) = found.ok_or_else(|| {
         Error::NotFound(
             "no entity of that name or id is named by a memory visible from this scope".into(),
         )
     })?;
     let truncated = memories.len() > limit;
     memories.truncate(limit);
-    let relations = relations(&entity, &memories);
+    let relations = relations(&entity, &memories, &stated);
     Ok(EntityView {
         entity,
         memories,
@@ -146,31 +149,53 @@ pub async fn about(
 }
 
 /// What `memories` (newest truth first) state of `entity`'s attributes:
-/// one relation per attribute, from the newest memory stating it. A claim
-/// is about the entity when every word of its subject is a word of one of
-/// the entity's names.
-pub fn relations(entity: &Entity, memories: &[Memory]) -> Vec<Relation> {
+/// one relation per attribute, from the newest memory stating it — what
+/// the model read of a memory (`stated`, about the entity when its
+/// subject is one of the entity's names) before what the rules read. A
+/// claim is about the entity when every word of its subject is a word of
+/// one of the entity's names.
+pub fn relations(
+    entity: &Entity,
+    memories: &[Memory],
+    stated: &[(i64, StatedRelation)],
+) -> Vec<Relation> {
     let names: HashSet<String> = std::iter::once(&entity.name)
         .chain(&entity.aliases)
         .flat_map(|name| folded(name))
         .collect();
+    let keys: HashSet<String> = std::iter::once(&entity.name)
+        .chain(&entity.aliases)
+        .map(|name| key(name))
+        .collect();
     let mut found: BTreeMap<String, Relation> = BTreeMap::new();
     let mut order = Vec::new();
+    let mut add = |attribute: String, object: String, memory: &Memory| {
+        if !found.contains_key(&attribute) {
+            order.push(attribute.clone());
+            found.insert(
+                attribute.clone(),
+                Relation {
+                    predicate: attribute,
+                    object,
+                    memory_id: memory.id.clone(),
+                },
+            );
+        }
+    };
     for memory in memories {
+        // What the model read of it first, then what the rules read.
+        for (_, relation) in stated
+            .iter()
+            .filter(|(seq, r)| *seq == memory.seq && keys.contains(&r.subject_key))
+        {
+            add(relation.predicate.clone(), relation.object.clone(), memory);
+        }
         for claim in claims(&memory.content) {
             let about = !claim.negated
                 && !claim.subject.is_empty()
                 && claim.subject.iter().all(|word| names.contains(word));
-            if about && !found.contains_key(&claim.attribute) {
-                order.push(claim.attribute.clone());
-                found.insert(
-                    claim.attribute.clone(),
-                    Relation {
-                        predicate: claim.attribute,
-                        object: claim.value_text,
-                        memory_id: memory.id.clone(),
-                    },
-                );
+            if about {
+                add(claim.attribute, claim.value_text, memory);
             }
         }
     }

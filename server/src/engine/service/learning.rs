@@ -158,9 +158,15 @@ impl Engine {
     }
 
     /// How many memories of `namespace` wait for the backfill to name
-    /// their entities.
+    /// their entities, or for the model (when one is configured) to read
+    /// them: the more of the two.
     pub async fn pending_extractions(&self, namespace: &str) -> Result<i64> {
-        crate::engine::entities::pending(&*self.store, namespace).await
+        let rules = crate::engine::entities::pending(&*self.store, namespace).await?;
+        let model = match &self.llm {
+            Some(_) => crate::engine::entities::llm::pending(&*self.store, namespace).await?,
+            None => 0,
+        };
+        Ok(rules.max(model))
     }
 
     /// How many of `namespace`'s memories wait for the embedder's vectors

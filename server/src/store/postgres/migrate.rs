@@ -39,6 +39,11 @@ const MIGRATIONS: &[Migration] = &[
         "memory_links",
         include_str!("../../../migrations/postgres/0006_memory_links.sql"),
     ),
+    (
+        7,
+        "memory_relations",
+        include_str!("../../../migrations/postgres/0007_memory_relations.sql"),
+    ),
 ];
 
 /// The advisory lock migrations are applied under: Engram's locks are
@@ -107,6 +112,7 @@ mod tests {
         "memory_changes",
         "memory_entities",
         "memory_links",
+        "memory_relations",
         "memory_revisions",
         "memory_tombstones",
         "memory_vectors",

@@ -29,9 +29,10 @@
 use async_trait::async_trait;
 
 use super::{
-    Columns, Dialect, Sql, entities, episodes, learning, links, memories, outcomes, requests,
+    Columns, Dialect, Sql, entities, episodes, learning, links, memories, outcomes, relations,
+    requests,
 };
-use crate::domain::entity::{Entity, EntityQuery, Mention};
+use crate::domain::entity::{Entity, EntityQuery, Mention, StatedRelation};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
 use crate::domain::{Actor, LinkKind, Memory, MemoryLink, Micros, RequestKey, Scope, Validity};
@@ -452,6 +453,16 @@ impl<D: Dialect> Tx for SqlTx<'_, D> {
 
     async fn memory_links(&mut self, id: &str, limit: usize) -> Result<Vec<MemoryLink>> {
         links::of(self.conn, id, limit).await
+    }
+
+    async fn set_relations(&mut self, seq: i64, relations: &[StatedRelation]) -> Result<()> {
+        self.may_write()?;
+        self.changed = true;
+        relations::set(self.conn, seq, relations).await
+    }
+
+    async fn relations(&mut self, seqs: &[i64]) -> Result<Vec<(i64, StatedRelation)>> {
+        relations::of(self.conn, seqs).await
     }
 
     async fn meta(&mut self, key: &str) -> Result<Option<String>> {

@@ -106,6 +106,11 @@ pub const MIGRATIONS: &[Migration] = &[
         "memory_links",
         include_str!("../../../migrations/sqlite/0014_memory_links.sql"),
     ),
+    (
+        15,
+        "memory_relations",
+        include_str!("../../../migrations/sqlite/0015_memory_relations.sql"),
+    ),
 ];
 
 /// The schema version this server brings a database to.
