@@ -1649,8 +1649,10 @@ class GetStatsResponse(_message.Message):
     pending_extractions: _builtins.int
     """Memories of the namespace whose entities are not linked yet: those
     stored before the server knew entities, or imported, which a
-    background task reads after start (see MemoryService.ListEntities).
-    Wait for 0 to know every memory names its entities.
+    background task reads after start (see MemoryService.ListEntities);
+    with an LLM configured, also those the model has not read yet for
+    their entities and relations, the more of the two. Wait for 0 to know
+    every memory names its entities.
     """
     @_builtins.property
     def tasks(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStats]:

@@ -2805,7 +2805,9 @@ class GetEntityResponse(_message.Message):
     @_builtins.property
     def relations(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntityRelation]:
         """The attributes those memories state of it, newest first; one per
-        predicate (the newest memory's).
+        predicate (the newest memory's). What the model read of a memory (with
+        an LLM configured, e.g. "led by": "Mira Okafor") comes before what the
+        rules read of it.
         """
 
     def __init__(

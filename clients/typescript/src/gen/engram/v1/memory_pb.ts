@@ -2600,7 +2600,9 @@ export type GetEntityResponse = Message<"engram.v1.GetEntityResponse"> & {
 
   /**
    * The attributes those memories state of it, newest first; one per
-   * predicate (the newest memory's).
+   * predicate (the newest memory's). What the model read of a memory (with
+   * an LLM configured, e.g. "led by": "Mira Okafor") comes before what the
+   * rules read of it.
    *
    * @generated from field: repeated engram.v1.EntityRelation relations = 3;
    */
