@@ -24,12 +24,12 @@ use std::time::Duration;
 
 pub use claims::{Claim, claims};
 pub use frame::Frame;
-pub use words::{OWNER, folded};
+pub use words::{OWNER, fold, folded};
 
 use crate::domain::{
     ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
 };
-use crate::engine::near_duplicates::{self, Gist};
+use crate::engine::near_duplicates;
 use crate::engine::search::Retrieval;
 use crate::error::Result;
 use crate::index::TextQuery;
@@ -42,6 +42,7 @@ const RELATED_WORDS: usize = 2;
 
 /// How many of the closest stored memories a new memory is compared with.
 const CANDIDATES: usize = 20;
+
 /// The most of a new memory's text its candidates are searched by.
 const MAX_QUERY_BYTES: usize = 1024;
 /// How many of those words, the rarest in the namespace: what the memory
@@ -67,7 +68,7 @@ pub struct Found {
 }
 
 /// What a memory says, as the rules read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reading {
     claims: Vec<Claim>,
     frame: Frame,
@@ -267,7 +268,7 @@ pub struct Contradictions {
     /// The stored memories read lately, by sequence number and version: a
     /// busy owner's memories are candidates of one write after another,
     /// and reading one runs every rule's patterns.
-    readings: Mutex<HashMap<(i64, i64), Arc<Gist>>>,
+    readings: Mutex<HashMap<(i64, i64), Arc<Reading>>>,
 }
 
 /// The most readings kept; past it, the cache starts over.
@@ -292,12 +293,12 @@ impl Contradictions {
     }
 
     /// What the stored memory `memory` says, read once per version.
-    fn gist(&self, memory: &Memory) -> Arc<Gist> {
+    fn reading(&self, memory: &Memory) -> Arc<Reading> {
         let key = (memory.seq, memory.version);
         if let Some(found) = self.cached(|readings| readings.get(&key).cloned()) {
             return found;
         }
-        let reading = Arc::new(near_duplicates::gist(&memory.content));
+        let reading = Arc::new(read(&memory.content));
         self.cached(|readings| {
             if readings.len() >= MAX_CACHED_READINGS {
                 readings.clear();
@@ -309,7 +310,7 @@ impl Contradictions {
 
     /// Runs `use_it` on the cache of readings (a poisoned lock only means
     /// a reader panicked: the map itself is whole).
-    fn cached<T>(&self, use_it: impl FnOnce(&mut HashMap<(i64, i64), Arc<Gist>>) -> T) -> T {
+    fn cached<T>(&self, use_it: impl FnOnce(&mut HashMap<(i64, i64), Arc<Reading>>) -> T) -> T {
         let mut readings = self
             .readings
             .lock()
@@ -351,6 +352,16 @@ impl Contradictions {
         let gist = near_duplicates::gist(content);
         let new = gist.reading();
         let contradictable = memory_type != MemoryType::Event;
+        // A memory that claims nothing and says nothing changed contradicts
+        // nothing the rules could tell (the model may), and looks nothing
+        // up: the lookup would cost such a write more than the write
+        // itself. So near-duplicates are found among the candidates of
+        // memories that claim something or say something changed.
+        let may_contradict = contradictable && (new.may_contradict() || self.llm.is_some());
+        if !may_contradict {
+            return Ok(Found::default());
+        }
+        let limit = CANDIDATES;
         let mut memory_types = CONTRADICTABLE.to_vec();
         if !contradictable {
             memory_types = vec![memory_type];
@@ -361,7 +372,9 @@ impl Contradictions {
             ..Default::default()
         };
         let query = cut(content, MAX_QUERY_BYTES);
-        let mut candidates = self.closest(scope, level, &filter, query, now).await?;
+        let mut candidates = self
+            .closest(scope, level, &filter, query, limit, now)
+            .await?;
         let mut cosines = HashMap::new();
         if let Some(semantic) = &self.retrieval.semantic
             && let Ok(vector) = semantic
@@ -369,9 +382,7 @@ impl Contradictions {
                 .embed_query(query, Some(EMBEDDING_WAIT))
                 .await
         {
-            let near = semantic
-                .vectors
-                .search(scope, &filter, now, &vector, CANDIDATES);
+            let near = semantic.vectors.search(scope, &filter, now, &vector, limit);
             cosines.extend(near.iter().map(|m| (m.seq, m.cosine)));
             let found: Vec<i64> = candidates.iter().map(|m| m.seq).collect();
             cosines.extend(semantic.vectors.cosines(&scope.namespace, &vector, &found));
@@ -413,23 +424,28 @@ impl Contradictions {
                 continue;
             }
             let cosine = cosines.get(&old.seq).copied();
-            let read_old = self.gist(&old);
-            let near = (old.memory_type == memory_type)
-                .then(|| near_duplicates::judge(&gist, &read_old, cosine.filter(|_| semantic)))
-                .flatten();
+            let semantic_cosine = cosine.filter(|_| semantic);
+            // Read in full only when close enough to be one.
+            let near = (old.memory_type == memory_type
+                && near_duplicates::may_repeat(&gist, &old.content, semantic_cosine))
+            .then(|| {
+                near_duplicates::judge(&gist, &near_duplicates::gist(&old.content), semantic_cosine)
+            })
+            .flatten();
             if let Some(reason) = near {
                 repeats.push((cosine.unwrap_or(0.0), Contradiction { id: old.id, reason }));
                 continue;
             }
-            if !contradictable {
+            if !may_contradict {
                 continue;
             }
-            let ruled = self.contradiction(new, &old, read_old.reading(), cosine, valid_from);
+            let read_old = self.reading(&old);
+            let ruled = self.contradiction(new, &old, &read_old, cosine, valid_from);
             if self.llm.is_some()
                 && for_the_model.len() < llm::MAX_CANDIDATES
                 && (ruled.is_some()
                     || cosine.is_some_and(|c| c >= CLOSE)
-                    || gist.shares_words(&read_old, RELATED_WORDS))
+                    || gist.shares_words_with(&old.content, RELATED_WORDS))
             {
                 for_the_model.push(old);
             }
@@ -496,13 +512,14 @@ impl Contradictions {
         level: MemoryLevel,
         filter: &MemoryFilter,
         query: &str,
+        limit: usize,
         now: Micros,
     ) -> Result<Vec<Memory>> {
         let (matches, applied) = self.retrieval.text.search_applied(&TextQuery {
             scope,
             filter,
             text: query,
-            limit: CANDIDATES,
+            limit,
             now,
             max_terms: Some(QUERY_TERMS),
         })?;

@@ -289,17 +289,38 @@ impl Gist {
         &self.reading
     }
 
-    /// Whether it has at least `n` content words in common with `other`.
-    pub fn shares_words(&self, other: &Gist, n: usize) -> bool {
-        self.words
-            .intersection(&other.words)
+    /// Whether it has at least `n` content words in common with `text`.
+    pub fn shares_words_with(&self, text: &str, n: usize) -> bool {
+        contradictions::folded(text)
+            .iter()
+            .filter(|w| self.words.contains(*w))
             .nth(n.saturating_sub(1))
             .is_some()
     }
 }
 
+/// Whether a stored memory saying `text` may be one `new` repeats, told
+/// quickly, before it is read in full: its cosine with `new` (given an
+/// embedder) is [`CLOSE`], or, without one, they share [`SHARED`] of
+/// their words.
+pub fn may_repeat(new: &Gist, text: &str, cosine: Option<f32>) -> bool {
+    match cosine {
+        Some(cosine) => cosine >= CLOSE,
+        None => shared(new, &words_of(text)) >= SHARED,
+    }
+}
+
 /// `text` as the near-duplicate check reads it.
 pub fn gist(text: &str) -> Gist {
+    let text = &text[..text.floor_char_boundary(MAX_READ_BYTES)];
+    Gist {
+        reading: contradictions::read(text),
+        ..words_of(text)
+    }
+}
+
+/// [`gist`] but for what the contradiction rules read (the costly part).
+fn words_of(text: &str) -> Gist {
     let text = &text[..text.floor_char_boundary(MAX_READ_BYTES)];
     let mut gist = Gist {
         sequence: Vec::new(),
@@ -309,7 +330,7 @@ pub fn gist(text: &str) -> Gist {
         roles: BTreeMap::new(),
         negated: false,
         passive: false,
-        reading: contradictions::read(text),
+        reading: Reading::default(),
     };
     for sentence in crate::engine::text::sentences(text) {
         // The word that last said what role the words after it play.
@@ -373,16 +394,13 @@ fn fold(word: &str, lower: &str, value: bool) -> Option<String> {
     if letters > 1 && !word.chars().any(char::is_lowercase) {
         return Some(lower.to_owned());
     }
-    let mut folded = contradictions::folded(word).into_iter();
-    match (folded.next(), folded.next()) {
-        // "DD/MM/YYYY", "release/2024": one word here.
-        (Some(_), Some(_)) => Some(lower.to_owned()),
-        (Some(folded), None) if folded == contradictions::OWNER => None,
-        (Some(folded), None) => Some(folded),
-        (None, _) if value => Some(lower.to_owned()),
+    match contradictions::fold(word) {
+        Some(folded) if folded == contradictions::OWNER => None,
+        Some(folded) => Some(folded),
+        None if value => Some(lower.to_owned()),
         // Words the contradiction rules pass over that tell memories
         // apart here ("every day", "every week"; "the new API").
-        (None, _) => KEPT
+        None => KEPT
             .iter()
             .find(|(kept, _)| *kept == lower)
             .map(|(_, same)| (*same).to_owned()),
@@ -393,9 +411,11 @@ fn fold(word: &str, lower: &str, value: bool) -> Option<String> {
 /// when an embedder gave one; else their shared words) and nothing that
 /// tells them apart.
 pub fn judge(new: &Gist, old: &Gist, cosine: Option<f32>) -> Option<String> {
+    // Without a cosine, words are all there is to go by: only a few may
+    // differ ("the same words, a few of them otherwise").
     let close = match cosine {
         Some(cosine) => cosine >= CLOSE,
-        None => shared(new, old) >= SHARED,
+        None => shared(new, old) >= SHARED && few_differ(&new.sequence, &old.sequence),
     };
     (close && !told_apart(new, old)).then(|| match cosine {
         Some(cosine) => format!("near-duplicate: the same meaning (cosine {cosine:.2})"),
@@ -480,6 +500,21 @@ pub(crate) fn apart_by(new: &Gist, old: &Gist) -> Option<&'static str> {
         .iter()
         .find(|(_, check)| check())
         .map(|(name, _)| *name)
+}
+
+/// The most words either memory may have outside their alignment when
+/// only words tell how close they are.
+const MAX_DIFFERING: usize = 4;
+
+/// Whether, aligned word by word, at most [`MAX_DIFFERING`] words of each
+/// are outside the alignment.
+fn few_differ(a: &[String], b: &[String]) -> bool {
+    let (mut x, mut y) = (0, 0);
+    for (gap_a, gap_b) in gaps(a, b) {
+        x += gap_a.len();
+        y += gap_b.len();
+    }
+    x <= MAX_DIFFERING && y <= MAX_DIFFERING
 }
 
 /// Whether one says a word and the other its opposite.

@@ -48,6 +48,12 @@ fn a_value_polarity_order_or_distance_tells_them_apart() {
         "We will migrate from Jenkins to GitHub Actions.",
         Some(0.97)
     ));
+    // Words only: sharing many is not enough when many others differ.
+    assert!(!repeats(
+        "kalo mira tushi ven dorpel quizan brisot glefan wuka lomi",
+        "kalo mira tushi ven dorpel rasto vendor peltu zanbri",
+        None
+    ));
     // Turned around.
     assert!(!repeats(
         "Please don't put a summary at the top of PRs.",
@@ -216,4 +222,16 @@ fn without_an_embedder_the_held_out_pairs_are_linked_precisely() {
     assert!(said >= 10, "only {said} of {labelled} linked");
     let precision = right as f64 / said as f64;
     assert!(precision >= MIN_PRECISION, "precision {precision:.3}");
+}
+
+#[test]
+fn the_quick_check_passes_every_pair_the_full_one_links() {
+    for set in ["dev", "heldout"] {
+        for pair in pairs(set) {
+            let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+            if judge(&gist(b), &gist(a), None).is_some() {
+                assert!(may_repeat(&gist(b), a, None), "{a:?} -> {b:?}");
+            }
+        }
+    }
 }
