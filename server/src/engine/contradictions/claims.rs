@@ -35,11 +35,15 @@ pub struct Claim {
     pub rejected: BTreeSet<String>,
     /// "no longer", "left", "stopped": the value is no longer the subject's.
     pub negated: bool,
+    /// Says the value changed ("switched to", "now runs on"): of an
+    /// attribute that may have several values at once ("uses"), only such
+    /// a claim replaces another.
+    pub changed: bool,
 }
 
 /// How a rule's value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Value {
+pub(super) enum Value {
     /// Words up to the end of the phrase, the first written as a name.
     Name,
     /// Words up to the end of the phrase.
@@ -82,7 +86,7 @@ static ADDITIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A clause says its value no longer holds.
-static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
+pub(super) static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)\b(no longer|not anymore|any more|anymore|stopped|quit|left|ya no|dejó de|nicht mehr|n'est plus|ne travaille plus|n'habite plus|não \S+ mais|deixou de|não mais)\b",
     )
@@ -100,7 +104,8 @@ static CLAUSE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words that end a subject read from before its verb.
 const SUBJECT_ENDS: &str = "left quit has have had is was are were will would just then moved
 switched changed got became decided started stopped officially finally recently now currently
-joined joins works work lives live uses use used runs run who that which ha han hat haben ist war
+joined joins works work lives live uses use used runs run who that which should must need needs
+can ha han hat haben ist war
 a ont est a tem foi dejó deixou verließ quitté";
 
 static SUBJECT_END_SET: LazyLock<BTreeSet<&'static str>> =
@@ -122,6 +127,14 @@ fn rules() -> Vec<Rule> {
         ("employer", Value::Name, format!(r"\b(?:is|was)\s+(?:now\s+)?employed\s+(?:at|by)\s+{NAME}")),
         ("employer", Value::Name, format!(r"\b(?:joined|joins|has joined|is joining|hired by|was hired by|got hired by|signed with)\s+{NAME}")),
         ("employer", Value::Name, format!(r"\b(?:left|quit)\s+\S+(?:\s+\S+)?\s+(?:for|to join)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:is|are)\s+(?:now\s+)?(?:an?\s+)(?:[\w-]+\s+){{1,4}}?at\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:is|are)\s+now\s+(?:at|with)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:started|starts|began|begins)\s+(?:a\s+new\s+(?:job|role|position)\s+|working\s+)?(?:at|with|for)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:took|accepted|got|landed)\s+(?:a|an|the)\s+(?:new\s+)?(?:job|role|position|offer)\s+(?:at|with|from)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:trabaja|trabajaba)\s+(?:ahora\s+)?como\s+\S+(?:\s+de\s+\S+)?\s+(?:en|para)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:ist|arbeitet)\s+(?:jetzt\s+|nun\s+)?(?:als\s+)?\p{{Lu}}\w+\s+(?:bei|für)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\b(?:est|travaille)\s+(?:maintenant\s+|désormais\s+)?(?:comme\s+)?\p{{Ll}}[\w-]*(?:\s+\p{{Ll}}[\w-]*)?\s+(?:chez)\s+{NAME}")),
+        ("employer", Value::Name, format!(r"\btrabalha\s+(?:agora\s+)?como\s+\S+(?:\s+de\s+\S+)?\s+(?:na|no|em|para)\s+{NAME}")),
         ("employer", Value::Name, format!(r"\b(?:trabaja|trabajaba)\s+(?:ahora\s+)?(?:en|para)\s+{NAME}")),
         ("employer", Value::Name, format!(r"\bse\s+(?:unió|incorporó|pasó)\s+a\s+{NAME}")),
         ("employer", Value::Name, format!(r"\barbeitet\s+(?:jetzt\s+|nun\s+|seit\s+\S+\s+)?(?:bei|für)\s+{NAME}")),
@@ -159,7 +172,8 @@ fn rules() -> Vec<Rule> {
         ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+took\s+over\s+as\s+(?:the\s+)?(?P<s>[^,.;:!?]+?)\s+(?:lead|head|owner)\b".to_owned()),
         ("assignee", Value::Name, format!(r"\b(?:is\s+|was\s+|got\s+)?(?:re)?assigned\s+to\s+{NAME}")),
         ("reviewer", Value::Name, format!(r"\b(?:a\s+)?review(?:ed)?\s+(?:from|by)\s+{NAME}")),
-        ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>[$€£]?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
+        ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>(?:R\$|US\$|[$€£])?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
+        ("price", Value::Phrase, r"\b(?:(?:est|a|sont|ont)\s+passée?s?\s+à|passe\s+à|(?:went|goes|go)\s+(?:up|down)\s+to|(?:was\s+|were\s+|has\s+been\s+|got\s+)?(?:raised|increased|lowered|reduced|cut|dropped|changed|bumped|adjusted|set)\s+to|(?:subió|bajó|pasó|aumentó)\s+a|(?:stieg|steigt|sinkt|sank)\s+auf|wurde\s+auf|(?:passou|aumentou|subiu|caiu)\s+(?:a\s+custar\s+|para\s+))\s*(?P<v>(?:R\$|US\$|[$€£])\s?\d[\d.,]*\s?(?:k|m)?|\d[\d.,]*\s?(?:[$€£]|usd|eur|brl|reais|euros?|dollars?)(?:\s|$|[,.;/]))".to_owned()),
         ("plan", Value::Phrase, r"\b(?:is|are)\s+(?:now\s+)?on\s+(?:the\s+|a\s+)?(?P<v>[\w-]+)\s+(?P<k>plan|tier|support|contract|license|licence|subscription)\b".to_owned()),
         ("plan", Value::Name, r"\b(?:upgraded|downgraded)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)(?:\s+(?:plan|tier))?(?:\s|$|[,.;])".to_owned()),
         ("plan", Value::Name, r"\b(?:switched|moved)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)\s+(?:plan|tier)\b".to_owned()),
@@ -202,7 +216,8 @@ static ANY_RULE: LazyLock<RegexSet> = LazyLock::new(|| {
 /// The claims of `text`, sentence by sentence.
 pub fn claims(text: &str) -> Vec<Claim> {
     let mut claims = Vec::new();
-    for sentence in text.lines().flat_map(sentences) {
+    for sentence in whole_sentences(text) {
+        let sentence = sentence.as_str();
         let additive = ADDITIVE.is_match(sentence);
         for rule in ANY_RULE.matches(sentence).iter().map(|i| &RULES[i]) {
             for caps in rule.pattern.captures_iter(sentence) {
@@ -256,18 +271,45 @@ pub fn claims(text: &str) -> Vec<Claim> {
                     rejected,
                     negated: NEGATION
                         .is_match(last_clause(&sentence[..whole.start().max(v.start())])),
+                    changed: false,
                 };
                 if !claims.contains(&claim) {
                     claims.push(claim);
                 }
             }
         }
+        if !additive {
+            super::keyed::keyed(sentence, &mut claims);
+        }
     }
     claims
 }
 
+/// The sentences of `text`, a title's abbreviation not ending one ("Dr.
+/// Okoye").
+fn whole_sentences(text: &str) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let mut joined = false;
+        for sentence in sentences(line) {
+            match all.last_mut() {
+                Some(last) if joined => last.push_str(sentence),
+                _ => all.push(sentence.to_owned()),
+            }
+            let last_word = sentence.split_whitespace().last().unwrap_or("");
+            joined = ABBREVIATIONS.contains(&last_word.to_lowercase().as_str());
+        }
+    }
+    all
+}
+
+/// Abbreviations a sentence does not end at.
+const ABBREVIATIONS: [&str; 12] = [
+    "dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "sr.", "jr.", "dra.", "mme.", "m.", "nr.",
+];
+
 /// One name for the nouns that name the same attribute.
-fn canonical(noun: &str) -> &str {
+pub(super) fn canonical(noun: &str) -> &str {
     match noun {
         "lead" | "team lead" | "tech lead" | "owner" | "head" | "responsable" | "dueño"
         | "responsável" => "owner",
@@ -289,7 +331,7 @@ fn canonical(noun: &str) -> &str {
 }
 
 /// The last clause of `text`.
-fn last_clause(text: &str) -> &str {
+pub(super) fn last_clause(text: &str) -> &str {
     CLAUSE_BREAK.split(text).last().unwrap_or(text)
 }
 
@@ -316,7 +358,7 @@ fn former(sentence: &str, at: usize) -> bool {
 }
 
 /// The value phrase at the start of `text` as `kind` reads it.
-fn value_phrase(text: &str, kind: Value) -> Option<String> {
+pub(super) fn value_phrase(text: &str, kind: Value) -> Option<String> {
     let mut words = Vec::new();
     for (i, raw) in text.split_whitespace().enumerate() {
         let word = raw.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
@@ -331,7 +373,8 @@ fn value_phrase(text: &str, kind: Value) -> Option<String> {
         if !word.is_empty() {
             words.push(word);
         }
-        let ended = raw.len() != word.len() || words.len() >= 6;
+        let abbreviation = ABBREVIATIONS.contains(&raw.to_lowercase().as_str());
+        let ended = (raw.len() != word.len() && !abbreviation) || words.len() >= 6;
         if ended || kind == Value::Number {
             break;
         }
@@ -361,7 +404,7 @@ fn named(text: &str) -> bool {
 /// The subject of a verb, read from the clause before it: the words of the
 /// last clause that names something, up to the first verb ("Alice left
 /// Acme and joined Globex": Alice).
-fn subject_before(text: &str) -> &str {
+pub(super) fn subject_before(text: &str) -> &str {
     let mut clauses: Vec<&str> = CLAUSE_BREAK.split(text).collect();
     while let Some(clause) = clauses.pop() {
         let mut end = clause.len();

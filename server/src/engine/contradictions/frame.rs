@@ -248,9 +248,18 @@ pub fn judge_leaving_out(new: &Frame, old: &Frame, more: usize) -> Option<String
         .iter()
         .filter(|w| PREDICATE_SET.contains(w.as_str()))
         .count();
-    let replaces = new.cued
+    let cued = new.cued
         && gone.len() <= 3
         && (left_out.is_empty() || (left_out.len() - verbs.min(1) <= more && gone.len() == 1));
+    // Without a cue: the very same sentence with one value in place of
+    // another, and a value both keep naming what it is about ("Camila
+    // Rojas vive en Lima", "The build agents run Ubuntu 22.04").
+    let swapped = new.words == old.words
+        && gone.len() == 1
+        && came.len() == 1
+        && same_slot(came[0], gone[0])
+        && new.values.intersection(&old.values).next().is_some();
+    let replaces = cued || swapped;
     replaces.then(|| {
         let list = |values: &[&(Kind, String)]| {
             values

@@ -13,6 +13,7 @@
 
 mod claims;
 mod frame;
+mod keyed;
 mod words;
 
 use std::collections::HashMap;
@@ -152,7 +153,7 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
                 // Restated: whatever else it says, it does not replace this.
                 return Verdict::Agrees;
             }
-            if replaces(n, o) {
+            if replaces(n, o) && (n.changed || n.attribute != "uses") {
                 found.get_or_insert_with(|| reason(n, o, "now"));
             }
         }

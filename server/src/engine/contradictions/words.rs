@@ -16,6 +16,7 @@ yesterday tomorrow recently lately finally officially actually apparently anymor
 already again soon then there here of in on at to for from by with as and or but so if
 when while after before since until via per into onto over about than rather instead
 update updated fyi note notes heads up btw ps todo reminder remember please new old
+neue neuen neuer neues nuevo nueva nuevos nuevas nouveau nouvelle nouveaux novo nova novos novas
 last next every each week weeks month months year years day days morning afternoon evening
 monday tuesday wednesday thursday friday saturday sunday weekend
 january february march april may june july august september october november december
