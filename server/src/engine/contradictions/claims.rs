@@ -175,15 +175,18 @@ fn rules() -> Vec<Rule> {
         ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>(?:R\$|US\$|[$€£])?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
         ("price", Value::Phrase, r"\b(?:(?:est|a|sont|ont)\s+passée?s?\s+à|passe\s+à|(?:went|goes|go)\s+(?:up|down)\s+to|(?:was\s+|were\s+|has\s+been\s+|got\s+)?(?:raised|increased|lowered|reduced|cut|dropped|changed|bumped|adjusted|set)\s+to|(?:subió|bajó|pasó|aumentó)\s+a|(?:stieg|steigt|sinkt|sank)\s+auf|wurde\s+auf|(?:passou|aumentou|subiu|caiu)\s+(?:a\s+custar\s+|para\s+))\s*(?P<v>(?:R\$|US\$|[$€£])\s?\d[\d.,]*\s?(?:k|m)?|\d[\d.,]*\s?(?:[$€£]|usd|eur|brl|reais|euros?|dollars?)(?:\s|$|[,.;/]))".to_owned()),
         ("plan", Value::Phrase, r"\b(?:is|are)\s+(?:now\s+)?on\s+(?:the\s+|a\s+)?(?P<v>[\w-]+)\s+(?P<k>plan|tier|support|contract|license|licence|subscription)\b".to_owned()),
-        ("plan", Value::Name, r"\b(?:upgraded|downgraded)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)(?:\s+(?:plan|tier))?(?:\s|$|[,.;])".to_owned()),
+        ("plan", Value::Name, r"\b(?:upgraded|downgraded)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)(?:\s+(?:plan|tier|edition|subscription))?(?:\s+(?:on|in|at|for|from|after|since|as|last|this|today|effective|starting)\b|\s*$|[,.;])".to_owned()),
         ("plan", Value::Name, r"\b(?:switched|moved)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)\s+(?:plan|tier)\b".to_owned()),
         ("headquarters", Value::Name, format!(r"\b(?:headquarters|hq|head office)\s+(?:is|are)\s+(?:now\s+)?(?:in|at)\s+{NAME}")),
-        ("title", Value::Phrase, r"\b(?:is|became|was promoted to|got promoted to|promoted to|ist|es|est|é)\s+(?:now\s+)?(?:a\s+|an\s+|the\s+)?(?P<v>(?:[\w-]+\s+){0,3}(?:engineer|manager|director|designer|developer|analyst|scientist|architect|intern|vp|cto|ceo|cfo|coo|head of [\w ]+|product manager))\b".to_owned()),
+        ("title", Value::Phrase, r"\b(?:is|became|was promoted to|got promoted to|promoted to|ist|es|est|é)\s+(?:now\s+|jetzt\s+|ahora\s+|maintenant\s+|agora\s+)?(?:a\s+|an\s+|the\s+|un\s+|una\s+|une\s+|um\s+|uma\s+)?(?P<v>(?:[\w-]+\s+){0,3}(?:engineer|manager|director|designer|developer|analyst|scientist|architect|intern|vp|svp|cto|ceo|cfo|coo|ciso|cpo|head of [\w ]+|vp of [\w ]+|chief [\w ]+ officer|product manager|product owner|scrum master|lead|consultant|specialist|coordinator|administrator|recruiter|researcher|officer|president|founder|co-founder|sre|pm|tpm|technician|strategist|advocate|evangelist|ingenier[oa]|gerente|director[a]|desarrollador[a]?|analista|diseñador[a]?|jef[ea] de \w+|entwickler(?:in)?|ingenieur(?:in)?|leiter(?:in)?|teamleiter(?:in)?|managerin|architekt(?:in)?|designerin|développeu(?:r|se)|ingénieure?|directeur|directrice|chef(?:fe)? de \w+|desenvolvedor[a]?|engenheir[oa]|diretor[a]?))\b".to_owned()),
         ("manager", Value::Name, format!(r"\breports?\s+(?:directly\s+)?to\s+{NAME}")),
+        ("manager", Value::Name, format!(r"\b(?:is|are)\s+(?:now\s+)?managed\s+by\s+{NAME}")),
+        ("manager", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:now\s+)?(?:manages|is\s+managing|is\s+the\s+(?:new\s+)?manager\s+of)\s+(?P<s>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s*(?:$|[,.;])".to_owned()),
+        ("manager", Value::Name, format!(r"\b(?:berichtet|reporta|rend\s+compte|reporta-se)\s+(?:jetzt\s+|ahora\s+|maintenant\s+|agora\s+)?(?:direkt\s+)?(?:an|a|à|ao|para)\s+{NAME}")),
         ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:now\s+)?(?:owns|leads|took over|is leading|is the owner of|is responsible for|runs|manages)\s+(?P<s>[^,.;:!?]+)".to_owned()),
         ("on-call", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|will be)\s+(?:now\s+)?(?:the\s+)?on[- ]?call\b".to_owned()),
         // A status.
-        ("status", Value::Phrase, r"\b(?:is|are|was|now|está|están|ist|sind|est|sont|estão)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+)?(?P<v>blocked|done|complete|completed|finished|in progress|on hold|paused|live|deprecated|cancell?ed|shipped|delayed|merged|resolved|approved|rejected|pending|active|inactive|green|red|bloquead[oa]s?|terminad[oa]s?|en pausa|cancelad[oa]s?|blockiert|fertig|erledigt|abgeschlossen|pausiert|bloquée?s?|terminée?s?|en pause|annulée?s?|concluíd[oa]s?|pausad[oa]s?)\b".to_owned()),
+        ("status", Value::Phrase, r"\b(?:is|are|was|now|está|están|ist|sind|est|sont|estão|is\s+back|are\s+back|is\s+currently)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+|back\s+)?(?P<v>blocked|done|complete|completed|finished|in progress|on hold|paused|live|deprecated|cancell?ed|shipped|delayed|merged|resolved|approved|rejected|pending|active|inactive|green|red|at risk|on track|off track|in review|under review|in testing|in qa|in beta|launched|released|unblocked|reopened|frozen|suspended|archived|stalled|abandoned|ongoing|underway|in development|bloquead[oa]s?|terminad[oa]s?|en pausa|cancelad[oa]s?|en curso|en progreso|resuelt[oa]s?|completad[oa]s?|blockiert|fertig|erledigt|abgeschlossen|pausiert|gestoppt|in arbeit|bloquée?s?|terminée?s?|en pause|annulée?s?|en cours|réglée?s?|résolue?s?|déployée?s?|livrée?s?|concluíd[oa]s?|pausad[oa]s?|em andamento|resolvid[oa]s?)\b".to_owned()),
         // What is due when.
         ("deadline", Value::Phrase, format!(r"\b(?:is|are)\s+(?:now\s+)?due\s+(?:on\s+|by\s+)?{NAME}")),
         ("deadline", Value::Phrase, format!(r"\b(?:vence|termina|ist fällig|fällig|est due|vence)\s+(?:el\s+|am\s+|le\s+|em\s+|no\s+|na\s+)?{NAME}")),
@@ -234,7 +237,9 @@ pub fn claims(text: &str) -> Vec<Claim> {
                 }
                 let attribute = match (rule.attribute, caps.name("k")) {
                     ("", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
-                    ("plan", _) => "plan".to_owned(),
+                    // "on premium support" is not "on the Pro plan".
+                    ("plan", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
+                    ("plan", None) => "plan".to_owned(),
                     (attribute, Some(k)) => format!("{attribute} {}", key(k.as_str())),
                     (attribute, None) => attribute.to_owned(),
                 };
@@ -244,6 +249,11 @@ pub fn claims(text: &str) -> Vec<Claim> {
                     (Some(s), "") => format!("{before} {}", s.as_str()),
                     (Some(s), _) => s.as_str().to_owned(),
                     (None, _) => before.to_owned(),
+                };
+                // "she", "er", "il": whom the memory is about, named first.
+                let subject_text = match leading_name(text) {
+                    Some(name) if pronoun(&subject_text) => name.to_owned(),
+                    _ => subject_text,
                 };
                 let subject_text = subject_text.as_str();
                 let mut subject: BTreeSet<String> = folded(subject_text);
@@ -258,7 +268,11 @@ pub fn claims(text: &str) -> Vec<Claim> {
                     .name("o")
                     .map(|o| folded(o.as_str()))
                     .unwrap_or_default();
-                let value = folded(&value_text);
+                let value = if attribute == "status" {
+                    std::iter::once(status_group(&value_text).to_owned()).collect()
+                } else {
+                    folded(&value_text)
+                };
                 if value.is_empty() {
                     continue;
                 }
@@ -308,6 +322,66 @@ const ABBREVIATIONS: [&str; 12] = [
     "dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "sr.", "jr.", "dra.", "mme.", "m.", "nr.",
 ];
 
+/// Whether `text` is only a personal pronoun.
+fn pronoun(text: &str) -> bool {
+    let mut words = raw_words(text).peekable();
+    words.peek().is_some() && words.all(|w| PRONOUNS.contains(&w.to_lowercase().as_str()))
+}
+
+const PRONOUNS: [&str; 10] = [
+    "he", "she", "they", "er", "sie", "il", "elle", "ele", "ela", "ella",
+];
+
+/// The name a text starts with ("Ines Duarte moved…": Ines Duarte).
+fn leading_name(text: &str) -> Option<&str> {
+    let text = text.trim_start();
+    let mut end = 0;
+    for word in text.split_whitespace().take(3) {
+        let at = word.as_ptr() as usize - text.as_ptr() as usize;
+        let bare = word.trim_end_matches([',', '.', ';', ':', '\'']);
+        if !capitalised(bare) || fold(bare).is_none_or(|f| f == OWNER) || bare.ends_with("'s") {
+            break;
+        }
+        end = at + bare.len();
+        if bare.len() != word.len() {
+            break;
+        }
+    }
+    (end > 0).then(|| &text[..end])
+}
+
+/// One name for the statuses that say the same ("shipped", "live",
+/// "done"), so that saying it otherwise is no change.
+fn status_group(status: &str) -> &str {
+    let lower = status.to_lowercase();
+    let is = |list: &str| list.split('|').any(|s| lower.starts_with(s));
+    if is(
+        "blocked|on hold|paused|stalled|frozen|suspended|bloquead|en pausa|blockiert|pausiert|gestoppt|bloqué|en pause|pausad",
+    ) {
+        "blocked"
+    } else if is(
+        "in progress|active|ongoing|underway|in development|unblocked|en curso|en progreso|in arbeit|en cours|em andamento",
+    ) {
+        "in progress"
+    } else if is(
+        "done|complete|finished|shipped|merged|resolved|fixed|closed|live|launched|released|terminad|resuelt|completad|fertig|erledigt|abgeschlossen|terminé|réglé|résolu|déployé|livré|concluíd|resolvid",
+    ) {
+        "done"
+    } else if is("cancel|abandoned|annulé") {
+        "cancelled"
+    } else if is("at risk|delayed|off track|red") {
+        "at risk"
+    } else if is("on track|green") {
+        "on track"
+    } else if is("deprecated|archived") {
+        "deprecated"
+    } else if is("in review|under review|in testing|in qa") {
+        "in review"
+    } else {
+        status
+    }
+}
+
 /// One name for the nouns that name the same attribute.
 pub(super) fn canonical(noun: &str) -> &str {
     match noun {
@@ -319,8 +393,8 @@ pub(super) fn canonical(noun: &str) -> &str {
         | "abgabetermin" | "date limite" | "échéance" | "prazo" => "deadline",
         "plan" | "tier" | "plano" | "forfait" | "tarif" => "plan",
         "email" | "e-mail" | "email address" | "correo" => "email",
-        "phone" | "phone number" | "mobile" | "teléfono" | "telefonnummer" | "téléphone"
-        | "telefone" => "phone",
+        "phone" | "phone number" | "mobile" | "cell" | "teléfono" | "telefonnummer"
+        | "téléphone" | "telefone" | "celular" | "handynummer" | "handy" | "portable" => "phone",
         "address" | "dirección" | "adresse" | "endereço" => "address",
         "region" | "región" | "região" => "region",
         "status" | "estado" | "statut" => "status",

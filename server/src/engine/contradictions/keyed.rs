@@ -82,8 +82,8 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
 /// "The frontend repo uses npm": what something runs on or with (one of
 /// several, perhaps), and "… switched to pnpm": what it changed to.
 static USES: LazyLock<[Regex; 3]> = LazyLock::new(|| {
-    let plain = r"uses|use|runs\s+on|runs|is\s+on|are\s+on|is\s+hosted\s+(?:on|at|by)|is\s+built\s+(?:with|on|from)|is\s+deployed\s+(?:on|to)|corre\s+en|usa|funciona\s+(?:en|con)|se\s+ejecuta\s+en|läuft\s+(?:auf|in|bei|mit)|nutzt|verwendet|tourne\s+sur|utilise|est\s+hébergée?\s+(?:sur|chez)|roda\s+(?:na|no|em)|usa|utiliza|está\s+hospedad[oa]\s+(?:na|no|em)";
-    let changed = r"now\s+uses|now\s+runs(?:\s+on)?|is\s+now\s+(?:on|hosted\s+on|built\s+with)|are\s+now\s+on|(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?:switched|migrated|changed|transitioned)\s+(?:over\s+)?to|ahora\s+(?:usa|corre\s+en|funciona\s+en)|está\s+ahora\s+en|se\s+(?:migró|pasó|cambió)\s+a|(?:läuft|ist)\s+jetzt\s+auf|nutzt\s+jetzt|wurde\s+auf|utilise\s+désormais|utilise\s+maintenant|est\s+(?:maintenant|désormais)\s+sur|(?:a\s+)?migré\s+(?:vers|sur)|est\s+passée?\s+(?:à|sur)|agora\s+(?:usa|roda\s+(?:na|no|em))|migrou\s+para|mudou\s+para";
+    let plain = r"uses|use|runs\s+on|runs|is\s+hosted\s+(?:on|at|by)|is\s+built\s+(?:with|on|from)|is\s+deployed\s+(?:on|to)|corre\s+en|usa|funciona\s+(?:en|con)|se\s+ejecuta\s+en|läuft\s+(?:auf|in|bei|mit)|nutzt|verwendet|tourne\s+sur|utilise|est\s+hébergée?\s+(?:sur|chez)|roda\s+(?:na|no|em)|usa|utiliza|está\s+hospedad[oa]\s+(?:na|no|em)";
+    let changed = r"now\s+uses|now\s+runs(?:\s+on)?|is\s+now\s+(?:on|hosted\s+on|built\s+with)|are\s+now\s+on|(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?:switched|migrated|transitioned)\s+(?:over\s+)?to|ahora\s+(?:usa|corre\s+en|funciona\s+en)|está\s+ahora\s+en|se\s+(?:migró|pasó|cambió)\s+a|(?:läuft|ist)\s+jetzt\s+auf|nutzt\s+jetzt|wurde\s+auf|utilise\s+désormais|utilise\s+maintenant|est\s+(?:maintenant|désormais)\s+sur|(?:a\s+)?migré\s+(?:vers|sur)|est\s+passée?\s+(?:à|sur)|agora\s+(?:usa|roda\s+(?:na|no|em))|migrou\s+para|mudou\s+para";
     let verb_first = r"\b(?:migrated|switched|migramos|movimos|cambiamos|mudamos|migrámos|passamos|trocamos|haben|avons\s+migré|a\s+migré)\s+(?:(?:the|our|its|a|o|el|la|los|las|os|as|le|les|la|die|den|das|unser(?:e|en)?|notre|nuestr[oa]|noss[oa])\s+)?(?P<h>[^\s:;,()=]+(?:\s+[^\s:;,()=]+){0,3}?)\s+(?:(?:from|da|do|de|del|von|desde|du)\s+(?P<f>\S+(?:\s+\S+){0,2}?)\s+)?(?:to|para|a|al|auf|nach|à|vers|en|zu)\s+(?P<v>\S.*)";
     [
         format!(r"(?i){LEAD}{HEAD}\s+(?:{plain})\s+(?P<v>\S.*)"),
@@ -153,6 +153,7 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
         };
         let first = sentence.trim_start().starts_with(h.as_str());
         let owner = caps.name("o").map_or("", |o| o.as_str());
+        when(claims, sentence, h.as_str(), v.as_str());
         let Some((attribute, subject, names)) = head(h.as_str(), first, owner) else {
             continue;
         };
@@ -232,11 +233,61 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
     if let Some(caps) = SWITCHED.captures(sentence)
         && let (Some(h), Some(v)) = (caps.name("h"), caps.name("v"))
     {
+        when(claims, sentence, h.as_str(), v.as_str());
         let before = subject_before(&sentence[..caps.get(0).expect("a match").start()]);
         if let Some((attribute, subject, names)) = head(h.as_str(), false, before) {
             push(claims, attribute, subject, names, v.as_str(), true, false);
         }
     }
+}
+
+/// A time of day.
+static TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\d{1,2}(?:[:h.]\d{2})?\s*(?:am|pm|h|uhr)?$|^\d{1,2}:\d{2}")
+        .expect("time pattern")
+});
+
+/// "The QBR was moved to 19 June", "moved the standup to 10:00": when
+/// the thing the head names happens, as the other rules read it.
+fn when(claims: &mut Vec<Claim>, sentence: &str, head: &str, value: &str) {
+    let Some(phrase) = value_phrase(strip_article(value), Value::Phrase) else {
+        return;
+    };
+    let attribute = if TIME.is_match(&phrase) {
+        "time"
+    } else if DATE.is_match(&phrase) {
+        "date"
+    } else {
+        return;
+    };
+    if let Some((subject, names)) = whole(sentence, head) {
+        push(
+            claims,
+            attribute.to_owned(),
+            subject,
+            names,
+            value,
+            true,
+            false,
+        );
+    }
+}
+
+/// Every word of a head phrase as the subject, and its names.
+fn whole(sentence: &str, text: &str) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
+    let raw: Vec<&str> = raw_words(text).collect();
+    let first = sentence.trim_start().starts_with(text);
+    let subject = folded(text);
+    if raw.len() > 7 || subject.is_empty() || subject.contains(OWNER) {
+        return None;
+    }
+    let names = raw
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| !(first && *i == 0) && capitalised(w))
+        .filter_map(|(_, w)| fold(w))
+        .collect();
+    Some((subject, names))
 }
 
 /// The attribute, subject and names a head phrase says, if it names an
@@ -334,6 +385,13 @@ fn push(
     if !any_value && !namelike(&value_text) {
         return;
     }
+    // What a thing uses: a named product ("Jenkins") is replaced only by
+    // another, a word ("npm") by a word.
+    let attribute = if attribute == "uses" && namelike(&value_text) {
+        "uses named".to_owned()
+    } else {
+        attribute
+    };
     let folded_value = folded(&value_text);
     if folded_value.is_empty() {
         return;

@@ -153,7 +153,7 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
                 // Restated: whatever else it says, it does not replace this.
                 return Verdict::Agrees;
             }
-            if replaces(n, o) && (n.changed || n.attribute != "uses") {
+            if replaces(n, o) && (n.changed || !n.attribute.starts_with("uses")) {
                 found.get_or_insert_with(|| reason(n, o, "now"));
             }
         }
@@ -168,6 +168,9 @@ fn overlap(a: &Claim, b: &Claim) -> bool {
     // Engineering Manager" is not "Engineering Manager").
     if a.attribute == "title" {
         return a.value == b.value;
+    }
+    if words::same_quantity(&a.value_text, &b.value_text) {
+        return true;
     }
     a.value.is_subset(&b.value) || b.value.is_subset(&a.value)
 }
@@ -192,10 +195,14 @@ fn replaces(n: &Claim, o: &Claim) -> bool {
 }
 
 /// Whether two claims are about the same subject: the same words, or one
-/// leaving out names the other gives ("Alice" and "Alice Chen").
+/// leaving out names the other gives ("Alice" and "Alice Chen"). What a
+/// thing uses is of several things at once: only of the very same words.
 fn same_subject(a: &Claim, b: &Claim) -> bool {
     if a.subject == b.subject {
         return true;
+    }
+    if a.attribute.starts_with("uses") {
+        return false;
     }
     let (small, big) = if a.subject.len() <= b.subject.len() {
         (a, b)
