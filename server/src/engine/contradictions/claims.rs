@@ -170,6 +170,9 @@ fn rules() -> Vec<Rule> {
         ("owner", Value::Name, format!(r"\b(?:is\s+|are\s+)?(?:owned|led|run|maintained|managed|headed)\s+by\s+{NAME}")),
         ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|became)\s+(?:now\s+)?(?:the\s+)?(?:new\s+)?(?:head|lead|owner|leader)\s+(?:of|for)\s+(?P<s>[^,.;:!?]+)".to_owned()),
         ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+took\s+over\s+as\s+(?:the\s+)?(?P<s>[^,.;:!?]+?)\s+(?:lead|head|owner)\b".to_owned()),
+        ("owner", Value::Name, format!(r"\b(?:handed|passed|transferred|reassigned|given)\s+(?:over\s+|off\s+)?to\s+{NAME}")),
+        ("region", Value::Phrase, r"\b(?:runs?|running|is|are|lives|deployed|hosted|moved|migrated|now|corre|está|läuft|liegt|tourne|est|roda|fica)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+)?(?:in|to|on|en|a|auf|in|sur|na|no|em|para)\s+(?:the\s+)?(?P<v>(?:us|eu|ap|sa|ca|me|af|il|mx|europe|asia|australia|northamerica|southamerica|uk|us-gov)-[a-z]+-?\d{1,2}[a-z]?)\b".to_owned()),
+        ("enabled", Value::Phrase, r"\b(?:is|are|was|got|now|ist|sind|est|sont|está|están|está|estão)\s+(?:now\s+|jetzt\s+|ahora\s+|maintenant\s+|agora\s+)?(?P<v>enabled|disabled|turned\s+on|turned\s+off|switched\s+on|switched\s+off|on|off|aktiviert|deaktiviert|activée?s?|désactivée?s?|activad[oa]s?|desactivad[oa]s?|ativad[oa]s?|desativad[oa]s?)(?:\s+(?:by\s+default|for|in|on|everywhere|globally|again)\b|\s*$|[,.;:])".to_owned()),
         ("assignee", Value::Name, format!(r"\b(?:is\s+|was\s+|got\s+)?(?:re)?assigned\s+to\s+{NAME}")),
         ("reviewer", Value::Name, format!(r"\b(?:a\s+)?review(?:ed)?\s+(?:from|by)\s+{NAME}")),
         ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>(?:R\$|US\$|[$€£])?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
@@ -268,10 +271,10 @@ pub fn claims(text: &str) -> Vec<Claim> {
                     .name("o")
                     .map(|o| folded(o.as_str()))
                     .unwrap_or_default();
-                let value = if attribute == "status" {
-                    std::iter::once(status_group(&value_text).to_owned()).collect()
+                let value = if attribute == "status" || attribute == "enabled" {
+                    std::iter::once(status_group(v.as_str()).to_owned()).collect()
                 } else {
-                    folded(&value_text)
+                    value_words(&value_text)
                 };
                 if value.is_empty() {
                     continue;
@@ -294,6 +297,7 @@ pub fn claims(text: &str) -> Vec<Claim> {
         }
         if !additive {
             super::keyed::keyed(sentence, &mut claims);
+            uses_for(sentence, &mut claims);
         }
     }
     claims
@@ -321,6 +325,48 @@ fn whole_sentences(text: &str) -> Vec<String> {
 const ABBREVIATIONS: [&str; 12] = [
     "dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "sr.", "jr.", "dra.", "mme.", "m.", "nr.",
 ];
+
+/// "We use Jenkins for CI": also what CI uses, so that "CI now runs on
+/// GitHub Actions" replaces it.
+fn uses_for(sentence: &str, claims: &mut Vec<Claim>) {
+    let changed = CHANGED.is_match(sentence);
+    let more: Vec<Claim> = claims
+        .iter()
+        .filter_map(|c| {
+            let key = c.attribute.strip_prefix("tool for ")?;
+            let named = c.value_text.split_whitespace().next().is_some_and(capitalised);
+            Some(Claim {
+                attribute: if named { "uses named" } else { "uses" }.to_owned(),
+                subject: key.split(' ').map(str::to_owned).collect(),
+                names: BTreeSet::new(),
+                changed,
+                ..c.clone()
+            })
+        })
+        .collect();
+    for claim in more {
+        if !claims.contains(&claim) {
+            claims.push(claim);
+        }
+    }
+}
+
+/// A sentence says something changed to its value.
+static CHANGED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:switched|moved|migrated|changed|replaced|now|ahora|jetzt|maintenant|agora|migramos|cambiamos|mudamos)\b")
+        .expect("changed pattern")
+});
+
+/// The folded words of a value; a value of only days or months ("Friday")
+/// is those words.
+pub(super) fn value_words(text: &str) -> BTreeSet<String> {
+    let words = folded(text);
+    if words.is_empty() {
+        raw_words(text).map(str::to_lowercase).collect()
+    } else {
+        words
+    }
+}
 
 /// Whether `text` is only a personal pronoun.
 fn pronoun(text: &str) -> bool {
@@ -373,6 +419,10 @@ fn status_group(status: &str) -> &str {
         "at risk"
     } else if is("on track|green") {
         "on track"
+    } else if is("enabled|turned on|switched on|on") {
+        "on"
+    } else if is("disabled|turned off|switched off|off") {
+        "off"
     } else if is("deprecated|archived") {
         "deprecated"
     } else if is("in review|under review|in testing|in qa") {

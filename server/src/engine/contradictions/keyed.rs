@@ -255,7 +255,9 @@ fn when(claims: &mut Vec<Claim>, sentence: &str, head: &str, value: &str) {
     };
     let attribute = if TIME.is_match(&phrase) {
         "time"
-    } else if DATE.is_match(&phrase) {
+    } else if DATE.find(&phrase).is_some_and(|m| m.start() == 0)
+        || (phrase.starts_with(|c: char| c.is_ascii_digit()) && DATE.is_match(&phrase))
+    {
         "date"
     } else {
         return;
@@ -392,7 +394,7 @@ fn push(
     } else {
         attribute
     };
-    let folded_value = folded(&value_text);
+    let folded_value = super::claims::value_words(&value_text);
     if folded_value.is_empty() {
         return;
     }

@@ -270,3 +270,17 @@ fn heldout() {
         hits as f64 / labelled.max(1) as f64
     );
 }
+
+#[test]
+#[ignore = "judges the pairs of the file PROBE (old ||| new ||| 1 or 0 a line)"]
+fn probe() {
+    let text = std::fs::read_to_string(std::env::var("PROBE").unwrap()).unwrap();
+    for line in text.lines().filter(|l| l.contains("|||")) {
+        let parts: Vec<&str> = line.split("|||").map(str::trim).collect();
+        let said = judge(&read(parts[1]), &read(parts[0]));
+        let want = parts.get(2) == Some(&"1");
+        if said.is_some() != want {
+            println!("{} {line} ({})", if want { "MISSED" } else { "WRONG" }, said.unwrap_or_default());
+        }
+    }
+}
