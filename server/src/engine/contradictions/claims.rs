@@ -80,7 +80,7 @@ const DETERMINERS: [&str; 22] = [
 /// A clause adds a value rather than replacing one.
 static ADDITIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(also|too|as well|additionally|in addition|another|both|además|también|auch|zusätzlich|ebenfalls|aussi|également|en plus|também)\b",
+        r"(?i)\b(also|too|as well|additionally|in addition|another|both|además|también|auch|zusätzlich|ebenfalls|aussi|également|en plus|também|added|adds|add-on|addon|a second|a new replica|extra|alongside|along with|besides|as well as|plus|otro|otra|adicional|weitere[nrs]?|zweite[nrs]?|autre|supplémentaire|outro|outra|segunda|segundo)\b",
     )
     .expect("additive pattern")
 });

@@ -66,7 +66,7 @@ static TOKEN: LazyLock<Regex> =
 /// A sentence adds a value rather than replacing one.
 static ADDITIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:also|too|as well|additionally|in addition|another|além|además|también|auch|zusätzlich|aussi|également|também)\b",
+        r"(?i)\b(?:also|too|as well|additionally|in addition|another|além|además|también|auch|zusätzlich|aussi|également|também|added|adds|add-on|addon|a second|a new replica|extra|alongside|along with|besides|as well as|plus|otro|otra|adicional|weitere[nrs]?|zweite[nrs]?|autre|supplémentaire|outro|outra|segunda|segundo)\b",
     )
     .expect("additive pattern")
 });

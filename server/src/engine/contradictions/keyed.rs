@@ -218,6 +218,7 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
                     .filter(|(i, w)| !(first && *i == 0) && capitalised(w))
                     .filter_map(|(_, w)| fold(w))
                     .collect();
+                let before = claims.len();
                 push(
                     claims,
                     "uses".to_owned(),
@@ -227,6 +228,10 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
                     true,
                     i > 0,
                 );
+                // "from Azure to AWS": what it replaced.
+                if let (Some(from), Some(claim)) = (caps.name("f"), claims.get_mut(before)) {
+                    claim.rejected = folded(from.as_str());
+                }
             }
         }
     }

@@ -53,6 +53,9 @@ pub struct Contradiction {
 pub struct Reading {
     claims: Vec<Claim>,
     frame: Frame,
+    /// Says what was so once ("used to", "back in 2019", "cost $39 in
+    /// 2021"): neither replaces nor is replaced by what is so now.
+    past: bool,
 }
 
 impl Reading {
@@ -71,8 +74,17 @@ pub fn read(text: &str) -> Reading {
     Reading {
         claims: claims(text),
         frame: frame::frame(text),
+        past: PAST.is_match(text),
     }
 }
+
+/// A memory of what was so once, not now.
+static PAST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(?:used to|previously|formerly|back in|in the past|at the time|until (?:19|20)\d\d|from (?:19|20)\d\d to|früher|damals|autrefois|auparavant|anteriormente)\b",
+    )
+    .expect("past pattern")
+});
 
 /// The most of a memory's text the rules read.
 const MAX_READ_BYTES: usize = 2048;
@@ -83,6 +95,9 @@ const MAX_READ_BYTES: usize = 2048;
 /// holds), else by their frames ([`frame::judge`]) unless a claim of both
 /// agrees.
 pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
+    if new.past || old.past {
+        return None;
+    }
     match judge_claims(&new.claims, &old.claims) {
         Verdict::Contradicts(reason) => Some(reason),
         Verdict::Agrees => None,
@@ -153,7 +168,7 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
                 // Restated: whatever else it says, it does not replace this.
                 return Verdict::Agrees;
             }
-            if replaces(n, o) && (n.changed || !n.attribute.starts_with("uses")) {
+            if replaces(n, o) && (!n.attribute.starts_with("uses") || replaces_use(n, o)) {
                 found.get_or_insert_with(|| reason(n, o, "now"));
             }
         }
@@ -192,6 +207,26 @@ fn replaces(n: &Claim, o: &Claim) -> bool {
             .last()
     };
     rejected(n, o) || rejected(o, n) || (head(n).is_some() && head(n) == head(o))
+}
+
+/// Whether `n` says what a thing uses changed from `o`'s: it says it
+/// changed, from that value ("from Azure to AWS") or to one written the
+/// same way ("npm", "pnpm"; "us-east-1", "eu-west-1").
+fn replaces_use(n: &Claim, o: &Claim) -> bool {
+    if !n.changed {
+        return false;
+    }
+    if !n.rejected.is_empty() {
+        return n.rejected.is_subset(&o.value) || o.value.is_subset(&n.rejected);
+    }
+    let shape = |text: &str| {
+        (
+            text.contains(|c: char| c.is_ascii_digit()),
+            text.starts_with(char::is_uppercase),
+            text.split_whitespace().count(),
+        )
+    };
+    shape(&n.value_text) == shape(&o.value_text)
 }
 
 /// Whether two claims are about the same subject: the same words, or one
