@@ -173,6 +173,8 @@ fn rules() -> Vec<Rule> {
         ("owner", Value::Name, format!(r"\b(?:handed|passed|transferred|reassigned|given)\s+(?:over\s+|off\s+)?to\s+{NAME}")),
         ("region", Value::Phrase, r"\b(?:runs?|running|is|are|lives|deployed|hosted|moved|migrated|now|corre|está|läuft|liegt|tourne|est|roda|fica)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+)?(?:in|to|on|en|a|auf|in|sur|na|no|em|para)\s+(?:the\s+)?(?P<v>(?:us|eu|ap|sa|ca|me|af|il|mx|europe|asia|australia|northamerica|southamerica|uk|us-gov)-[a-z]+-?\d{1,2}[a-z]?)\b".to_owned()),
         ("enabled", Value::Phrase, r"\b(?:is|are|was|got|now|ist|sind|est|sont|está|están|está|estão)\s+(?:now\s+|jetzt\s+|ahora\s+|maintenant\s+|agora\s+)?(?P<v>enabled|disabled|turned\s+on|turned\s+off|switched\s+on|switched\s+off|on|off|aktiviert|deaktiviert|activée?s?|désactivée?s?|activad[oa]s?|desactivad[oa]s?|ativad[oa]s?|desativad[oa]s?)(?:\s+(?:by\s+default|for|in|on|everywhere|globally|again)\b|\s*$|[,.;:])".to_owned()),
+        ("plan", Value::Name, r"\b(?:est|sont|está|están|é|ist|sind)\s+(?:maintenant\s+|ahora\s+|agora\s+|jetzt\s+)?(?:sur|en|no|na|im|auf|dans)\s+(?:l'|le\s+|la\s+|el\s+|o\s+|a\s+|dem\s+)?(?P<k>offre|forfait|plan|plano|tarif|abonnement)\s+(?P<v>\p{Lu}[\w-]*)".to_owned()),
+        ("plan", Value::Name, r"\b(?:est\s+passée?|passe|a\s+migré|se\s+pasó|pasó|se\s+cambió|mudou|passou|migrou|wechselte|hat\s+gewechselt)\s+(?:à|au|vers|al|a|para|o|zum|auf|in)\s+(?:l'|le\s+|la\s+|el\s+|o\s+|a\s+|den\s+|das\s+)?(?P<k>offre|forfait|plan|plano|tarif|abonnement)\s+(?P<v>\p{Lu}[\w-]*)".to_owned()),
         ("assignee", Value::Name, format!(r"\b(?:is\s+|was\s+|got\s+)?(?:re)?assigned\s+to\s+{NAME}")),
         ("reviewer", Value::Name, format!(r"\b(?:a\s+)?review(?:ed)?\s+(?:from|by)\s+{NAME}")),
         ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>(?:R\$|US\$|[$€£])?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
@@ -181,7 +183,7 @@ fn rules() -> Vec<Rule> {
         ("plan", Value::Name, r"\b(?:upgraded|downgraded)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)(?:\s+(?:plan|tier|edition|subscription))?(?:\s+(?:on|in|at|for|from|after|since|as|last|this|today|effective|starting)\b|\s*$|[,.;])".to_owned()),
         ("plan", Value::Name, r"\b(?:switched|moved)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)\s+(?:plan|tier)\b".to_owned()),
         ("headquarters", Value::Name, format!(r"\b(?:headquarters|hq|head office)\s+(?:is|are)\s+(?:now\s+)?(?:in|at)\s+{NAME}")),
-        ("title", Value::Phrase, r"\b(?:is|became|was promoted to|got promoted to|promoted to|ist|es|est|é)\s+(?:now\s+|jetzt\s+|ahora\s+|maintenant\s+|agora\s+)?(?:a\s+|an\s+|the\s+|un\s+|una\s+|une\s+|um\s+|uma\s+)?(?P<v>(?:[\w-]+\s+){0,3}(?:engineer|manager|director|designer|developer|analyst|scientist|architect|intern|vp|svp|cto|ceo|cfo|coo|ciso|cpo|head of [\w ]+|vp of [\w ]+|chief [\w ]+ officer|product manager|product owner|scrum master|lead|consultant|specialist|coordinator|administrator|recruiter|researcher|officer|president|founder|co-founder|sre|pm|tpm|technician|strategist|advocate|evangelist|ingenier[oa]|gerente|director[a]|desarrollador[a]?|analista|diseñador[a]?|jef[ea] de \w+|entwickler(?:in)?|ingenieur(?:in)?|leiter(?:in)?|teamleiter(?:in)?|managerin|architekt(?:in)?|designerin|développeu(?:r|se)|ingénieure?|directeur|directrice|chef(?:fe)? de \w+|desenvolvedor[a]?|engenheir[oa]|diretor[a]?))\b".to_owned()),
+        ("title", Value::Phrase, r"\b(?:is|became|was promoted to|got promoted to|promoted to|ist|es|est|é)\s+(?:now\s+|jetzt\s+|ahora\s+|maintenant\s+|agora\s+)?(?:a\s+|an\s+|the\s+|un\s+|una\s+|une\s+|um\s+|uma\s+)?(?P<v>(?:[\w-]+\s+){0,3}(?:engineer|manager|director|designer|developer|analyst|scientist|architect|intern|vp|svp|cto|ceo|cfo|coo|ciso|cpo|head of [\w ]+|vp of [\w ]+|chief [\w ]+ officer|product manager|product owner|scrum master|lead|consultant|specialist|coordinator|administrator|recruiter|researcher|officer|president|founder|co-founder|sre|pm|tpm|technician|strategist|advocate|evangelist|ingenier[oa]|gerente|director[a]|desarrollador[a]?|analista|diseñador[a]?|jef[ea] de \w+|\w*(?:entwickler|ingenieur|leiter|managerin|architekt|berater|designerin)(?:in)?|développeu(?:r|se)|ingénieure?|directeur|directrice|chef(?:fe)? de \w+|desenvolvedor[a]?|engenheir[oa]|diretor[a]?))\b".to_owned()),
         ("manager", Value::Name, format!(r"\breports?\s+(?:directly\s+)?to\s+{NAME}")),
         ("manager", Value::Name, format!(r"\b(?:is|are)\s+(?:now\s+)?managed\s+by\s+{NAME}")),
         ("manager", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:now\s+)?(?:manages|is\s+managing|is\s+the\s+(?:new\s+)?manager\s+of)\s+(?P<s>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s*(?:$|[,.;])".to_owned()),
@@ -195,9 +197,9 @@ fn rules() -> Vec<Rule> {
         ("deadline", Value::Phrase, format!(r"\b(?:vence|termina|ist fällig|fällig|est due|vence)\s+(?:el\s+|am\s+|le\s+|em\s+|no\s+|na\s+)?{NAME}")),
         // When something happens.
         ("time", Value::Phrase, r"\b(?:is|are|starts|start|begins|now|moved|changed|happens|es|ist|est|é)\s+(?:now\s+)?(?:at|to|a las|um|à|às)\s+(?P<v>\d{1,2}(?:[:h.]\d{2})?\s*(?:am|pm|h|uhr)?)(?:\s|$|[,.;])".to_owned()),
-        ("day", Value::Phrase, r"\b(?:is|are|happens|happen|moved|changed|now|runs?|es|ist|est|é)\s+(?:now\s+)?(?:to\s+|on\s+)?(?P<v>mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b".to_owned()),
+        ("day", Value::Phrase, r"\b(?:is|are|happens|happen|moved|changed|now|runs?|es|ist|est|é)\s+(?:now\s+)?(?:to\s+|on\s+|los\s+|el\s+|am\s+|le\s+|a\s+|às\s+|aux?\s+)?(?P<v>mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|lunes|martes|miércoles|jueves|viernes|montags?|dienstags?|mittwochs?|donnerstags?|freitags?|lundis?|mardis?|mercredis?|jeudis?|vendredis?|segundas?|terças?|quartas?|quintas?|sextas?)\b".to_owned()),
         // A preference, "X over Y".
-        ("preference", Value::Phrase, r"\b(?:prefers?|preferred|prefer|likes|loves|would rather(?: use| have)?|prefiero|prefiere|prefieren|bevorzuge|bevorzugt|bevorzugen|préfère|préfèrent|prefiro|prefere|preferem)\s+(?P<v>[^,.;:!?]+?)(?:\s+(?:over|to|instead of|rather than|en lugar de|a|statt|anstatt|gegenüber|plutôt que|à|em vez de|ao invés de)\s+(?P<o>[^,.;:!?]+))?\s*(?:$|[,.;:!?])".to_owned()),
+        ("preference", Value::Phrase, r"\b(?:prefers?|preferred|prefer|likes|loves|would rather(?: use| have)?|prefiero|prefiere|prefieren|bevorzuge|bevorzugt|bevorzugen|préfère|préfèrent|prefiro|prefere|preferem)\s+(?P<v>[^,.;:!?]+?)(?:\s+(?:over|to|instead of|rather than|en lugar del?|en vez del?|a|statt|anstatt|gegenüber|plutôt que|au lieu du|au lieu de|à|em vez d[eoa]|ao invés d[eoa])\s+(?P<o>[^,.;:!?]+))?\s*(?:$|[,.;:!?])".to_owned()),
         // The tool used for a role: "we use Jenkins for CI".
         ("tool for", Value::Name, r"\b(?:use|uses|using|run|runs|usamos|usan|nutzen|verwenden|utilisons|utilisent|usamos)\s+(?P<v>[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,2}?)\s+(?:for|para|für|pour)\s+(?:the\s+|our\s+|el\s+|la\s+|den\s+|die\s+|das\s+|le\s+|la\s+|o\s+|a\s+)?(?P<k>[^,.;:!?]+?)\s*(?:$|[,.;:!?])".to_owned()),
         ("tool for", Value::Name, r"\b(?:switched|moved|migrated|changed|replaced)\s+(?:our\s+|the\s+)?(?P<k>[^,.;:!?]+?)\s+(?:from\s+[^,.;:!?]+?\s+)?(?:to|over to|with)\s+(?P<v>[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,2})".to_owned()),
@@ -441,7 +443,7 @@ pub(super) fn canonical(noun: &str) -> &str {
         "price" | "pricing" | "precio" | "preis" | "prix" | "preço" => "price",
         "deadline" | "due date" | "cutoff" | "fecha límite" | "plazo" | "frist"
         | "abgabetermin" | "date limite" | "échéance" | "prazo" => "deadline",
-        "plan" | "tier" | "plano" | "forfait" | "tarif" => "plan",
+        "plan" | "tier" | "plano" | "forfait" | "tarif" | "offre" | "abonnement" => "plan",
         "email" | "e-mail" | "email address" | "correo" => "email",
         "phone" | "phone number" | "mobile" | "cell" | "teléfono" | "telefonnummer"
         | "téléphone" | "telefone" | "celular" | "handynummer" | "handy" | "portable" => "phone",
@@ -537,7 +539,7 @@ pub(super) fn subject_before(text: &str) -> &str {
             let at = w.as_ptr() as usize - clause.as_ptr() as usize;
             (at, w)
         }) {
-            if SUBJECT_END_SET.contains(word.to_lowercase().as_str()) {
+            if at > 0 && SUBJECT_END_SET.contains(word.to_lowercase().as_str()) {
                 end = at;
                 break;
             }

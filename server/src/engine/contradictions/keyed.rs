@@ -20,7 +20,7 @@ use super::words::{OWNER, capitalised, fold, folded, raw_words};
 const HEAD: &str = r"(?P<h>[^\s:;,()=]+(?:\s+[^\s:;,()=]+){0,6}?)";
 
 /// Words that say "is" (and the prepositions a value may follow).
-const IS: &str = r"(?:(?:should\s+|must\s+)?(?:go|goes|be\s+sent|are\s+sent|is\s+sent|get\s+sent|gets\s+sent)\s+to|is|are|remains|is\s+still|es|son|sigue\s+siendo|ist|sind|bleibt|est|sont|reste|é|são|continua\s+sendo)(?:\s+(?:now|ahora|jetzt|nun|maintenant|désormais|agora))?(?:\s+(?:on|at|in|en|auf|bei|am|um|à|au|em|no|na|el|le|o|a))?";
+const IS: &str = r"(?:(?:should\s+|must\s+)?(?:go|goes|be\s+sent|are\s+sent|is\s+sent|get\s+sent|gets\s+sent)\s+to|is|are|remains|is\s+still|es|son|sigue\s+siendo|ist|sind|bleibt|beträgt|liegt\s+bei|läuft\s+(?:auf|mit)|est|sont|reste|é|são|continua\s+sendo)(?:\s+(?:now|ahora|jetzt|nun|maintenant|désormais|agora))?(?:\s+(?:on|at|in|en|auf|bei|am|um|à|au|em|no|na|el|le|o|a))?";
 
 /// Verbs saying a value was changed to another, with what comes between
 /// them and the new value.
@@ -52,6 +52,11 @@ static KEYED: LazyLock<Vec<Keyed>> = LazyLock::new(|| {
         ),
         // "Hugo's desk is 5A-21", "the tech lead for X is Paolo".
         (format!(r"{LEAD}{HEAD}\s+{IS}\s+(?P<v>\S.*)"), false),
+        // "Die Frist wurde auf den 10. Mai verschoben".
+        (
+            format!(r"{LEAD}{HEAD}\s+(?:wurde|wird|ist)\s+(?:jetzt\s+|nun\s+)?(?:auf|nach|zu|in)\s+(?:den\s+|die\s+|das\s+|dem\s+)?(?P<v>.+?)\s+(?:verschoben|geändert|aktualisiert|erhöht|gesenkt|verlegt|umgestellt|angehoben|reduziert|gesetzt|vorgezogen|upgegradet)\b"),
+            true,
+        ),
         // "Production LOG_LEVEL set to WARN", "Code freeze moved to ...".
         (format!(r"{LEAD}{HEAD}\s+(?:{changed})\s+(?P<v>\S.*)"), true),
     ]
@@ -74,7 +79,7 @@ static DATED: LazyLock<Regex> = LazyLock::new(|| {
 /// A date: a month or weekday named, or written in digits.
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|q[1-4]|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|januar|februar|märz|juni|juli|oktober|dezember|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?)\b",
+        r"(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|q[1-4]|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|lunes|martes|miércoles|jueves|viernes|sábados?|domingos?|montags?|dienstags?|mittwochs?|donnerstags?|freitags?|samstags?|sonntags?|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|segunda|terça|quarta|quinta|sexta|januar|februar|märz|juni|juli|oktober|dezember|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?)\b",
     )
     .expect("date pattern")
 });
@@ -255,7 +260,11 @@ static TIME: LazyLock<Regex> = LazyLock::new(|| {
 /// "The QBR was moved to 19 June", "moved the standup to 10:00": when
 /// the thing the head names happens, as the other rules read it.
 fn when(claims: &mut Vec<Claim>, sentence: &str, head: &str, value: &str) {
-    let Some(phrase) = value_phrase(strip_article(value), Value::Phrase) else {
+    let value = match value.split_once(char::is_whitespace) {
+        Some((article, rest)) if ARTICLES.contains(&article.to_lowercase().as_str()) => rest,
+        _ => value,
+    };
+    let Some(phrase) = value_phrase(value, Value::Phrase) else {
         return;
     };
     let attribute = if TIME.is_match(&phrase) {
