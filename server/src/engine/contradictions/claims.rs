@@ -118,7 +118,7 @@ const NAME: &str = r"(?P<v>[^\s,.;:!?()]+(?:\s+[^\s,.;:!?()]+){0,5})";
 const PORT: &str = r"(?P<v>\d{2,5})\b";
 
 fn rules() -> Vec<Rule> {
-    let linking = r"\s*(?:(?:is|are|was|will be|is now|now is|now|has been|became|changed to|moved to|set to|is set to|got moved to|(?:was\s+|has been\s+|got\s+)?(?:slipped|pushed|moved|postponed|delayed|changed|raised|lowered|increased|reduced|bumped|cut|extended|adjusted|updated|set)\s+to|es|está|será|ahora es|pasa a ser|ist|liegt bei|beträgt|wird|est|sera|passe à|é|passou para|mudou para)\b|=|:|->|→)\s*(?:(?:now|ahora|jetzt|maintenant|agora)\s+)?";
+    let linking = r"(?:\s+(?:is|are|was|will be|is now|now is|now|has been|became|changed to|moved to|set to|is set to|got moved to|(?:was\s+|has been\s+|got\s+)?(?:slipped|pushed|moved|postponed|delayed|changed|raised|lowered|increased|reduced|bumped|cut|extended|adjusted|updated|set)\s+to|es|está|será|ahora es|pasa a ser|ist|liegt bei|beträgt|wird|est|sera|passe à|é|passou para|mudou para)\b|\s*(?:=|:|->|→))\s*(?:(?:now|ahora|jetzt|maintenant|agora)\s+)?";
     let nouns = r"(?P<k>deadline|due date|release date|launch date|go-live date|go-live|cutoff|owner|manager|team lead|tech lead|lead|point of contact|contact|email|e-mail|email address|phone number|phone|mobile|address|price|pricing|plan|tier|region|host|hostname|timezone|time zone|default branch|main branch|budget|status|title|job title|role|url|endpoint|base url|capital|salary|rate limit|timeout|limit|quota|headcount|headquarters|hq|desk|office|on-call|oncall|primary|favou?rite \w+|fecha límite|plazo|responsable|dueño|correo|teléfono|dirección|precio|plan|región|estado|frist|abgabetermin|verantwortliche[rn]?|telefonnummer|adresse|preis|tarif|date limite|échéance|téléphone|prix|forfait|région|statut|prazo|responsável|telefone|endereço|preço|plano|região)";
     let port = r"(?:port|puerto|porta)";
     let table: Vec<(&'static str, Value, String)> = vec![
@@ -199,7 +199,7 @@ fn rules() -> Vec<Rule> {
         ("time", Value::Phrase, r"\b(?:is|are|starts|start|begins|now|moved|changed|happens|es|ist|est|é)\s+(?:now\s+)?(?:at|to|a las|um|à|às)\s+(?P<v>\d{1,2}(?:[:h.]\d{2})?\s*(?:am|pm|h|uhr)?)(?:\s|$|[,.;])".to_owned()),
         ("day", Value::Phrase, r"\b(?:is|are|happens|happen|moved|changed|now|runs?|es|ist|est|é)\s+(?:now\s+)?(?:to\s+|on\s+|los\s+|el\s+|am\s+|le\s+|a\s+|às\s+|aux?\s+)?(?P<v>mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|lunes|martes|miércoles|jueves|viernes|montags?|dienstags?|mittwochs?|donnerstags?|freitags?|lundis?|mardis?|mercredis?|jeudis?|vendredis?|segundas?|terças?|quartas?|quintas?|sextas?)\b".to_owned()),
         // A preference, "X over Y".
-        ("preference", Value::Phrase, r"\b(?:prefers?|preferred|prefer|likes|loves|would rather(?: use| have)?|prefiero|prefiere|prefieren|bevorzuge|bevorzugt|bevorzugen|préfère|préfèrent|prefiro|prefere|preferem)\s+(?P<v>[^,.;:!?]+?)(?:\s+(?:over|to|instead of|rather than|en lugar del?|en vez del?|a|statt|anstatt|gegenüber|plutôt que|au lieu du|au lieu de|à|em vez d[eoa]|ao invés d[eoa])\s+(?P<o>[^,.;:!?]+))?\s*(?:$|[,.;:!?])".to_owned()),
+        ("preference", Value::Phrase, r"\b(?:prefers?|prefer|likes|loves|would rather(?: use| have)?|prefiero|prefiere|prefieren|bevorzuge|bevorzugt|bevorzugen|préfère|préfèrent|prefiro|prefere|preferem)\s+(?P<v>[^,.;:!?]+?)(?:\s+(?:over|to|instead of|rather than|en lugar del?|en vez del?|a|statt|anstatt|gegenüber|plutôt que|au lieu du|au lieu de|à|em vez d[eoa]|ao invés d[eoa])\s+(?P<o>[^,.;:!?]+))?\s*(?:$|[,.;:!?])".to_owned()),
         // The tool used for a role: "we use Jenkins for CI".
         ("tool for", Value::Name, r"\b(?:use|uses|using|run|runs|usamos|usan|nutzen|verwenden|utilisons|utilisent|usamos)\s+(?P<v>[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,2}?)\s+(?:for|para|für|pour)\s+(?:the\s+|our\s+|el\s+|la\s+|den\s+|die\s+|das\s+|le\s+|la\s+|o\s+|a\s+)?(?P<k>[^,.;:!?]+?)\s*(?:$|[,.;:!?])".to_owned()),
         ("tool for", Value::Name, r"\b(?:switched|moved|migrated|changed|replaced)\s+(?:our\s+|the\s+)?(?P<k>[^,.;:!?]+?)\s+(?:from\s+[^,.;:!?]+?\s+)?(?:to|over to|with)\s+(?P<v>[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,2})".to_owned()),
@@ -336,7 +336,11 @@ fn uses_for(sentence: &str, claims: &mut Vec<Claim>) {
         .iter()
         .filter_map(|c| {
             let key = c.attribute.strip_prefix("tool for ")?;
-            let named = c.value_text.split_whitespace().next().is_some_and(capitalised);
+            let named = c
+                .value_text
+                .split_whitespace()
+                .next()
+                .is_some_and(capitalised);
             Some(Claim {
                 attribute: if named { "uses named" } else { "uses" }.to_owned(),
                 subject: key.split(' ').map(str::to_owned).collect(),

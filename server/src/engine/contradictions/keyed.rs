@@ -68,6 +68,15 @@ static KEYED: LazyLock<Vec<Keyed>> = LazyLock::new(|| {
     .collect()
 });
 
+/// "Luis is now the PM for the mobile app": the attribute after the
+/// value.
+static ROLE_OF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?P<v>\p{Lu}[\w'-]*(?:\s+\p{Lu}[\w'-]*)?)\s+(?:is|became|has\s+become|took\s+over\s+as|is\s+taking\s+over\s+as|es|ist|est|é)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|désormais\s+|agora\s+)?(?:the\s+|el\s+|la\s+|der\s+|die\s+|le\s+|o\s+|a\s+)?(?:new\s+)?(?P<h>[^\s:;,()=]+(?:\s+[^\s:;,()=]+){0,2}?)\s+(?P<s>(?:for|of|on|at|de|del|für|von|du|da|do)\s+[^,.;:!?]+?)\s*(?:$|[,.;:!?])",
+    )
+    .expect("role pattern")
+});
+
 /// "X ships on 2 October": when something happens.
 static DATED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
@@ -171,6 +180,14 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             rule.any_value,
             false,
         );
+    }
+    if let Some(caps) = ROLE_OF.captures(sentence)
+        && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))
+    {
+        let phrase = format!("{} {}", h.as_str(), of.as_str());
+        if let Some((attribute, subject, names)) = head(&phrase, false, "") {
+            push(claims, attribute, subject, names, v.as_str(), false, false);
+        }
     }
     if let Some(caps) = DATED.captures(sentence)
         && let (Some(h), Some(v)) = (caps.name("h"), caps.name("v"))
@@ -356,7 +373,11 @@ fn head(
         return None;
     }
     let folded_noun = fold(noun)?;
-    let attribute = canonical(&folded_noun).to_owned();
+    let lower_noun = noun.to_lowercase();
+    let attribute = match canonical(&lower_noun) {
+        named if named != lower_noun => named.to_owned(),
+        _ => canonical(&folded_noun).to_owned(),
+    };
     let mut subject: BTreeSet<String> = raw
         .iter()
         .enumerate()

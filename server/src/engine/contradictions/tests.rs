@@ -280,7 +280,11 @@ fn probe() {
         let said = judge(&read(parts[1]), &read(parts[0]));
         let want = parts.get(2) == Some(&"1");
         if said.is_some() != want {
-            println!("{} {line} ({})", if want { "MISSED" } else { "WRONG" }, said.unwrap_or_default());
+            println!(
+                "{} {line} ({})",
+                if want { "MISSED" } else { "WRONG" },
+                said.unwrap_or_default()
+            );
         }
     }
 }
