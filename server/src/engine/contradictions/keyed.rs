@@ -68,6 +68,18 @@ static KEYED: LazyLock<Vec<Keyed>> = LazyLock::new(|| {
     .collect()
 });
 
+/// "switched from Jenkins to GitHub Actions", "replaced A with B", "B
+/// instead of A": a value replaced by another, whatever it is of.
+static REPLACED: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+    let item = r"[^\s,;:()]+(?:\s+[^\s,;:()]+){0,2}?";
+    [
+        format!(r"(?i)\b(?:switched|moved|migrated|changed|went|transitioned|converted|renamed|cambiamos|cambió|migramos|migró|pasamos|pasó|umgestellt|gewechselt|wechselte|wechselten|migré|passé|passée|mudamos|mudou|migramos|migrou|passamos|trocamos|trocou)\s+(?:[^\s,;:()]+\s+){{0,4}}?(?:from|de|desde|von|du|da|do)\s+(?P<f>{item})\s+(?:to|a|al|auf|zu|nach|à|au|vers|para)\s+(?P<v>\S.*)"),
+        format!(r"(?i)\b(?:replaced|reemplazamos|reemplazó|sustituimos|ersetzt(?:en)?|remplacé|remplaçons|substituímos|substituiu|trocamos)\s+(?P<f>{item})\s+(?:with|by|por|durch|par|pelo|pela|por)\s+(?P<v>\S.*)"),
+        format!(r"(?i)\b(?:dropp(?:ed|ing)|abandon(?:ed|ing))\s+(?P<f>{item})\s+(?:for|in\s+favou?r\s+of)\s+(?P<v>\S.*)"),
+    ]
+    .map(|p| Regex::new(&p).expect("replaced pattern"))
+});
+
 /// "Luis is now the PM for the mobile app": the attribute after the
 /// value.
 static ROLE_OF: LazyLock<Regex> = LazyLock::new(|| {
@@ -180,6 +192,34 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             rule.any_value,
             false,
         );
+    }
+    for pattern in REPLACED.iter() {
+        if let Some(caps) = pattern.captures(sentence)
+            && let (Some(f), Some(v)) = (caps.name("f"), caps.name("v"))
+            && let Some(from) = value_phrase(strip_article(f.as_str()), Value::Phrase)
+        {
+            let before = subject_before(&sentence[..caps.get(0).expect("a match").start()]);
+            let mut subject = folded(before);
+            if subject.is_empty() {
+                subject.insert(OWNER.to_owned());
+            }
+            let at = claims.len();
+            push(
+                claims,
+                "replaced".to_owned(),
+                subject,
+                BTreeSet::new(),
+                v.as_str(),
+                true,
+                true,
+            );
+            if let Some(claim) = claims.get_mut(at) {
+                claim.rejected = folded(&from);
+                if claim.rejected.is_empty() {
+                    claims.truncate(at);
+                }
+            }
+        }
     }
     if let Some(caps) = ROLE_OF.captures(sentence)
         && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))

@@ -154,6 +154,10 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
     let mut found = None;
     for n in new {
         for o in old {
+            if replaced(n, o) {
+                found.get_or_insert_with(|| reason(n, o, "now"));
+                continue;
+            }
             if n.attribute != o.attribute || o.negated || !same_subject(n, o) {
                 continue;
             }
@@ -207,6 +211,19 @@ fn replaces(n: &Claim, o: &Claim) -> bool {
             .last()
     };
     rejected(n, o) || rejected(o, n) || (head(n).is_some() && head(n) == head(o))
+}
+
+/// Whether `n` says `o`'s value was replaced ("switched from Jenkins to
+/// GitHub Actions" of "We use Jenkins for CI"), of a subject they share.
+fn replaced(n: &Claim, o: &Claim) -> bool {
+    n.attribute == "replaced"
+        && o.attribute != "replaced"
+        && !o.negated
+        && o.value.is_subset(&n.rejected)
+        && !overlap(n, o)
+        && (n.subject.contains(words::OWNER)
+            || o.subject.contains(words::OWNER)
+            || same_subject(n, o))
 }
 
 /// Whether `n` says what a thing uses changed from `o`'s: it says it
