@@ -243,6 +243,12 @@ pub fn claims(text: &str) -> Vec<Claim> {
                 let attribute = match (rule.attribute, caps.name("k")) {
                     ("", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
                     // "on premium support" is not "on the Pro plan".
+                    // "on the annual plan" is how often it is billed.
+                    ("plan", _)
+                        if BILLING_PERIODS.contains(&v.as_str().to_lowercase().as_str()) =>
+                    {
+                        "billing period".to_owned()
+                    }
                     ("plan", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
                     ("plan", None) => "plan".to_owned(),
                     (attribute, Some(k)) => format!("{attribute} {}", key(k.as_str())),
@@ -401,6 +407,26 @@ fn leading_name(text: &str) -> Option<&str> {
     }
     (end > 0).then(|| &text[..end])
 }
+
+/// How often a plan is billed.
+const BILLING_PERIODS: [&str; 16] = [
+    "monthly",
+    "annual",
+    "yearly",
+    "quarterly",
+    "mensual",
+    "anual",
+    "trimestral",
+    "monatlich",
+    "jährlich",
+    "mensuel",
+    "annuel",
+    "trimestriel",
+    "mensal",
+    "semestral",
+    "biannual",
+    "weekly",
+];
 
 /// One name for the statuses that say the same ("shipped", "live",
 /// "done"), so that saying it otherwise is no change.

@@ -70,12 +70,14 @@ static KEYED: LazyLock<Vec<Keyed>> = LazyLock::new(|| {
 
 /// "switched from Jenkins to GitHub Actions", "replaced A with B", "B
 /// instead of A": a value replaced by another, whatever it is of.
-static REPLACED: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+static REPLACED: LazyLock<[Regex; 4]> = LazyLock::new(|| {
     let item = r"[^\s,;:()]+(?:\s+[^\s,;:()]+){0,2}?";
     [
         format!(r"(?i)\b(?:switched|moved|migrated|changed|went|transitioned|converted|renamed|cambiamos|cambió|migramos|migró|pasamos|pasó|umgestellt|gewechselt|wechselte|wechselten|migré|passé|passée|mudamos|mudou|migramos|migrou|passamos|trocamos|trocou)\s+(?:[^\s,;:()]+\s+){{0,4}}?(?:from|de|desde|von|du|da|do)\s+(?P<f>{item})\s+(?:to|a|al|auf|zu|nach|à|au|vers|para)\s+(?P<v>\S.*)"),
         format!(r"(?i)\b(?:replaced|reemplazamos|reemplazó|sustituimos|ersetzt(?:en)?|remplacé|remplaçons|substituímos|substituiu|trocamos)\s+(?P<f>{item})\s+(?:with|by|por|durch|par|pelo|pela|por)\s+(?P<v>\S.*)"),
         format!(r"(?i)\b(?:dropp(?:ed|ing)|abandon(?:ed|ing))\s+(?P<f>{item})\s+(?:for|in\s+favou?r\s+of)\s+(?P<v>\S.*)"),
+        // Ended, with nothing in its place: "we stopped using Datadog".
+        format!(r"(?i)\b(?:stopped\s+using|no\s+longer\s+uses?|(?:have|has|we|they)\s+dropped|retired|decommissioned|sunset|shut\s+down|got\s+rid\s+of|uninstalled|ya\s+no\s+usa\w*|dej(?:amos|ó)\s+de\s+usar|deix(?:amos|ou)\s+de\s+usar|n'utilis\w+\s+plus|não\s+usa\w*\s+mais)\s+(?:the\s+|our\s+|el\s+|la\s+|o\s+|a\s+|le\s+)?(?P<f>{item})\s*(?P<v>)(?:$|[,.;:!?]|\s+(?:for|in|on|at|as|since|after|because|and|y|et|e|und)\b)"),
     ]
     .map(|p| Regex::new(&p).expect("replaced pattern"))
 });
@@ -167,6 +169,47 @@ static VERB_SET: LazyLock<BTreeSet<&'static str>> =
 
 /// The claims of one sentence of the keyed kinds.
 pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
+    for pattern in REPLACED.iter() {
+        if let Some(caps) = pattern.captures(sentence)
+            && let (Some(f), Some(v)) = (caps.name("f"), caps.name("v"))
+            && let Some(from) = value_phrase(strip_article(f.as_str()), Value::Phrase)
+        {
+            let before = subject_before(&sentence[..caps.get(0).expect("a match").start()]);
+            let mut subject = folded(before);
+            if subject.is_empty() {
+                subject.insert(OWNER.to_owned());
+            }
+            let at = claims.len();
+            if v.as_str().is_empty() {
+                claims.push(Claim {
+                    attribute: "replaced".to_owned(),
+                    subject,
+                    names: BTreeSet::new(),
+                    value: BTreeSet::new(),
+                    value_text: String::new(),
+                    rejected: BTreeSet::new(),
+                    negated: false,
+                    changed: true,
+                });
+            } else {
+                push(
+                    claims,
+                    "replaced".to_owned(),
+                    subject,
+                    BTreeSet::new(),
+                    v.as_str(),
+                    true,
+                    true,
+                );
+            }
+            if let Some(claim) = claims.get_mut(at) {
+                claim.rejected = folded(&from);
+                if claim.rejected.is_empty() {
+                    claims.truncate(at);
+                }
+            }
+        }
+    }
     if NEGATION.is_match(sentence) {
         return;
     }
@@ -192,34 +235,6 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             rule.any_value,
             false,
         );
-    }
-    for pattern in REPLACED.iter() {
-        if let Some(caps) = pattern.captures(sentence)
-            && let (Some(f), Some(v)) = (caps.name("f"), caps.name("v"))
-            && let Some(from) = value_phrase(strip_article(f.as_str()), Value::Phrase)
-        {
-            let before = subject_before(&sentence[..caps.get(0).expect("a match").start()]);
-            let mut subject = folded(before);
-            if subject.is_empty() {
-                subject.insert(OWNER.to_owned());
-            }
-            let at = claims.len();
-            push(
-                claims,
-                "replaced".to_owned(),
-                subject,
-                BTreeSet::new(),
-                v.as_str(),
-                true,
-                true,
-            );
-            if let Some(claim) = claims.get_mut(at) {
-                claim.rejected = folded(&from);
-                if claim.rejected.is_empty() {
-                    claims.truncate(at);
-                }
-            }
-        }
     }
     if let Some(caps) = ROLE_OF.captures(sentence)
         && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))

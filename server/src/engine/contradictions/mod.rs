@@ -220,7 +220,7 @@ fn replaced(n: &Claim, o: &Claim) -> bool {
         && o.attribute != "replaced"
         && !o.negated
         && o.value.is_subset(&n.rejected)
-        && !overlap(n, o)
+        && (n.value.is_empty() || !overlap(n, o))
         && (n.subject.contains(words::OWNER)
             || o.subject.contains(words::OWNER)
             || same_subject(n, o))
