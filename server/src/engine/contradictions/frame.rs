@@ -244,13 +244,22 @@ pub fn judge_leaving_out(new: &Frame, old: &Frame, more: usize) -> Option<String
     // Without a cue saying something changed, another value in the same
     // frame is as often a second true thing ("speaks French", "speaks
     // German"; "build 41", "build 42") as a new one.
+    // A name both keep (what they are about) lets the newer one leave out
+    // one more word of the older one.
+    let named_shared = new
+        .values
+        .intersection(&old.values)
+        .any(|(kind, _)| *kind == Kind::Name);
     let verbs = left_out
         .iter()
         .filter(|w| PREDICATE_SET.contains(w.as_str()))
         .count();
     let cued = new.cued
         && gone.len() <= 3
-        && (left_out.is_empty() || (left_out.len() - verbs.min(1) <= more && gone.len() == 1));
+        && (left_out.is_empty()
+            || (left_out.len() - verbs.min(1)
+                <= more + usize::from(named_shared && came.len() == 1)
+                && gone.len() == 1));
     // Without a cue: the very same sentence with one value in place of
     // another, and a value both keep naming what it is about ("Camila
     // Rojas vive en Lima", "The build agents run Ubuntu 22.04").
