@@ -296,7 +296,7 @@ pub fn claims(text: &str) -> Vec<Claim> {
                     rejected,
                     negated: NEGATION
                         .is_match(last_clause(&sentence[..whole.start().max(v.start())])),
-                    changed: false,
+                    changed: CHANGED.is_match(sentence),
                 };
                 if !claims.contains(&claim) {
                     claims.push(claim);

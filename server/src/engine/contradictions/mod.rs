@@ -210,7 +210,13 @@ fn replaces(n: &Claim, o: &Claim) -> bool {
             .filter_map(words::fold)
             .last()
     };
-    rejected(n, o) || rejected(o, n) || (head(n).is_some() && head(n) == head(o))
+    // "prefers coffee now" of "prefers tea": a change said of two plain
+    // things, neither for some use ("Postgres for transactional work").
+    let plain = |c: &Claim| c.value.len() <= 2 && c.rejected.is_empty();
+    rejected(n, o)
+        || rejected(o, n)
+        || (head(n).is_some() && head(n) == head(o))
+        || (n.changed && plain(n) && plain(o))
 }
 
 /// Whether `n` says `o`'s value was replaced ("switched from Jenkins to
