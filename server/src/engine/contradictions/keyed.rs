@@ -111,7 +111,7 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
 /// several, perhaps), and "… switched to pnpm": what it changed to.
 static USES: LazyLock<[Regex; 3]> = LazyLock::new(|| {
     let plain = r"uses|use|runs\s+on|runs|is\s+hosted\s+(?:on|at|by)|is\s+built\s+(?:with|on|from)|is\s+deployed\s+(?:on|to)|corre\s+en|usa|funciona\s+(?:en|con)|se\s+ejecuta\s+en|läuft\s+(?:auf|in|bei|mit)|nutzt|verwendet|tourne\s+sur|utilise|est\s+hébergée?\s+(?:sur|chez)|roda\s+(?:na|no|em)|usa|utiliza|está\s+hospedad[oa]\s+(?:na|no|em)";
-    let changed = r"now\s+uses|now\s+runs(?:\s+on)?|is\s+now\s+(?:on|hosted\s+on|built\s+with)|are\s+now\s+on|(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?:switched|migrated|transitioned)\s+(?:over\s+)?to|ahora\s+(?:usa|corre\s+en|funciona\s+en)|está\s+ahora\s+en|se\s+(?:migró|pasó|cambió)\s+a|(?:läuft|ist)\s+jetzt\s+auf|nutzt\s+jetzt|wurde\s+auf|utilise\s+désormais|utilise\s+maintenant|est\s+(?:maintenant|désormais)\s+sur|(?:a\s+)?migré\s+(?:vers|sur)|est\s+passée?\s+(?:à|sur)|agora\s+(?:usa|roda\s+(?:na|no|em))|migrou\s+para|mudou\s+para";
+    let changed = r"(?P<moved>(?:has\s+|have\s+|was\s+|were\s+|got\s+)?moved\s+(?:over\s+)?to)|now\s+uses|now\s+runs(?:\s+on)?|is\s+now\s+(?:on|hosted\s+on|built\s+with)|are\s+now\s+on|(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?:switched|migrated|transitioned)\s+(?:over\s+)?to|ahora\s+(?:usa|corre\s+en|funciona\s+en)|está\s+ahora\s+en|se\s+(?:migró|pasó|cambió)\s+a|(?:läuft|ist)\s+jetzt\s+auf|nutzt\s+jetzt|wurde\s+auf|utilise\s+désormais|utilise\s+maintenant|est\s+(?:maintenant|désormais)\s+sur|(?:a\s+)?migré\s+(?:vers|sur)|est\s+passée?\s+(?:à|sur)|agora\s+(?:usa|roda\s+(?:na|no|em))|migrou\s+para|mudou\s+para";
     let verb_first = r"\b(?:migrated|switched|migramos|movimos|cambiamos|mudamos|migrámos|passamos|trocamos|haben|avons\s+migré|a\s+migré)\s+(?:(?:the|our|its|a|o|el|la|los|las|os|as|le|les|la|die|den|das|unser(?:e|en)?|notre|nuestr[oa]|noss[oa])\s+)?(?P<h>[^\s:;,()=]+(?:\s+[^\s:;,()=]+){0,3}?)\s+(?:(?:from|da|do|de|del|von|desde|du)\s+(?P<f>\S+(?:\s+\S+){0,2}?)\s+)?(?:to|para|a|al|auf|nach|à|vers|en|zu)\s+(?P<v>\S.*)";
     [
         format!(r"(?i){LEAD}{HEAD}\s+(?:{plain})\s+(?P<v>\S.*)"),
@@ -287,6 +287,12 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
                 && !raw
                     .iter()
                     .any(|w| VERB_SET.contains(w.to_lowercase().as_str()))
+                // "Marco moved to Berlin" says where someone lives; "the
+                // docs site moved to Vercel", where a thing runs.
+                && (caps.name("moved").is_none()
+                    || !raw.iter().enumerate().any(|(at, w)| {
+                        capitalised(w) && !(at == 0 && fold(w).is_none())
+                    }))
             {
                 let first = sentence.trim_start().starts_with(text);
                 let names = raw
