@@ -91,6 +91,14 @@ static ROLE_OF: LazyLock<Regex> = LazyLock::new(|| {
     .expect("role pattern")
 });
 
+/// "Devi is Marta's manager now": the same, of a name's attribute.
+static ROLE_OF_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?P<v>\p{Lu}[\w-]*(?:\s+\p{Lu}[\w-]*)?)\s+(?:is|became|has\s+become)\s+(?:now\s+)?(?P<s>\p{Lu}[\w-]*(?:\s+\p{Lu}[\w-]*)?)(?:'s|’s)\s+(?:new\s+)?(?P<h>[^\s:;,()=]+(?:\s+[^\s:;,()=]+){0,2}?)(?:\s+now)?\s*(?:$|[,.;:!?])",
+    )
+    .expect("role of a name pattern")
+});
+
 /// "X ships on 2 October": when something happens.
 static DATED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
@@ -235,6 +243,14 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             rule.any_value,
             false,
         );
+    }
+    if let Some(caps) = ROLE_OF_NAME.captures(sentence)
+        && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))
+    {
+        let phrase = format!("{} of {}", h.as_str(), of.as_str());
+        if let Some((attribute, subject, names)) = head(&phrase, false, "") {
+            push(claims, attribute, subject, names, v.as_str(), false, false);
+        }
     }
     if let Some(caps) = ROLE_OF.captures(sentence)
         && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))
