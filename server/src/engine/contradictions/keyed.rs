@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use super::claims::{Claim, NEGATION, Value, canonical, subject_before, value_phrase};
 use super::words::{OWNER, capitalised, fold, folded, raw_words};
@@ -175,9 +175,31 @@ fue ist sind war wird hat est sont était sera ont é são foi será tem";
 static VERB_SET: LazyLock<BTreeSet<&'static str>> =
     LazyLock::new(|| VERBS.split_whitespace().collect());
 
+/// Every pattern of this module in one automaton, in the order
+/// [`keyed`] asks for them: REPLACED (0-3), KEYED (4-7), ROLE_OF_NAME
+/// (8), ROLE_OF (9), DATED (10), USES (11-13), SWITCHED (14).
+static ANY_KEYED: LazyLock<RegexSet> = LazyLock::new(|| {
+    let all: Vec<&str> = REPLACED
+        .iter()
+        .chain(KEYED.iter().map(|k| &k.pattern))
+        .chain([&*ROLE_OF_NAME, &*ROLE_OF, &*DATED])
+        .chain(USES.iter())
+        .chain([&*SWITCHED])
+        .map(Regex::as_str)
+        .collect();
+    assert_eq!(all.len(), 15, "the indices keyed() asks for");
+    RegexSet::new(all).expect("keyed patterns")
+});
+
 /// The claims of one sentence of the keyed kinds.
 pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
-    for pattern in REPLACED.iter() {
+    // One scan of the sentence says which patterns to run for captures.
+    let matched = ANY_KEYED.matches(sentence);
+    let hit = |i: usize| matched.matched(i);
+    for (i, pattern) in REPLACED.iter().enumerate() {
+        if !hit(i) {
+            continue;
+        }
         if let Some(caps) = pattern.captures(sentence)
             && let (Some(f), Some(v)) = (caps.name("f"), caps.name("v"))
             && let Some(from) = value_phrase(strip_article(f.as_str()), Value::Phrase)
@@ -221,7 +243,10 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
     if NEGATION.is_match(sentence) {
         return;
     }
-    for rule in KEYED.iter() {
+    for (i, rule) in KEYED.iter().enumerate() {
+        if !hit(4 + i) {
+            continue;
+        }
         let Some(caps) = rule.pattern.captures(sentence) else {
             continue;
         };
@@ -244,7 +269,8 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             false,
         );
     }
-    if let Some(caps) = ROLE_OF_NAME.captures(sentence)
+    if hit(8)
+        && let Some(caps) = ROLE_OF_NAME.captures(sentence)
         && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))
     {
         let phrase = format!("{} of {}", h.as_str(), of.as_str());
@@ -252,7 +278,8 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             push(claims, attribute, subject, names, v.as_str(), false, false);
         }
     }
-    if let Some(caps) = ROLE_OF.captures(sentence)
+    if hit(9)
+        && let Some(caps) = ROLE_OF.captures(sentence)
         && let (Some(h), Some(v), Some(of)) = (caps.name("h"), caps.name("v"), caps.name("s"))
     {
         let phrase = format!("{} {}", h.as_str(), of.as_str());
@@ -260,7 +287,8 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             push(claims, attribute, subject, names, v.as_str(), false, false);
         }
     }
-    if let Some(caps) = DATED.captures(sentence)
+    if hit(10)
+        && let Some(caps) = DATED.captures(sentence)
         && let (Some(h), Some(v)) = (caps.name("h"), caps.name("v"))
         && let Some(date) = value_phrase(v.as_str(), Value::Phrase)
         && DATE.is_match(&date)
@@ -288,6 +316,9 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
         }
     }
     for (i, pattern) in USES.iter().enumerate() {
+        if !hit(11 + i) {
+            continue;
+        }
         if let Some(caps) = pattern.captures(sentence)
             && let (Some(h), Some(v)) = (caps.name("h"), caps.name("v"))
         {
@@ -334,7 +365,8 @@ pub(super) fn keyed(sentence: &str, claims: &mut Vec<Claim>) {
             }
         }
     }
-    if let Some(caps) = SWITCHED.captures(sentence)
+    if hit(14)
+        && let Some(caps) = SWITCHED.captures(sentence)
         && let (Some(h), Some(v)) = (caps.name("h"), caps.name("v"))
     {
         when(claims, sentence, h.as_str(), v.as_str());
