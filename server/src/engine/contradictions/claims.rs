@@ -222,99 +222,92 @@ static ANY_RULE: LazyLock<RegexSet> = LazyLock::new(|| {
     RegexSet::new(RULES.iter().map(|rule| rule.pattern.as_str())).expect("claim patterns")
 });
 
-/// The claims of `text`, sentence by sentence.
-pub fn claims(text: &str) -> Vec<Claim> {
-    let mut claims = Vec::new();
-    for sentence in whole_sentences(text) {
-        let sentence = sentence.as_str();
-        let additive = ADDITIVE.is_match(sentence);
-        for rule in ANY_RULE.matches(sentence).iter().map(|i| &RULES[i]) {
-            for caps in rule.pattern.captures_iter(sentence) {
-                let Some(v) = caps.name("v") else { continue };
-                if additive {
-                    continue;
+/// The claims the rules here read in `sentence`, one of `text`'s.
+pub(super) fn rule_claims(sentence: &str, text: &str, claims: &mut Vec<Claim>) {
+    let additive = additive(sentence);
+    for rule in ANY_RULE.matches(sentence).iter().map(|i| &RULES[i]) {
+        for caps in rule.pattern.captures_iter(sentence) {
+            let Some(v) = caps.name("v") else { continue };
+            if additive {
+                continue;
+            }
+            let whole = caps.get(0).expect("a match");
+            let Some(value_text) = value_phrase(&sentence[v.start()..], rule.value) else {
+                continue;
+            };
+            if former(sentence, v.start()) {
+                continue;
+            }
+            let attribute = match (rule.attribute, caps.name("k")) {
+                ("", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
+                // "on premium support" is not "on the Pro plan".
+                // "on the annual plan" is how often it is billed.
+                ("plan", _) if BILLING_PERIODS.contains(&v.as_str().to_lowercase().as_str()) => {
+                    "billing period".to_owned()
                 }
-                let whole = caps.get(0).expect("a match");
-                let Some(value_text) = value_phrase(&sentence[v.start()..], rule.value) else {
-                    continue;
-                };
-                if former(sentence, v.start()) {
-                    continue;
-                }
-                let attribute = match (rule.attribute, caps.name("k")) {
-                    ("", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
-                    // "on premium support" is not "on the Pro plan".
-                    // "on the annual plan" is how often it is billed.
-                    ("plan", _)
-                        if BILLING_PERIODS.contains(&v.as_str().to_lowercase().as_str()) =>
-                    {
-                        "billing period".to_owned()
-                    }
-                    ("plan", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
-                    ("plan", None) => "plan".to_owned(),
-                    (attribute, Some(k)) => format!("{attribute} {}", key(k.as_str())),
-                    (attribute, None) => attribute.to_owned(),
-                };
-                let before = subject_before(&sentence[..whole.start()]);
-                let subject_text = match (caps.name("s"), rule.attribute) {
-                    // "primary on-call for the data platform": both.
-                    (Some(s), "") => format!("{before} {}", s.as_str()),
-                    (Some(s), _) => s.as_str().to_owned(),
-                    (None, _) => before.to_owned(),
-                };
-                // "she", "er", "il": whom the memory is about, named first.
-                let subject_text = match leading_name(text) {
-                    Some(name) if pronoun(&subject_text) => name.to_owned(),
-                    _ => subject_text,
-                };
-                let subject_text = subject_text.as_str();
-                let mut subject: BTreeSet<String> = folded(subject_text);
-                if subject.is_empty() {
-                    subject.insert(OWNER.to_owned());
-                }
-                let names = raw_words(subject_text)
-                    .filter(|w| capitalised(w))
-                    .filter_map(fold)
-                    .collect();
-                let rejected = caps
-                    .name("o")
-                    .map(|o| folded(o.as_str()))
-                    .unwrap_or_default();
-                let value = if attribute == "status" || attribute == "enabled" {
-                    std::iter::once(status_group(v.as_str()).to_owned()).collect()
-                } else {
-                    value_words(&value_text)
-                };
-                if value.is_empty() {
-                    continue;
-                }
-                let claim = Claim {
-                    attribute,
-                    subject,
-                    names,
-                    value,
-                    value_text,
-                    rejected,
-                    negated: NEGATION
-                        .is_match(last_clause(&sentence[..whole.start().max(v.start())])),
-                    changed: CHANGED.is_match(sentence),
-                };
-                if !claims.contains(&claim) {
-                    claims.push(claim);
-                }
+                ("plan", Some(k)) => canonical(&k.as_str().to_lowercase()).to_owned(),
+                ("plan", None) => "plan".to_owned(),
+                (attribute, Some(k)) => format!("{attribute} {}", key(k.as_str())),
+                (attribute, None) => attribute.to_owned(),
+            };
+            let before = subject_before(&sentence[..whole.start()]);
+            let subject_text = match (caps.name("s"), rule.attribute) {
+                // "primary on-call for the data platform": both.
+                (Some(s), "") => format!("{before} {}", s.as_str()),
+                (Some(s), _) => s.as_str().to_owned(),
+                (None, _) => before.to_owned(),
+            };
+            // "she", "er", "il": whom the memory is about, named first.
+            let subject_text = match leading_name(text) {
+                Some(name) if pronoun(&subject_text) => name.to_owned(),
+                _ => subject_text,
+            };
+            let subject_text = subject_text.as_str();
+            let mut subject: BTreeSet<String> = folded(subject_text);
+            if subject.is_empty() {
+                subject.insert(OWNER.to_owned());
+            }
+            let names = raw_words(subject_text)
+                .filter(|w| capitalised(w))
+                .filter_map(fold)
+                .collect();
+            let rejected = caps
+                .name("o")
+                .map(|o| folded(o.as_str()))
+                .unwrap_or_default();
+            let value = if attribute == "status" || attribute == "enabled" {
+                std::iter::once(status_group(v.as_str()).to_owned()).collect()
+            } else {
+                value_words(&value_text)
+            };
+            if value.is_empty() {
+                continue;
+            }
+            let claim = Claim {
+                attribute,
+                subject,
+                names,
+                value,
+                value_text,
+                rejected,
+                negated: NEGATION.is_match(last_clause(&sentence[..whole.start().max(v.start())])),
+                changed: CHANGED.is_match(sentence),
+            };
+            if !claims.contains(&claim) {
+                claims.push(claim);
             }
         }
-        if !additive {
-            super::keyed::keyed(sentence, &mut claims);
-            uses_for(sentence, &mut claims);
-        }
     }
-    claims
+}
+
+/// Whether a sentence adds a value rather than replacing one ("also").
+pub(super) fn additive(sentence: &str) -> bool {
+    ADDITIVE.is_match(sentence)
 }
 
 /// The sentences of `text`, a title's abbreviation not ending one ("Dr.
 /// Okoye").
-fn whole_sentences(text: &str) -> Vec<String> {
+pub(super) fn whole_sentences(text: &str) -> Vec<String> {
     let mut all: Vec<String> = Vec::new();
     for line in text.lines() {
         let mut joined = false;
@@ -337,7 +330,7 @@ const ABBREVIATIONS: [&str; 12] = [
 
 /// "We use Jenkins for CI": also what CI uses, so that "CI now runs on
 /// GitHub Actions" replaces it.
-fn uses_for(sentence: &str, claims: &mut Vec<Claim>) {
+pub(super) fn uses_for(sentence: &str, claims: &mut Vec<Claim>) {
     let changed = CHANGED.is_match(sentence);
     let more: Vec<Claim> = claims
         .iter()
@@ -588,6 +581,7 @@ pub(super) fn subject_before(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::contradictions::claims;
 
     fn one(text: &str) -> Claim {
         let mut all = claims(text);

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use claims::{Claim, claims};
+pub use claims::Claim;
 pub use frame::Frame;
 pub use words::folded;
 
@@ -85,6 +85,20 @@ static PAST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     )
     .expect("past pattern")
 });
+
+/// What `text` claims, sentence by sentence: by the rules of attributes
+/// named by their verbs ([`claims`]) and by a noun ([`keyed`]).
+pub fn claims(text: &str) -> Vec<Claim> {
+    let mut found = Vec::new();
+    for sentence in claims::whole_sentences(text) {
+        claims::rule_claims(&sentence, text, &mut found);
+        if !claims::additive(&sentence) {
+            keyed::keyed(&sentence, &mut found);
+            claims::uses_for(&sentence, &mut found);
+        }
+    }
+    found
+}
 
 /// The most of a memory's text the rules read.
 const MAX_READ_BYTES: usize = 2048;
