@@ -468,9 +468,10 @@ pub(super) fn canonical(noun: &str) -> &str {
         "deadline" | "due date" | "cutoff" | "fecha límite" | "plazo" | "frist"
         | "abgabetermin" | "date limite" | "échéance" | "prazo" => "deadline",
         "plan" | "tier" | "plano" | "forfait" | "tarif" | "offre" | "abonnement" => "plan",
-        "email" | "e-mail" | "email address" | "correo" => "email",
-        "phone" | "phone number" | "mobile" | "cell" | "teléfono" | "telefonnummer"
-        | "téléphone" | "telefone" | "celular" | "handynummer" | "handy" | "portable" => "phone",
+        "email" | "e-mail" | "email address" | "e-mail address" | "correo" => "email",
+        "phone" | "phone number" | "mobile" | "mobile number" | "cell" | "cell number"
+        | "teléfono" | "telefonnummer" | "téléphone" | "telefone" | "celular" | "handynummer"
+        | "handy" | "portable" => "phone",
         "address" | "dirección" | "adresse" | "endereço" => "address",
         "region" | "región" | "região" => "region",
         "status" | "estado" | "statut" => "status",

@@ -162,6 +162,24 @@ const PREPOSITIONS: [&str; 10] = [
 /// date of the delivery": the delivery).
 const DATE_NOUNS: [&str; 7] = ["date", "fecha", "datum", "data", "termin", "día", "jour"];
 
+/// Attributes named by two words.
+const COMPOUNDS: [&str; 14] = [
+    "phone number",
+    "mobile number",
+    "cell number",
+    "email address",
+    "e-mail address",
+    "job title",
+    "due date",
+    "time zone",
+    "rate limit",
+    "default branch",
+    "main branch",
+    "base url",
+    "tech lead",
+    "team lead",
+];
+
 /// Articles a noun may follow.
 const ARTICLES: [&str; 18] = [
     "the", "el", "la", "los", "las", "der", "die", "das", "den", "dem", "le", "les", "l", "o",
@@ -483,14 +501,21 @@ fn head(
     }
     let folded_noun = fold(noun)?;
     let lower_noun = noun.to_lowercase();
-    let attribute = match canonical(&lower_noun) {
-        named if named != lower_noun => named.to_owned(),
+    // Two words naming one attribute ("phone number", "job title").
+    let compound = at
+        .checked_sub(1)
+        .map(|before| format!("{} {lower_noun}", raw[before].to_lowercase()))
+        .filter(|two| COMPOUNDS.contains(&two.as_str()));
+    let attribute = match (&compound, canonical(&lower_noun)) {
+        (Some(two), _) => canonical(two).to_owned(),
+        (None, named) if named != lower_noun => named.to_owned(),
         _ => canonical(&folded_noun).to_owned(),
     };
+    let first_of_attribute = if compound.is_some() { at - 1 } else { at };
     let mut subject: BTreeSet<String> = raw
         .iter()
         .enumerate()
-        .filter(|(i, _)| *i != at)
+        .filter(|(i, _)| !(first_of_attribute..=at).contains(i))
         .filter_map(|(_, w)| fold(w))
         .collect();
     subject.extend(folded(owner));
