@@ -165,11 +165,13 @@ enum Verdict {
 }
 
 fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
-    let mut found = None;
+    // What each says otherwise, and the attributes both say alike.
+    let mut found: Vec<(&str, String)> = Vec::new();
+    let mut agreed: Vec<&str> = Vec::new();
     for n in new {
         for o in old {
             if replaced(n, o) {
-                found.get_or_insert_with(|| reason(n, o, "now"));
+                found.push((o.attribute.as_str(), reason(n, o, "now")));
                 continue;
             }
             if n.attribute != o.attribute || o.negated || !same_subject(n, o) {
@@ -178,20 +180,28 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
             let agree = overlap(n, o);
             if n.negated {
                 if agree {
-                    found.get_or_insert_with(|| reason(n, o, "no longer"));
+                    found.push((o.attribute.as_str(), reason(n, o, "no longer")));
                 }
                 continue;
             }
             if agree {
-                // Restated: whatever else it says, it does not replace this.
-                return Verdict::Agrees;
-            }
-            if replaces(n, o) && (!n.attribute.starts_with("uses") || replaces_use(n, o)) {
-                found.get_or_insert_with(|| reason(n, o, "now"));
+                // Restated: it does not replace this attribute's value.
+                agreed.push(o.attribute.as_str());
+            } else if replaces(n, o) && (!n.attribute.starts_with("uses") || replaces_use(n, o)) {
+                found.push((o.attribute.as_str(), reason(n, o, "now")));
             }
         }
     }
-    found.map_or(Verdict::Unknown, Verdict::Contradicts)
+    // Another value of an attribute it does not restate ("Tim is now head
+    // of sales at Zalando" of "Tim is a team lead at Zalando": the title).
+    match found
+        .into_iter()
+        .find(|(attribute, _)| !agreed.contains(attribute))
+    {
+        Some((_, reason)) => Verdict::Contradicts(reason),
+        None if !agreed.is_empty() => Verdict::Agrees,
+        None => Verdict::Unknown,
+    }
 }
 
 /// Whether two claims name the same value (one's words within the
