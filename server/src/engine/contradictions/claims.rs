@@ -317,7 +317,13 @@ pub(super) fn whole_sentences(text: &str) -> Vec<String> {
                 _ => all.push(sentence.to_owned()),
             }
             let last_word = sentence.split_whitespace().last().unwrap_or("");
-            joined = ABBREVIATIONS.contains(&last_word.to_lowercase().as_str());
+            // "am 1. Juni": a day's number does not end a sentence either.
+            let ordinal = last_word.len() <= 3
+                && last_word.ends_with('.')
+                && last_word[..last_word.len() - 1]
+                    .chars()
+                    .all(|c| c.is_ascii_digit());
+            joined = ordinal || ABBREVIATIONS.contains(&last_word.to_lowercase().as_str());
         }
     }
     all
