@@ -97,6 +97,15 @@ impl Frame {
     pub fn cued(&self) -> bool {
         self.cued
     }
+
+    /// Whether it names `value` (folded, lower-cased), and all of `words`
+    /// among its frame.
+    pub fn names_among(&self, value: &str, words: &std::collections::BTreeSet<String>) -> bool {
+        self.values
+            .iter()
+            .any(|(_, v)| super::words::fold(v).as_deref() == Some(value))
+            && words.iter().all(|w| self.words.contains(&fold(w)))
+    }
 }
 
 /// `text` as frame and values.

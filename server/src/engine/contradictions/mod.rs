@@ -56,6 +56,8 @@ pub struct Reading {
     /// Says what was so once ("used to", "back in 2019", "cost $39 in
     /// 2021"): neither replaces nor is replaced by what is so now.
     past: bool,
+    /// Its first word, folded: what it is about.
+    first: Option<String>,
 }
 
 impl Reading {
@@ -75,6 +77,7 @@ pub fn read(text: &str) -> Reading {
         claims: claims(text),
         frame: frame::frame(text),
         past: PAST.is_match(text),
+        first: words::raw_words(text).next().and_then(words::fold),
     }
 }
 
@@ -126,8 +129,31 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
                 .then(|| frame::judge(&new.frame, &old.frame))
                 .flatten()
         }
+        Verdict::Unknown if old.claims.is_empty() => {
+            frame::judge(&new.frame, &old.frame).or_else(|| replaced_in_frame(new, old))
+        }
         Verdict::Unknown => frame::judge(&new.frame, &old.frame),
     }
+}
+
+/// "The team moved from Jira to Linear" of "The team tracks work in
+/// Jira", which claims nothing the rules read: the older one names the
+/// replaced value (not as its first word, what it is about) and every
+/// word of the newer one's subject.
+fn replaced_in_frame(new: &Reading, old: &Reading) -> Option<String> {
+    new.claims.iter().find_map(|n| {
+        if n.attribute != "replaced" || n.rejected.len() != 1 || n.subject.contains(words::OWNER) {
+            return None;
+        }
+        let from = n.rejected.iter().next()?;
+        (old.first.as_deref() != Some(from.as_str())
+            && old.frame.names_among(from, &n.subject)
+            && !n
+                .value
+                .iter()
+                .any(|v| old.frame.names_among(v, &Default::default())))
+        .then(|| format!("contradicted: now {} (was {from})", n.value_text))
+    })
 }
 
 /// [`judge`] for an older memory whose meaning is as close to the new
