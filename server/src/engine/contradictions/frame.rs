@@ -66,7 +66,7 @@ static TOKEN: LazyLock<Regex> =
 /// A sentence adds a value rather than replacing one.
 static ADDITIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:also|too|as well|additionally|in addition|another|além|además|también|auch|zusätzlich|aussi|également|também)\b",
+        r"(?i)\b(?:also|too|as well|additionally|in addition|another|além|además|también|auch|zusätzlich|aussi|également|também|added|adds|add-on|addon|a second|a new replica|extra|alongside|along with|besides|as well as|plus|otro|otra|adicional|weitere[nrs]?|zweite[nrs]?|autre|supplémentaire|outro|outra|segunda|segundo)\b",
     )
     .expect("additive pattern")
 });
@@ -96,6 +96,15 @@ impl Frame {
     /// Whether it says something changed.
     pub fn cued(&self) -> bool {
         self.cued
+    }
+
+    /// Whether it names `value` (folded, lower-cased), and all of `words`
+    /// among its frame.
+    pub fn names_among(&self, value: &str, words: &std::collections::BTreeSet<String>) -> bool {
+        self.values
+            .iter()
+            .any(|(_, v)| super::words::fold(v).as_deref() == Some(value))
+            && words.iter().all(|w| self.words.contains(&fold(w)))
     }
 }
 
@@ -244,13 +253,31 @@ pub fn judge_leaving_out(new: &Frame, old: &Frame, more: usize) -> Option<String
     // Without a cue saying something changed, another value in the same
     // frame is as often a second true thing ("speaks French", "speaks
     // German"; "build 41", "build 42") as a new one.
+    // A name both keep (what they are about) lets the newer one leave out
+    // one more word of the older one.
+    let named_shared = new
+        .values
+        .intersection(&old.values)
+        .any(|(kind, _)| *kind == Kind::Name);
     let verbs = left_out
         .iter()
         .filter(|w| PREDICATE_SET.contains(w.as_str()))
         .count();
-    let replaces = new.cued
+    let cued = new.cued
         && gone.len() <= 3
-        && (left_out.is_empty() || (left_out.len() - verbs.min(1) <= more && gone.len() == 1));
+        && (left_out.is_empty()
+            || (left_out.len() - verbs.min(1)
+                <= more + usize::from(named_shared && came.len() == 1)
+                && gone.len() == 1));
+    // Without a cue: the very same sentence with one value in place of
+    // another, and a value both keep naming what it is about ("Camila
+    // Rojas vive en Lima", "The build agents run Ubuntu 22.04").
+    let swapped = new.words == old.words
+        && gone.len() == 1
+        && came.len() == 1
+        && same_slot(came[0], gone[0])
+        && new.values.intersection(&old.values).next().is_some();
+    let replaces = cued || swapped;
     replaces.then(|| {
         let list = |values: &[&(Kind, String)]| {
             values
