@@ -163,7 +163,9 @@ pub struct Config {
     /// Merge a new memory that repeats a valid memory of the same type and
     /// owner in other words (a near-duplicate: close in meaning, the same
     /// values and polarity) into it — one more sighting, a MERGED revision —
-    /// instead of storing it beside it, linked as a near-duplicate.
+    /// instead of storing it beside it, linked as a near-duplicate. Every
+    /// write then reads its closest memories (without it, only writes that
+    /// look up contradictions do).
     #[arg(long, env = "ENGRAM_MERGE_NEAR_DUPLICATES", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub merge_near_duplicates: bool,
 

@@ -43,6 +43,9 @@ const RELATED_WORDS: usize = 2;
 
 /// How many of the closest stored memories a new memory is compared with.
 const CANDIDATES: usize = 20;
+/// How many, when it can only be a near-duplicate of them (the closest
+/// few are where a memory saying the same thing is).
+const NEAR_CANDIDATES: usize = 5;
 
 /// The most of a new memory's text its candidates are searched by.
 const MAX_QUERY_BYTES: usize = 1024;
@@ -470,14 +473,19 @@ impl Contradictions {
         let contradictable = memory_type != MemoryType::Event;
         // A memory that claims nothing and says nothing changed contradicts
         // nothing the rules could tell (the model may), and looks nothing
-        // up: the lookup would cost such a write more than the write
-        // itself. So near-duplicates are found among the candidates of
-        // memories that claim something or say something changed.
+        // up — the lookup would cost such a write more than the write
+        // itself — unless near-duplicates are merged (their closest few
+        // are read). So linked near-duplicates are found among the
+        // candidates of memories that claim something or say something
+        // changed.
         let may_contradict = contradictable && (new.may_contradict() || self.llm.is_some());
-        if !may_contradict {
+        let limit = if may_contradict {
+            CANDIDATES
+        } else if self.merge_near_duplicates {
+            NEAR_CANDIDATES
+        } else {
             return Ok(Found::default());
-        }
-        let limit = CANDIDATES;
+        };
         let mut memory_types = CONTRADICTABLE.to_vec();
         if !contradictable {
             memory_types = vec![memory_type];

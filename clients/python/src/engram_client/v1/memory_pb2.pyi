@@ -823,8 +823,10 @@ class CreateMemoryResponse(_message.Message):
         same values and polarity). Stored anew, it is linked to them
         (MEMORY_LINK_KIND_NEAR_DUPLICATE); with the server's
         --merge-near-duplicates it is merged into the first instead (result
-        MERGED, memory is that one, one more sighting). Not looked for with
-        CONTRADICTION_POLICY_OFF.
+        MERGED, memory is that one, one more sighting). Looked for among the
+        memories a contradiction lookup reads (a memory that states something
+        or says something changed), or for every write with
+        --merge-near-duplicates; not with CONTRADICTION_POLICY_OFF.
         """
 
     def __init__(
