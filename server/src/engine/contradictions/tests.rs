@@ -288,3 +288,30 @@ fn probe() {
         }
     }
 }
+
+#[test]
+#[ignore = "prints how long reading a plain sentence takes (set READ_TIMING_TEXT to try another)"]
+fn read_timing() {
+    let text = std::env::var("READ_TIMING_TEXT").unwrap_or_else(|_| {
+        "the kalo service of mira is tushi and ven dorpel quizan bristo gle fan wu lomi rashi"
+            .into()
+    });
+    let n = 2000;
+    // The patterns are compiled on first use.
+    std::hint::black_box(read(&text));
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(read(&text));
+    }
+    println!("read: {:?} per sentence", started.elapsed() / n);
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(claims(&text));
+    }
+    println!("claims: {:?} per sentence", started.elapsed() / n);
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(frame::frame(&text));
+    }
+    println!("frame: {:?} per sentence", started.elapsed() / n);
+}

@@ -109,6 +109,20 @@ pub fn folded(text: &str) -> BTreeSet<String> {
     raw_words(text).filter_map(fold).collect()
 }
 
+/// One automaton for many patterns, with room for its lazy DFA: a set of
+/// this size with Unicode word boundaries fills the default cache at once,
+/// and the search then falls back to a far slower engine.
+pub fn fast_set<I, S>(patterns: I) -> Result<regex::RegexSet, regex::Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    regex::RegexSetBuilder::new(patterns)
+        .dfa_size_limit(64 << 20)
+        .size_limit(64 << 20)
+        .build()
+}
+
 /// Whether `word` is written as a name: its first letter upper-case.
 pub fn capitalised(word: &str) -> bool {
     word.chars().next().is_some_and(char::is_uppercase)
