@@ -17,7 +17,6 @@ use crate::engine::contradictions::Contradiction;
 use crate::engine::dedup::content_hash;
 use crate::engine::entities;
 use crate::engine::unit::{self, transact, transact_freeing};
-pub use crate::engine::write_plan::plan;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::tx::{Identity, MemoryInsert, Tx};

@@ -15,7 +15,6 @@ pub mod forgetting;
 pub mod injection;
 pub mod learning;
 pub mod memories;
-pub mod near_duplicates;
 pub mod outcome_learning;
 pub mod outcomes;
 pub mod policy;

@@ -17,6 +17,7 @@ mod claims;
 mod frame;
 mod keyed;
 mod llm;
+pub mod near_duplicates;
 mod words;
 
 use std::collections::HashMap;
@@ -30,7 +31,6 @@ pub use words::{OWNER, fold, folded};
 use crate::domain::{
     ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
 };
-use crate::engine::near_duplicates;
 use crate::engine::search::Retrieval;
 use crate::error::Result;
 use crate::index::TextQuery;

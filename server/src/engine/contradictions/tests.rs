@@ -160,15 +160,20 @@ fn debug() {
     );
 }
 
+/// The test model (scripts/fetch-model.sh), run in process.
+pub(crate) async fn test_embedder() -> crate::embed::Embedder {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/models/all-MiniLM-L6-v2");
+    crate::embed::Embedder::open(&crate::embed::EmbedderConfig::Local(dir))
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 #[ignore = "prints the rules' precision and recall on the dev set with the test model's cosines"]
 async fn dev_with_embedder() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/models/all-MiniLM-L6-v2");
-    let embedder = crate::embed::Embedder::open(&crate::embed::EmbedderConfig::Local(dir))
-        .await
-        .unwrap()
-        .unwrap();
+    let embedder = test_embedder().await;
     let cases: Vec<serde_json::Value> = serde_json::from_str(include_str!(
         "../../../../tests/data/contradictions/dev.json"
     ))

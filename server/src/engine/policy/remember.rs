@@ -16,6 +16,7 @@ use crate::domain::{
 };
 use crate::engine::contradictions::Contradictions;
 use crate::engine::memories;
+use crate::engine::write_plan;
 use crate::error::{Error, Result};
 use crate::llm::LlmClient;
 use crate::store::Store;
@@ -131,7 +132,7 @@ impl Policy {
                 let superseded =
                     supersede::superseded_by(&*self.store, &memory, &screened.text, now).await?;
                 let policy = self.contradictions.policy(contradictions);
-                memories::plan(&self.contradictions, vec![memory], superseded, policy, now)
+                write_plan::plan(&self.contradictions, vec![memory], superseded, policy, now)
                     .await?
                     .pop()
             }

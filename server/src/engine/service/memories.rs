@@ -14,6 +14,7 @@ use crate::engine::entities;
 use crate::engine::memories;
 use crate::engine::search::{self, SearchRequest, Searched};
 use crate::engine::watch::{Watch, WatchRequest};
+use crate::engine::write_plan;
 use crate::error::{Error, Result};
 
 impl Engine {
@@ -30,7 +31,7 @@ impl Engine {
         now: Micros,
     ) -> Result<Vec<Created>> {
         let policy = self.contradictions.policy(contradictions);
-        let writes = memories::plan(&self.contradictions, new, Vec::new(), policy, now).await?;
+        let writes = write_plan::plan(&self.contradictions, new, Vec::new(), policy, now).await?;
         match request {
             Some(request) => {
                 memories::create_with_request(&*self.store, namespace, request, writes, now).await

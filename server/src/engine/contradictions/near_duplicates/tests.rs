@@ -139,12 +139,7 @@ fn dev() {
 #[tokio::test]
 #[ignore = "prints precision and recall on the dev pairs with the test model's cosines"]
 async fn dev_with_embedder() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/models/all-MiniLM-L6-v2");
-    let embedder = crate::embed::Embedder::open(&crate::embed::EmbedderConfig::Local(dir))
-        .await
-        .unwrap()
-        .unwrap();
+    let embedder = crate::engine::contradictions::tests::test_embedder().await;
     let dev = pairs("dev");
     let held_out = pairs("heldout");
     let texts: Vec<String> = dev

@@ -13,10 +13,10 @@
 //! them. A value changed, a "not" added, two names swapped or a subject
 //! changed is a different memory however close the meanings are.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
-use crate::engine::contradictions::{self, Reading};
+use super::{self as contradictions, Reading};
 
 /// The cosine (all-MiniLM-L6-v2) above which two memories mean the same,
 /// chosen on the dev half of tests/data/near_duplicates.
@@ -252,6 +252,16 @@ const FRAMING: &str = "lesson learned learn decided decide decision agreed agree
 want should must always usually either here think know remember reminder please thing kind
 sure make all every whole entire todos todas todo toda alle jede jeden tous toutes tout";
 
+/// The tables above, for looking a word up.
+static ROLE_MAP: LazyLock<HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| ROLES.into_iter().collect());
+static NUMBER_MAP: LazyLock<HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| NUMBERS.into_iter().collect());
+static CALENDAR_SHORT_MAP: LazyLock<HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| CALENDAR_SHORT.into_iter().collect());
+static KEPT_MAP: LazyLock<HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| KEPT.into_iter().collect());
+
 static NEGATION_SET: LazyLock<BTreeSet<&'static str>> =
     LazyLock::new(|| NEGATIONS.split_whitespace().collect());
 static CALENDAR_SET: LazyLock<BTreeSet<&'static str>> =
@@ -306,9 +316,22 @@ impl Gist {
 pub fn may_repeat(new: &Gist, text: &str, cosine: Option<f32>) -> bool {
     match cosine {
         Some(cosine) => cosine >= CLOSE,
-        None => shared(new, &words_of(text)) >= SHARED,
+        None => {
+            // Two memories of very different lengths share too few words
+            // (the share is at most the shorter over the longer), told by
+            // counting before reading.
+            let theirs = text.split_whitespace().count().max(1) as f64;
+            let ours = new.sequence.len().max(1) as f64;
+            ours.min(theirs) / ours.max(theirs) >= SHARED * LENGTH_SLACK
+                && shared(new, &words_of(text)) >= SHARED
+        }
     }
 }
+
+/// How much the word counts [`may_repeat`] compares (every word of the
+/// stored text, the content words of the new one) may leave their share
+/// below [`SHARED`]: a text has about twice its content words.
+const LENGTH_SLACK: f64 = 0.25;
 
 /// `text` as the near-duplicate check reads it.
 pub fn gist(text: &str) -> Gist {
@@ -340,16 +363,13 @@ fn words_of(text: &str) -> Gist {
             gist.negated |= NEGATION_SET.contains(lower.as_str())
                 || lower.ends_with("n't")
                 || lower.ends_with("n’t");
-            if let Some(said) = ROLES.iter().find(|(w, _)| *w == lower).map(|(_, r)| *r) {
+            if let Some(&said) = ROLE_MAP.get(lower.as_str()) {
                 gist.passive |= AGENTS.contains(&lower.as_str());
                 role = said;
                 continue;
             }
-            let number = NUMBERS.iter().find(|(w, _)| *w == lower).map(|(_, n)| *n);
-            let day = CALENDAR_SHORT
-                .iter()
-                .find(|(w, _)| *w == lower)
-                .map(|(_, full)| *full);
+            let number = NUMBER_MAP.get(lower.as_str()).copied();
+            let day = CALENDAR_SHORT_MAP.get(lower.as_str()).copied();
             let value = number.is_some()
                 || day.is_some()
                 || word.chars().any(|c| c.is_ascii_digit())
@@ -400,10 +420,7 @@ fn fold(word: &str, lower: &str, value: bool) -> Option<String> {
         None if value => Some(lower.to_owned()),
         // Words the contradiction rules pass over that tell memories
         // apart here ("every day", "every week"; "the new API").
-        None => KEPT
-            .iter()
-            .find(|(kept, _)| *kept == lower)
-            .map(|(_, same)| (*same).to_owned()),
+        None => KEPT_MAP.get(lower).map(|same| (*same).to_owned()),
     }
 }
 
