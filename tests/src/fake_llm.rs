@@ -46,3 +46,13 @@ impl Respond for Reply {
         }
     }
 }
+
+/// The requests `fake` received for the JSON schema `name`: a server with a
+/// model asks it for several things (decisions, contradictions, the
+/// entities its background task reads), each under its own schema.
+pub fn asked(fake: &FakeLlm, name: &str) -> Vec<Seen> {
+    fake.seen()
+        .into_iter()
+        .filter(|seen| seen.body["response_format"]["json_schema"]["name"] == name)
+        .collect()
+}

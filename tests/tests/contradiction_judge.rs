@@ -7,12 +7,18 @@ use std::time::Duration;
 
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryType};
-use engram_tests::fake_llm::{FakeLlm, Reply};
+use engram_tests::fake_llm::{FakeLlm, Reply, asked};
 use engram_tests::{Server, create, input, scope};
 
 const OLDER: &str = "Alice Chen works at Acme Corp as a data engineer.";
 /// What the rules judge to contradict [`OLDER`].
 const NEWER: &str = "Alice left Acme and joined Globex in March.";
+
+/// The requests the fake received to judge contradictions (the server's
+/// background reading of entities asks it too).
+fn judging(fake: &FakeLlm) -> Vec<engram_tests::fake_llm::Seen> {
+    asked(fake, "memory_invalidations")
+}
 
 async fn start(fake: &FakeLlm) -> Server {
     Server::start_with_env(
@@ -52,7 +58,7 @@ async fn the_model_judges_the_candidates_under_a_strict_schema() {
 
     // Nothing stored yet: nothing to judge, the model is not asked.
     let first = create(&engram, &owner, input(MemoryType::Fact, OLDER)).await;
-    assert!(fake.seen().is_empty(), "asked with no candidates");
+    assert!(judging(&fake).is_empty(), "asked with no candidates");
     let older_id = first.memory.expect("memory").id;
 
     // The model's verdict is the write's.
@@ -73,7 +79,7 @@ async fn the_model_judges_the_candidates_under_a_strict_schema() {
         older.invalidation_reason,
         "contradicted (judged by the model): Alice's employer is now Globex"
     );
-    let seen = fake.seen();
+    let seen = judging(&fake);
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].path, "/v1/chat/completions");
     let format = &seen[0].body["response_format"]["json_schema"];
@@ -119,9 +125,9 @@ async fn any_failure_of_the_model_leaves_the_rules_verdict() {
     for (n, reply) in cases.into_iter().enumerate() {
         fake.reply(reply.clone());
         let owner = scope("judge-fails").with_user(format!("case-{n}"));
-        let asked = fake.seen().len();
+        let asked = judging(&fake).len();
         let (older_id, invalidated) = pair(&engram, &owner, NEWER).await;
-        assert_eq!(fake.seen().len(), asked + 1, "{reply:?}: asked once");
+        assert_eq!(judging(&fake).len(), asked + 1, "{reply:?}: asked once");
         assert_eq!(invalidated, [older_id], "{reply:?}: the rules' verdict");
     }
     assert!(

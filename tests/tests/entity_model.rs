@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use engram_client::Engram;
 use engram_client::proto::{self, EntityType, MemoryType};
-use engram_tests::fake_llm::{FakeLlm, Reply};
+use engram_tests::fake_llm::{FakeLlm, Reply, asked};
 use engram_tests::{Server, create, input, scope};
 
 const NAMESPACE: &str = "entity-model";
@@ -112,10 +112,9 @@ async fn the_model_reads_entities_and_relations_in_the_background() {
         EntityType::Person
     );
 
-    let asked = fake
-        .seen()
+    let asked = asked(&fake, "memory_entities")
         .into_iter()
-        .find(|seen| seen.body["response_format"]["json_schema"]["name"] == "memory_entities")
+        .next()
         .expect("the model was asked for entities");
     assert_eq!(asked.body["response_format"]["json_schema"]["strict"], true);
     assert_eq!(

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use engram_client::proto::{self, MemoryType};
 use engram_client::{Code, Engram};
-use engram_tests::fake_llm::{FakeLlm, Reply};
+use engram_tests::fake_llm::{FakeLlm, Reply, asked};
 use engram_tests::{Server, list_all, scope};
 
 const KEY: &str = "sk-test-7f3a9c1e5b2d";
 const MODEL: &str = "test-model";
+/// The schema the classifier's requests ask for.
+const DECISIONS: &str = "memory_decision";
 
 fn preference(importance: f64) -> serde_json::Value {
     serde_json::json!({
@@ -92,7 +94,7 @@ async fn a_valid_reply_is_the_decision_and_the_request_is_strict_json_schema() {
     assert_eq!(again.memory.unwrap().id, memory.id);
     assert_eq!(list_all(&engram, &ns, 50).await.len(), 1);
 
-    let seen = fake.seen();
+    let seen = asked(&fake, DECISIONS);
     assert_eq!(seen.len(), 2, "AUTO used the configured model too");
     let request = &seen[0];
     assert_eq!(
@@ -133,7 +135,7 @@ async fn a_valid_reply_is_the_decision_and_the_request_is_strict_json_schema() {
         .decision
         .unwrap();
     assert_eq!(rules.source(), proto::DecisionSource::Rules);
-    assert_eq!(fake.seen().len(), 2);
+    assert_eq!(asked(&fake, DECISIONS).len(), 2);
 }
 
 #[tokio::test]
@@ -265,7 +267,7 @@ async fn at_most_llm_concurrency_calls_are_in_flight_and_the_rest_wait_their_tur
             "the model's, not a fallback: {decision:?}"
         );
     }
-    assert_eq!(fake.seen().len(), 4);
+    assert_eq!(asked(&fake, DECISIONS).len(), 4);
     assert_eq!(fake.peak_in_flight(), 1, "one call at a time");
 }
 
@@ -353,7 +355,7 @@ async fn llm_consolidation_writes_consolidated_rules_and_falls_back_to_rules() {
             .iter()
             .all(|r| r.origin() == proto::TaskRuleOrigin::Consolidated && r.task_id.is_empty())
     );
-    let sent = fake.seen().last().unwrap().body["messages"][1]["content"]
+    let sent = asked(&fake, "consolidated_rules").last().unwrap().body["messages"][1]["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -404,7 +406,7 @@ async fn a_retried_remember_returns_the_first_answer_without_asking_again() {
     fake.reply(Reply::Content(other));
     let retry = remember_with(&engram, request.clone()).await;
     assert_eq!(retry, first, "the first answer, memory and result");
-    assert_eq!(fake.seen().len(), 1, "the model was asked once");
+    assert_eq!(asked(&fake, DECISIONS).len(), 1, "the model was asked once");
     assert_eq!(list_all(&engram, &ns, 50).await.len(), 1);
     assert_eq!(
         list_all(&engram, &ns, 50).await[0].seen_count,
