@@ -90,6 +90,8 @@ pub struct Frame {
     cued: bool,
     /// Whether it adds a value ("also").
     additive: bool,
+    /// Where each value is first written (its token's place).
+    first: BTreeMap<(Kind, String), usize>,
 }
 
 impl Frame {
@@ -164,6 +166,7 @@ pub fn frame(text: &str) -> Frame {
         slot.extend(tokens.get(at + 1).and_then(word));
         slot.extend(tokens[..at].iter().rev().find(content).and_then(word));
         slot.extend(tokens[at + 1..].iter().find(content).and_then(word));
+        frame.first.entry(key.clone()).or_insert(at);
         frame.values.insert(key);
     }
     frame
@@ -272,11 +275,21 @@ pub fn judge_leaving_out(new: &Frame, old: &Frame, more: usize) -> Option<String
     // Without a cue: the very same sentence with one value in place of
     // another, and a value both keep naming what it is about ("Camila
     // Rojas vive en Lima", "The build agents run Ubuntu 22.04").
+    // The value both keep comes first, as a subject before what is said
+    // of it: "Service 3 talks to the API" and "Service 7 talks to the
+    // API" are two services, not one changed.
+    let kept_before = |frame: &Frame, value: &(Kind, String)| {
+        let at = frame.first.get(value).copied().unwrap_or(0);
+        new.values
+            .intersection(&old.values)
+            .any(|kept| frame.first.get(kept).is_some_and(|&k| k < at))
+    };
     let swapped = new.words == old.words
         && gone.len() == 1
         && came.len() == 1
         && same_slot(came[0], gone[0])
-        && new.values.intersection(&old.values).next().is_some();
+        && kept_before(new, came[0])
+        && kept_before(old, gone[0]);
     let replaces = cued || swapped;
     replaces.then(|| {
         let list = |values: &[&(Kind, String)]| {

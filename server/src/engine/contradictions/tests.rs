@@ -31,6 +31,11 @@ fn another_subject_attribute_or_the_same_value_does_not() {
         "The production DB is on port 5432.",
         "The staging DB is on port 5433."
     ));
+    // A number naming the subject: two services, not one changed.
+    assert!(!contradicts(
+        "Service 7 talks to the payments API through the gateway.",
+        "Service 3 talks to the payments API through the gateway."
+    ));
     // Another attribute.
     assert!(!contradicts(
         "Alice moved to Berlin.",
