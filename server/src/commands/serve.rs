@@ -150,6 +150,7 @@ async fn start_operations<S: Future<Output = ()>>(
         },
     ));
     let entity_backfill = tokio::spawn(entity_backfill::run(store.clone()));
+    tokio::task::spawn_blocking(crate::engine::contradictions::warm_up);
     let entity_llm = llm.map(|model| tokio::spawn(entity_llm::run(store.clone(), model)));
     Ok(async move {
         shutdown.await;

@@ -92,6 +92,12 @@ impl Reading {
     }
 }
 
+/// Compiles the rules' patterns (on first use otherwise: the first write
+/// of a started server would wait for it).
+pub fn warm_up() {
+    std::hint::black_box(near_duplicates::gist("Alice works at Acme since 2024."));
+}
+
 /// Reads `text` for [`judge`]: its first [`MAX_READ_BYTES`] (a claim is a
 /// statement, not a document, and a long text must cost no more).
 pub fn read(text: &str) -> Reading {
@@ -466,6 +472,11 @@ impl Contradictions {
         // While the database cannot be reached the write fails at once
         // (UNAVAILABLE): the index must not be waited for first.
         if !*self.store.database_reachable().borrow() {
+            return Ok(Found::default());
+        }
+        // An EVENT neither contradicts nor is contradicted: it is read only
+        // to be merged with a near-duplicate.
+        if memory_type == MemoryType::Event && !self.merge_near_duplicates {
             return Ok(Found::default());
         }
         let gist = near_duplicates::gist(content);
