@@ -17,9 +17,9 @@ const HELD_OUT: &str = include_str!("../data/near_duplicates/heldout.json");
 const MIN_PRECISION: f64 = 0.97;
 
 /// A memory that states an attribute (looked up with every write)…
-const STATED: &str = "The Kubernetes cluster is on version 1.29.";
+const STATED: &str = "The staging DB is on port 5433.";
 /// …and the same, in other words.
-const RESTATED: &str = "k8s cluster version: 1.29";
+const RESTATED: &str = "The staging database is on port 5433.";
 /// A memory that states none (looked up only when near-duplicates merge)…
 const OLDER: &str = "The nightly backup job is owned by the SRE team.";
 /// …and the same, in other words.

@@ -66,7 +66,7 @@ static TOKEN: LazyLock<Regex> =
 /// A sentence adds a value rather than replacing one.
 static ADDITIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(?:also|too|as well|additionally|in addition|another|além|además|también|auch|zusätzlich|aussi|également|também|added|adds|add-on|addon|a second|a new replica|extra|alongside|along with|besides|as well as|plus|otro|otra|adicional|weitere[nrs]?|zweite[nrs]?|autre|supplémentaire|outro|outra|segunda|segundo)\b",
+        r"(?i)\b(?:also|too|as well|additionally|in addition|another|além|además|también|auch|zusätzlich|aussi|également|também)\b",
     )
     .expect("additive pattern")
 });
@@ -90,23 +90,12 @@ pub struct Frame {
     cued: bool,
     /// Whether it adds a value ("also").
     additive: bool,
-    /// Where each value is first written (its token's place).
-    first: BTreeMap<(Kind, String), usize>,
 }
 
 impl Frame {
     /// Whether it says something changed.
     pub fn cued(&self) -> bool {
         self.cued
-    }
-
-    /// Whether it names `value` (folded, lower-cased), and all of `words`
-    /// among its frame.
-    pub fn names_among(&self, value: &str, words: &std::collections::BTreeSet<String>) -> bool {
-        self.values
-            .iter()
-            .any(|(_, v)| super::words::fold(v).as_deref() == Some(value))
-            && words.iter().all(|w| self.words.contains(&fold(w)))
     }
 }
 
@@ -166,7 +155,6 @@ pub fn frame(text: &str) -> Frame {
         slot.extend(tokens.get(at + 1).and_then(word));
         slot.extend(tokens[..at].iter().rev().find(content).and_then(word));
         slot.extend(tokens[at + 1..].iter().find(content).and_then(word));
-        frame.first.entry(key.clone()).or_insert(at);
         frame.values.insert(key);
     }
     frame
@@ -256,41 +244,13 @@ pub fn judge_leaving_out(new: &Frame, old: &Frame, more: usize) -> Option<String
     // Without a cue saying something changed, another value in the same
     // frame is as often a second true thing ("speaks French", "speaks
     // German"; "build 41", "build 42") as a new one.
-    // A name both keep (what they are about) lets the newer one leave out
-    // one more word of the older one.
-    let named_shared = new
-        .values
-        .intersection(&old.values)
-        .any(|(kind, _)| *kind == Kind::Name);
     let verbs = left_out
         .iter()
         .filter(|w| PREDICATE_SET.contains(w.as_str()))
         .count();
-    let cued = new.cued
+    let replaces = new.cued
         && gone.len() <= 3
-        && (left_out.is_empty()
-            || (left_out.len() - verbs.min(1)
-                <= more + usize::from(named_shared && came.len() == 1)
-                && gone.len() == 1));
-    // Without a cue: the very same sentence with one value in place of
-    // another, and a value both keep naming what it is about ("Camila
-    // Rojas vive en Lima", "The build agents run Ubuntu 22.04").
-    // The value both keep comes first, as a subject before what is said
-    // of it: "Service 3 talks to the API" and "Service 7 talks to the
-    // API" are two services, not one changed.
-    let kept_before = |frame: &Frame, value: &(Kind, String)| {
-        let at = frame.first.get(value).copied().unwrap_or(0);
-        new.values
-            .intersection(&old.values)
-            .any(|kept| frame.first.get(kept).is_some_and(|&k| k < at))
-    };
-    let swapped = new.words == old.words
-        && gone.len() == 1
-        && came.len() == 1
-        && same_slot(came[0], gone[0])
-        && kept_before(new, came[0])
-        && kept_before(old, gone[0]);
-    let replaces = cued || swapped;
+        && (left_out.is_empty() || (left_out.len() - verbs.min(1) <= more && gone.len() == 1));
     replaces.then(|| {
         let list = |values: &[&(Kind, String)]| {
             values

@@ -15,7 +15,6 @@
 
 mod claims;
 mod frame;
-mod keyed;
 mod llm;
 pub mod near_duplicates;
 mod words;
@@ -24,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use claims::Claim;
+pub use claims::{Claim, claims};
 pub use frame::Frame;
 pub use words::{OWNER, fold, folded};
 
@@ -76,11 +75,6 @@ pub struct Found {
 pub struct Reading {
     claims: Vec<Claim>,
     frame: Frame,
-    /// Says what was so once ("used to", "back in 2019", "cost $39 in
-    /// 2021"): neither replaces nor is replaced by what is so now.
-    past: bool,
-    /// Its first word, folded: what it is about.
-    first: Option<String>,
 }
 
 impl Reading {
@@ -105,31 +99,7 @@ pub fn read(text: &str) -> Reading {
     Reading {
         claims: claims(text),
         frame: frame::frame(text),
-        past: PAST.is_match(text),
-        first: words::raw_words(text).next().and_then(words::fold),
     }
-}
-
-/// A memory of what was so once, not now.
-static PAST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(
-        r"(?i)\b(?:used to|previously|formerly|back in|in the past|at the time|until (?:19|20)\d\d|from (?:19|20)\d\d to|früher|damals|autrefois|auparavant|anteriormente)\b",
-    )
-    .expect("past pattern")
-});
-
-/// What `text` claims, sentence by sentence: by the rules of attributes
-/// named by their verbs ([`claims`]) and by a noun ([`keyed`]).
-pub fn claims(text: &str) -> Vec<Claim> {
-    let mut found = Vec::new();
-    for sentence in claims::whole_sentences(text) {
-        claims::rule_claims(&sentence, text, &mut found);
-        if !claims::additive(&sentence) {
-            keyed::keyed(&sentence, &mut found);
-            claims::uses_for(&sentence, &mut found);
-        }
-    }
-    found
 }
 
 /// The most of a memory's text the rules read.
@@ -141,9 +111,6 @@ const MAX_READ_BYTES: usize = 2048;
 /// holds), else by their frames ([`frame::judge`]) unless a claim of both
 /// agrees.
 pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
-    if new.past || old.past {
-        return None;
-    }
     match judge_claims(&new.claims, &old.claims) {
         Verdict::Contradicts(reason) => Some(reason),
         Verdict::Agrees => None,
@@ -158,31 +125,8 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
                 .then(|| frame::judge(&new.frame, &old.frame))
                 .flatten()
         }
-        Verdict::Unknown if old.claims.is_empty() => {
-            frame::judge(&new.frame, &old.frame).or_else(|| replaced_in_frame(new, old))
-        }
         Verdict::Unknown => frame::judge(&new.frame, &old.frame),
     }
-}
-
-/// "The team moved from Jira to Linear" of "The team tracks work in
-/// Jira", which claims nothing the rules read: the older one names the
-/// replaced value (not as its first word, what it is about) and every
-/// word of the newer one's subject.
-fn replaced_in_frame(new: &Reading, old: &Reading) -> Option<String> {
-    new.claims.iter().find_map(|n| {
-        if n.attribute != "replaced" || n.rejected.len() != 1 || n.subject.contains(words::OWNER) {
-            return None;
-        }
-        let from = n.rejected.iter().next()?;
-        (old.first.as_deref() != Some(from.as_str())
-            && old.frame.names_among(from, &n.subject)
-            && !n
-                .value
-                .iter()
-                .any(|v| old.frame.names_among(v, &Default::default())))
-        .then(|| format!("contradicted: now {} (was {from})", n.value_text))
-    })
 }
 
 /// [`judge`] for an older memory whose meaning is as close to the new
@@ -220,43 +164,29 @@ enum Verdict {
 }
 
 fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
-    // What each says otherwise, and the attributes both say alike.
-    let mut found: Vec<(&str, String)> = Vec::new();
-    let mut agreed: Vec<&str> = Vec::new();
+    let mut found = None;
     for n in new {
         for o in old {
-            if replaced(n, o) {
-                found.push((o.attribute.as_str(), reason(n, o, "now")));
-                continue;
-            }
             if n.attribute != o.attribute || o.negated || !same_subject(n, o) {
                 continue;
             }
             let agree = overlap(n, o);
             if n.negated {
                 if agree {
-                    found.push((o.attribute.as_str(), reason(n, o, "no longer")));
+                    found.get_or_insert_with(|| reason(n, o, "no longer"));
                 }
                 continue;
             }
             if agree {
-                // Restated: it does not replace this attribute's value.
-                agreed.push(o.attribute.as_str());
-            } else if replaces(n, o) && (!n.attribute.starts_with("uses") || replaces_use(n, o)) {
-                found.push((o.attribute.as_str(), reason(n, o, "now")));
+                // Restated: whatever else it says, it does not replace this.
+                return Verdict::Agrees;
+            }
+            if replaces(n, o) {
+                found.get_or_insert_with(|| reason(n, o, "now"));
             }
         }
     }
-    // Another value of an attribute it does not restate ("Tim is now head
-    // of sales at Zalando" of "Tim is a team lead at Zalando": the title).
-    match found
-        .into_iter()
-        .find(|(attribute, _)| !agreed.contains(attribute))
-    {
-        Some((_, reason)) => Verdict::Contradicts(reason),
-        None if !agreed.is_empty() => Verdict::Agrees,
-        None => Verdict::Unknown,
-    }
+    found.map_or(Verdict::Unknown, Verdict::Contradicts)
 }
 
 /// Whether two claims name the same value (one's words within the
@@ -266,9 +196,6 @@ fn overlap(a: &Claim, b: &Claim) -> bool {
     // Engineering Manager" is not "Engineering Manager").
     if a.attribute == "title" {
         return a.value == b.value;
-    }
-    if words::same_quantity(&a.value_text, &b.value_text) {
-        return true;
     }
     a.value.is_subset(&b.value) || b.value.is_subset(&a.value)
 }
@@ -289,57 +216,14 @@ fn replaces(n: &Claim, o: &Claim) -> bool {
             .filter_map(words::fold)
             .last()
     };
-    // "prefers coffee now" of "prefers tea": a change said of two plain
-    // things, neither for some use ("Postgres for transactional work").
-    let plain = |c: &Claim| c.value.len() <= 2 && c.rejected.is_empty();
-    rejected(n, o)
-        || rejected(o, n)
-        || (head(n).is_some() && head(n) == head(o))
-        || (n.changed && plain(n) && plain(o))
-}
-
-/// Whether `n` says `o`'s value was replaced ("switched from Jenkins to
-/// GitHub Actions" of "We use Jenkins for CI"), of a subject they share.
-fn replaced(n: &Claim, o: &Claim) -> bool {
-    n.attribute == "replaced"
-        && o.attribute != "replaced"
-        && !o.negated
-        && o.value.is_subset(&n.rejected)
-        && (n.value.is_empty() || !overlap(n, o))
-        && (n.subject.contains(words::OWNER)
-            || o.subject.contains(words::OWNER)
-            || same_subject(n, o))
-}
-
-/// Whether `n` says what a thing uses changed from `o`'s: it says it
-/// changed, from that value ("from Azure to AWS") or to one written the
-/// same way ("npm", "pnpm"; "us-east-1", "eu-west-1").
-fn replaces_use(n: &Claim, o: &Claim) -> bool {
-    if !n.changed {
-        return false;
-    }
-    if !n.rejected.is_empty() {
-        return n.rejected.is_subset(&o.value) || o.value.is_subset(&n.rejected);
-    }
-    let shape = |text: &str| {
-        (
-            text.contains(|c: char| c.is_ascii_digit()),
-            text.starts_with(char::is_uppercase),
-            text.split_whitespace().count(),
-        )
-    };
-    shape(&n.value_text) == shape(&o.value_text)
+    rejected(n, o) || rejected(o, n) || (head(n).is_some() && head(n) == head(o))
 }
 
 /// Whether two claims are about the same subject: the same words, or one
-/// leaving out names the other gives ("Alice" and "Alice Chen"). What a
-/// thing uses is of several things at once: only of the very same words.
+/// leaving out names the other gives ("Alice" and "Alice Chen").
 fn same_subject(a: &Claim, b: &Claim) -> bool {
     if a.subject == b.subject {
         return true;
-    }
-    if a.attribute.starts_with("uses") {
-        return false;
     }
     let (small, big) = if a.subject.len() <= b.subject.len() {
         (a, b)

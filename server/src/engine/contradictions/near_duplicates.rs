@@ -412,7 +412,12 @@ fn words(sentence: &str) -> impl Iterator<Item = &str> {
 fn fold(word: &str, lower: &str, value: bool) -> Option<String> {
     let letters = word.chars().filter(|c| c.is_alphabetic()).count();
     if letters > 1 && !word.chars().any(char::is_lowercase) {
-        return Some(lower.to_owned());
+        // An abbreviation of a longer word ("DB") is that word.
+        return Some(
+            contradictions::fold(word)
+                .filter(|f| f != contradictions::OWNER && f.len() > lower.len())
+                .unwrap_or_else(|| lower.to_owned()),
+        );
     }
     match contradictions::fold(word) {
         Some(folded) if folded == contradictions::OWNER => None,

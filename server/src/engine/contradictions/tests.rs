@@ -71,24 +71,6 @@ fn score_with(
     misses: bool,
     judge: impl Fn(&Reading, &Reading, &str, &str) -> Option<String>,
 ) -> (usize, usize, usize) {
-    score_full(cases, misses, judge, |_, _| {})
-}
-
-/// [`score_with`] telling `record` each reason said and whether it was right.
-fn score_recording(
-    cases: &[serde_json::Value],
-    judge: impl Fn(&Reading, &Reading, &str, &str) -> Option<String>,
-    record: impl FnMut(&str, bool),
-) -> (usize, usize, usize) {
-    score_full(cases, false, judge, record)
-}
-
-fn score_full(
-    cases: &[serde_json::Value],
-    misses: bool,
-    judge: impl Fn(&Reading, &Reading, &str, &str) -> Option<String>,
-    mut record: impl FnMut(&str, bool),
-) -> (usize, usize, usize) {
     let (mut hits, mut predicted, mut labelled) = (0, 0, 0);
     for case in cases {
         let writes = case["writes"].as_array().expect("writes");
@@ -110,9 +92,6 @@ fn score_full(
                 }
                 let said = judge(&new, old, content, old_text);
                 let wanted = want.contains(&j);
-                if let Some(reason) = &said {
-                    record(reason, wanted);
-                }
                 if said.is_some() {
                     predicted += 1;
                     valid[j] = false;
@@ -233,95 +212,5 @@ fn per_rule() {
             });
             println!("{name} {rule}: {hits} right of {predicted}");
         }
-        // Per attribute of the claims rule, and the frame rule with and
-        // without a change cue: how many said, how many right.
-        let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-        score_recording(
-            &cases,
-            |new, old, _, _| {
-                judge(new, old).map(|reason| {
-                    if reason.starts_with("contradicted: now ") {
-                        format!("frame cued={}", new.frame.cued())
-                    } else {
-                        reason
-                            .trim_start_matches("contradicted: ")
-                            .split(" of ")
-                            .next()
-                            .unwrap_or("")
-                            .to_owned()
-                    }
-                })
-            },
-            |key, right| {
-                let entry = by.entry(key.to_owned()).or_default();
-                entry.0 += usize::from(right);
-                entry.1 += 1;
-            },
-        );
-        for (key, (right, said)) in &by {
-            println!("{name} by {key}: {right} right of {said}");
-        }
     }
-}
-
-#[test]
-#[ignore = "prints the rules' precision and recall on the held-out set (totals only)"]
-fn heldout() {
-    let path = format!(
-        "{}/../tests/data/contradictions/heldout.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let cases: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let (hits, predicted, labelled) = score(&cases, false);
-    println!(
-        "heldout: precision {:.3} recall {:.3} ({hits} right of {predicted} said, {labelled} labelled)",
-        hits as f64 / predicted.max(1) as f64,
-        hits as f64 / labelled.max(1) as f64
-    );
-}
-
-#[test]
-#[ignore = "judges the pairs of the file PROBE (old ||| new ||| 1 or 0 a line)"]
-fn probe() {
-    let text = std::fs::read_to_string(std::env::var("PROBE").unwrap()).unwrap();
-    for line in text.lines().filter(|l| l.contains("|||")) {
-        let parts: Vec<&str> = line.split("|||").map(str::trim).collect();
-        let said = judge(&read(parts[1]), &read(parts[0]));
-        let want = parts.get(2) == Some(&"1");
-        if said.is_some() != want {
-            println!(
-                "{} {line} ({})",
-                if want { "MISSED" } else { "WRONG" },
-                said.unwrap_or_default()
-            );
-        }
-    }
-}
-
-#[test]
-#[ignore = "prints how long reading a plain sentence takes (set READ_TIMING_TEXT to try another)"]
-fn read_timing() {
-    let text = std::env::var("READ_TIMING_TEXT").unwrap_or_else(|_| {
-        "the kalo service of mira is tushi and ven dorpel quizan bristo gle fan wu lomi rashi"
-            .into()
-    });
-    let n = 2000;
-    // The patterns are compiled on first use.
-    std::hint::black_box(read(&text));
-    let started = std::time::Instant::now();
-    for _ in 0..n {
-        std::hint::black_box(read(&text));
-    }
-    println!("read: {:?} per sentence", started.elapsed() / n);
-    let started = std::time::Instant::now();
-    for _ in 0..n {
-        std::hint::black_box(claims(&text));
-    }
-    println!("claims: {:?} per sentence", started.elapsed() / n);
-    let started = std::time::Instant::now();
-    for _ in 0..n {
-        std::hint::black_box(frame::frame(&text));
-    }
-    println!("frame: {:?} per sentence", started.elapsed() / n);
 }

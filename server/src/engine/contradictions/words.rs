@@ -16,7 +16,6 @@ yesterday tomorrow recently lately finally officially actually apparently anymor
 already again soon then there here of in on at to for from by with as and or but so if
 when while after before since until via per into onto over about than rather instead
 update updated fyi note notes heads up btw ps todo reminder remember please new old
-neue neuen neuer neues nuevo nueva nuevos nuevas nouveau nouvelle nouveaux novo nova novos novas
 last next every each week weeks month months year years day days morning afternoon evening
 monday tuesday wednesday thursday friday saturday sunday weekend
 january february march april may june july august september october november december
@@ -126,67 +125,6 @@ where
 /// Whether `word` is written as a name: its first letter upper-case.
 pub fn capitalised(word: &str) -> bool {
     word.chars().next().is_some_and(char::is_uppercase)
-}
-
-/// A quantity of time or size: a number and its unit.
-static QUANTITY: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(
-        r"(?i)^\s*(\d+(?:[.,]\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|sekunden|segundos?|secondes?|m|mins?|minutes?|minuten|minutos?|h|hrs?|hours?|stunden?|horas?|heures?|d|days?|tage?n?|d[ií]as?|jours?|w|wks?|weeks?|wochen?|semanas?|semaines?|months?|monate?n?|meses|mois|y|yrs?|years?|jahre?n?|años?|anos?|ans?|kb|mb|gb|tb|kib|mib|gib|tib)\b",
-    )
-    .expect("quantity pattern")
-});
-
-/// `text` as a number of seconds or bytes, when it starts with a quantity.
-fn quantity(text: &str) -> Option<(u8, f64)> {
-    let caps = QUANTITY.captures(text)?;
-    let number: f64 = caps[1].replace(',', ".").parse().ok()?;
-    let unit = caps[2].to_lowercase();
-    let u = unit.as_str();
-    let (dimension, scale) = match u {
-        "ms" => (0, 0.001),
-        _ if u.starts_with("milli") => (0, 0.001),
-        "s" => (0, 1.0),
-        _ if u.starts_with("sec") || u.starts_with("seg") || u.starts_with("sek") => (0, 1.0),
-        "m" => (0, 60.0),
-        _ if u.starts_with("min") => (0, 60.0),
-        "h" => (0, 3600.0),
-        _ if u.starts_with('h') || u.starts_with("st") => (0, 3600.0),
-        "d" => (0, 86400.0),
-        _ if u.starts_with("da")
-            || u.starts_with("dí")
-            || u.starts_with("di")
-            || u.starts_with("ta")
-            || u.starts_with('j') =>
-        {
-            (0, 86400.0)
-        }
-        "w" => (0, 604_800.0),
-        _ if u.starts_with('w') || u.starts_with("sem") => (0, 604_800.0),
-        _ if u.starts_with("mo") || u.starts_with("mes") => (0, 2_592_000.0),
-        "y" => (0, 31_536_000.0),
-        _ if u.starts_with('y')
-            || u.starts_with("ja")
-            || u.starts_with("añ")
-            || u.starts_with("an") =>
-        {
-            (0, 31_536_000.0)
-        }
-        "kb" | "kib" => (1, 1024.0),
-        "mb" | "mib" => (1, 1024.0 * 1024.0),
-        "gb" | "gib" => (1, 1024.0 * 1024.0 * 1024.0),
-        "tb" | "tib" => (1, 1024.0 * 1024.0 * 1024.0 * 1024.0),
-        _ => return None,
-    };
-    Some((dimension, number * scale))
-}
-
-/// Whether two values are the same quantity in other units ("300
-/// seconds", "5 min").
-pub fn same_quantity(a: &str, b: &str) -> bool {
-    match (quantity(a), quantity(b)) {
-        (Some((da, x)), Some((db, y))) => da == db && (x - y).abs() <= 1e-9 * x.abs().max(1.0),
-        _ => false,
-    }
 }
 
 #[cfg(test)]
