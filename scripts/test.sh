@@ -81,6 +81,8 @@ postgres_tests=(
   search_index semantic_search server supersede watch writer_limits
 )
 step "end-to-end tests of the database against PostgreSQL (ENGRAM_TEST_BACKEND=postgres): ${postgres_tests[*]}"
-# --workspace resolves features as the first run did, so nothing is rebuilt.
-ENGRAM_TEST_BACKEND=postgres scripts/postgres.sh cargo test --locked --workspace \
-  "${postgres_tests[@]/#/--test=}"
+# --workspace resolves features as the first run did, so nothing is rebuilt;
+# each area is a module of the one end-to-end test binary (tests/tests/e2e),
+# chosen by its path.
+ENGRAM_TEST_BACKEND=postgres scripts/postgres.sh cargo test --locked --workspace --test e2e \
+  -- "${postgres_tests[@]/%/::}"

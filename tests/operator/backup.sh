@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Taking a backup, as the README shows it: run in the server's data folder
-# while the server runs (tests/tests/backup.rs does).
+# while the server runs (tests/tests/e2e/backup.rs does).
 set -euo pipefail
 
 # readme:begin backup

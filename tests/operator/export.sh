@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Exporting, as the README shows it: run in the server's data folder, with
-# the server running or not (tests/tests/transfer.rs does).
+# the server running or not (tests/tests/e2e/transfer.rs does).
 set -euo pipefail
 
 # readme:begin export

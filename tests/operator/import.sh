@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Importing, as the README shows it: run in a new server's data folder
-# holding the export, with no server running (tests/tests/transfer.rs does).
+# holding the export, with no server running (tests/tests/e2e/transfer.rs does).
 set -euo pipefail
 
 # readme:begin import

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Moving up to PostgreSQL, as the README shows it: run in the SQLite
 # server's data folder with that server stopped, ENGRAM_TARGET naming the
-# PostgreSQL database (tests/tests/transfer.rs runs it on a fresh one).
+# PostgreSQL database (tests/tests/e2e/transfer.rs runs it on a fresh one).
 set -euo pipefail
 
 # readme:begin migrate

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two replicas of engram-server on one PostgreSQL database, as the README's
 # "Running several replicas" shows them. Run in an empty folder with
-# ENGRAM_DATABASE naming an empty PostgreSQL database (tests/tests/replicas.rs
+# ENGRAM_DATABASE naming an empty PostgreSQL database (tests/tests/e2e/replicas.rs
 # runs it on a fresh one); its servers are stopped when it ends. Its ports
 # lie below Linux's ephemeral range (32768 up), which the other tests'
 # servers and connections draw from, so they are free.

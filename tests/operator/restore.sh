@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Restoring a backup, as the README shows it: run in the server's data
-# folder with the server stopped (tests/tests/backup.rs does).
+# folder with the server stopped (tests/tests/e2e/backup.rs does).
 set -euo pipefail
 
 # readme:begin restore

@@ -1,6 +1,6 @@
 """The README's Python section: every snippet it quotes is a region of this
 test (``readme:begin NAME`` ... ``readme:end NAME``), which runs against a
-real server. tests/tests/readme.rs checks that the README's copies match."""
+real server. tests/tests/e2e/readme.rs checks that the README's copies match."""
 
 from __future__ import annotations
 

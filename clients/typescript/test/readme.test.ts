@@ -1,6 +1,6 @@
 // The README's TypeScript sections: every snippet they quote is a region of
 // this test (`readme:begin NAME` ... `readme:end NAME`), which runs against
-// a real server. tests/tests/readme.rs checks that the READMEs' copies
+// a real server. tests/tests/e2e/readme.rs checks that the READMEs' copies
 // match.
 
 import assert from "node:assert/strict";

@@ -11,7 +11,7 @@ use futures_util::StreamExt as _;
 
 /// Pairs labelled near-duplicate or not, split before any tuning
 /// (tests/data/near_duplicates/README.md): the check was tuned on dev.
-const HELD_OUT: &str = include_str!("../data/near_duplicates/heldout.json");
+const HELD_OUT: &str = include_str!("../../data/near_duplicates/heldout.json");
 /// The least precision kept on the held-out pairs with the embedder
 /// (issue 27).
 const MIN_PRECISION: f64 = 0.97;

@@ -94,7 +94,7 @@ async fn commands_that_work_on_a_sqlite_file_say_so_for_postgres() {
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();
     // Export, import and migrate-data work on either backend
-    // (tests/tests/transfer.rs); a backup copies a SQLite file.
+    // (tests/tests/e2e/transfer.rs); a backup copies a SQLite file.
     for command in [vec!["backup", "--to", out]] {
         let mut args = vec!["--database", database.url()];
         args.extend(&command);

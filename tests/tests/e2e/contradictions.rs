@@ -14,8 +14,8 @@ use prost_types::Timestamp;
 /// Write sequences labelled with what each write makes no longer true,
 /// split before any tuning (tests/data/contradictions/README.md): the rules
 /// were tuned on DEV only.
-const DEV: &str = include_str!("../data/contradictions/dev.json");
-const HELD_OUT: &str = include_str!("../data/contradictions/heldout.json");
+const DEV: &str = include_str!("../../data/contradictions/dev.json");
+const HELD_OUT: &str = include_str!("../../data/contradictions/heldout.json");
 /// The least precision the rules keep on the held-out sequences (what they
 /// reach now, 0.89, less a margin). Issue 27 asks for 0.95 at a recall of
 /// 0.60: not reached yet (the recall is printed), so this guards against

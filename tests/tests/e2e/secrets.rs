@@ -11,7 +11,7 @@ use engram_tests::{Server, embedded, list_all, scope};
 
 /// 50 transcripts holding fake credentials of every kind the detector
 /// knows, each with the exact secrets that must never be stored.
-const SECRETS_SET: &str = include_str!("../data/policy/secrets.json");
+const SECRETS_SET: &str = include_str!("../../data/policy/secrets.json");
 
 /// Fake credentials of several kinds, each in a transcript.
 const SECRETS: &[(&str, &str)] = &[
@@ -229,8 +229,8 @@ async fn no_secret_reaches_the_embedding_api() {
     embedded(&engram, &ns).await;
     // The labelled examples' secrets too.
     for set in [
-        include_str!("../../server/data/policy/dev.json"),
-        include_str!("../../server/data/policy/examples.json"),
+        include_str!("../../../server/data/policy/dev.json"),
+        include_str!("../../../server/data/policy/examples.json"),
     ] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(set).expect("JSON");
         all_secrets.extend(

@@ -6,10 +6,10 @@ use engram_client::{Code, Engram, PolicyClient};
 use engram_tests::{Server, list_all, scope};
 
 /// The labelled transcripts: human judgments of what is worth remembering.
-const LABELLED: &str = include_str!("../data/policy_transcripts.json");
+const LABELLED: &str = include_str!("../../data/policy_transcripts.json");
 /// Transcripts labelled the same way but never used to tune the classifier:
 /// how it does on text it was not shaped by.
-const HELD_OUT: &str = include_str!("../data/policy_transcripts_heldout.json");
+const HELD_OUT: &str = include_str!("../../data/policy_transcripts_heldout.json");
 /// The least should_store accuracy accepted on the held-out set.
 const MIN_HELD_OUT_STORE_ACCURACY: f64 = 0.75;
 /// The should_store accuracy the rules classifier must keep on the labelled set.
@@ -146,17 +146,17 @@ async fn the_rules_classifier_is_accurate_on_the_labelled_set() {
 /// The larger labelled set of issue 15, split into dev and held-out files
 /// before any tuning (tests/data/policy/split.py): ≥ 300 transcripts,
 /// every type in both, ≥ 40 % negatives, secrets and injections among them.
-const DEV: &str = include_str!("../../server/data/policy/dev.json");
-const HELD_OUT_V2: &str = include_str!("../data/policy/heldout.json");
+const DEV: &str = include_str!("../../../server/data/policy/dev.json");
+const HELD_OUT_V2: &str = include_str!("../../data/policy/heldout.json");
 /// A second held-out set, written after the split by someone who had not
 /// seen the classifier (tests/data/policy/README.md).
-const FRESH: &str = include_str!("../data/policy/fresh.json");
+const FRESH: &str = include_str!("../../data/policy/fresh.json");
 /// A third held-out set, written later the same way; nobody tuning the
 /// classifier has read any of it.
-const FRESH2: &str = include_str!("../data/policy/fresh2.json");
+const FRESH2: &str = include_str!("../../data/policy/fresh2.json");
 /// The training-only examples the classifier of the vote also learns from
 /// (the rules were never tuned on them).
-const EXAMPLES: &str = include_str!("../../server/data/policy/examples.json");
+const EXAMPLES: &str = include_str!("../../../server/data/policy/examples.json");
 /// Issue 15's targets for the rules alone on the held-out split.
 const TARGET_HELD_OUT_STORE: f64 = 0.90;
 const TARGET_HELD_OUT_TYPE: f64 = 0.75;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryType, SemanticSearch};
-use engram_tests::fake_embeddings::{FakeEmbeddings, Reply, inputs};
+use engram_tests::fake_embeddings::{DIMENSIONS, FakeEmbeddings, Reply, inputs};
 use engram_tests::{
     Server, create, embedded, hit_contents, input, pending_embeddings, refuses_to_start, scope,
     search_meaning,
@@ -151,7 +151,12 @@ fn assert_key_kept_secret(fake: &FakeEmbeddings, log: &str) {
 /// its vectors follow once it recovers.
 async fn outage(name: &'static str, misbehaviour: Reply) {
     let fake = FakeEmbeddings::start(Reply::Vectors).await;
-    let server = start(&fake, MODEL, &[]).await;
+    // Nine servers start at once, on a machine running other tests: each
+    // is told the dimensions rather than asking the fake for a first
+    // vector within the one-second timeout (what this test is about comes
+    // after the start).
+    let dimensions = DIMENSIONS.to_string();
+    let server = start(&fake, MODEL, &["--embedder-dimensions", &dimensions]).await;
     let engram = server.client().await;
     let ns = scope("outage");
     for content in BEFORE {

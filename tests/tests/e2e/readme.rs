@@ -79,8 +79,8 @@ fn every_quoted_snippet_is_the_code_a_test_runs() {
     let snippets = marked_blocks(&readme, "snippet:");
     let sources: Vec<&str> = snippets.iter().map(|(s, _)| s.as_str()).collect();
     for expected in [
-        "tests/tests/client.rs#rust",
-        "tests/tests/watch.rs#watch",
+        "tests/tests/e2e/client.rs#rust",
+        "tests/tests/e2e/watch.rs#watch",
         "clients/python/tests/test_readme.py#connect",
         "clients/python/tests/test_readme.py#create-search",
         "clients/python/tests/test_readme.py#context",
