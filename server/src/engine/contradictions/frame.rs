@@ -99,6 +99,12 @@ impl Frame {
     }
 }
 
+/// Whether `text` says something changed, as its frame would
+/// ([`Frame::cued`]).
+pub fn cued(text: &str) -> bool {
+    CUE.is_match(text)
+}
+
 /// `text` as frame and values.
 pub fn frame(text: &str) -> Frame {
     // Where the change cues are: their words are neither frame nor value.

@@ -27,6 +27,8 @@ pub use claims::{Claim, claims};
 pub use frame::Frame;
 pub use words::{OWNER, fold, folded};
 
+use near_duplicates::Gist;
+
 use crate::domain::{
     ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
 };
@@ -100,6 +102,14 @@ pub fn read(text: &str) -> Reading {
         claims: claims(text),
         frame: frame::frame(text),
     }
+}
+
+/// Whether a memory saying `text` can contradict anything, as
+/// [`Reading::may_contradict`] tells, but without reading its frame: a
+/// write of anything else looks nothing up, and is told so quickly.
+pub fn may_contradict(text: &str) -> bool {
+    let text = cut(text, MAX_READ_BYTES);
+    frame::cued(text) || !claims(text).is_empty()
 }
 
 /// The most of a memory's text the rules read.
@@ -274,14 +284,42 @@ pub struct Contradictions {
     merge_near_duplicates: bool,
     /// The model that judges the candidates, when one is configured.
     llm: Option<Arc<LlmClient>>,
-    /// The stored memories read lately, by sequence number and version: a
-    /// busy owner's memories are candidates of one write after another,
-    /// and reading one runs every rule's patterns.
-    readings: Mutex<HashMap<(i64, i64), Arc<Reading>>>,
+    /// What the memories written and read lately say, by content: a busy
+    /// owner's memories are candidates of one write after another, and
+    /// reading one runs every rule's patterns.
+    gists: Mutex<Gists>,
 }
 
-/// The most readings kept; past it, the cache starts over.
-const MAX_CACHED_READINGS: usize = 4096;
+/// What memories say, by content: the ones read lately, in two
+/// generations — when the newer one is full it
+/// becomes the older one, so the memories still in use stay read
+/// (a hit in the older generation moves to the newer one).
+#[derive(Default)]
+struct Gists {
+    newer: HashMap<Box<str>, Arc<Gist>>,
+    older: HashMap<Box<str>, Arc<Gist>>,
+}
+
+impl Gists {
+    /// The most memories a generation holds.
+    const GENERATION: usize = 4096;
+
+    fn get(&mut self, content: &str) -> Option<Arc<Gist>> {
+        if let Some(found) = self.newer.get(content) {
+            return Some(found.clone());
+        }
+        let found = self.older.remove(content)?;
+        self.insert(content, found.clone());
+        Some(found)
+    }
+
+    fn insert(&mut self, content: &str, gist: Arc<Gist>) {
+        if self.newer.len() >= Self::GENERATION {
+            self.older = std::mem::take(&mut self.newer);
+        }
+        self.newer.insert(content.into(), gist);
+    }
+}
 
 impl Contradictions {
     pub fn new(
@@ -297,34 +335,29 @@ impl Contradictions {
             default,
             merge_near_duplicates,
             llm,
-            readings: Mutex::default(),
+            gists: Mutex::default(),
         }
     }
 
-    /// What the stored memory `memory` says, read once per version.
-    fn reading(&self, memory: &Memory) -> Arc<Reading> {
-        let key = (memory.seq, memory.version);
-        if let Some(found) = self.cached(|readings| readings.get(&key).cloned()) {
+    /// What a memory saying `content` says, read once while in use (a
+    /// new memory's reading is there when it becomes a candidate itself).
+    fn gist(&self, content: &str) -> Arc<Gist> {
+        if let Some(found) = self.cached(|gists| gists.get(content)) {
             return found;
         }
-        let reading = Arc::new(read(&memory.content));
-        self.cached(|readings| {
-            if readings.len() >= MAX_CACHED_READINGS {
-                readings.clear();
-            }
-            readings.insert(key, reading.clone())
-        });
-        reading
+        let gist = Arc::new(near_duplicates::gist(content));
+        self.cached(|gists| gists.insert(content, gist.clone()));
+        gist
     }
 
-    /// Runs `use_it` on the cache of readings (a poisoned lock only means
-    /// a reader panicked: the map itself is whole).
-    fn cached<T>(&self, use_it: impl FnOnce(&mut HashMap<(i64, i64), Arc<Reading>>) -> T) -> T {
-        let mut readings = self
-            .readings
+    /// Runs `use_it` on the cache of what memories say (a poisoned lock
+    /// only means a reader panicked: the cache itself is whole).
+    fn cached<T>(&self, use_it: impl FnOnce(&mut Gists) -> T) -> T {
+        let mut gists = self
+            .gists
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        use_it(&mut readings)
+        use_it(&mut gists)
     }
 
     /// Whether near-duplicates merge into what they repeat.
@@ -363,8 +396,6 @@ impl Contradictions {
         if memory_type == MemoryType::Event && !self.merge_near_duplicates {
             return Ok(Found::default());
         }
-        let gist = near_duplicates::gist(content);
-        let new = gist.reading();
         let contradictable = memory_type != MemoryType::Event;
         // A memory that claims nothing and says nothing changed contradicts
         // nothing the rules could tell (the model may), and looks nothing
@@ -372,8 +403,8 @@ impl Contradictions {
         // itself — unless near-duplicates are merged (their closest few
         // are read). So linked near-duplicates are found among the
         // candidates of memories that claim something or say something
-        // changed.
-        let may_contradict = contradictable && (new.may_contradict() || self.llm.is_some());
+        // changed. Which it is, is told before the memory is read in full.
+        let may_contradict = contradictable && (self.llm.is_some() || may_contradict(content));
         let limit = if may_contradict {
             CANDIDATES
         } else if self.merge_near_duplicates {
@@ -381,6 +412,8 @@ impl Contradictions {
         } else {
             return Ok(Found::default());
         };
+        let gist = self.gist(content);
+        let new = gist.reading();
         let mut memory_types = CONTRADICTABLE.to_vec();
         if !contradictable {
             memory_types = vec![memory_type];
@@ -444,12 +477,11 @@ impl Contradictions {
             }
             let cosine = cosines.get(&old.seq).copied();
             let semantic_cosine = cosine.filter(|_| semantic);
-            // Read in full only when close enough to be one.
+            let theirs = self.gist(&old.content);
+            // Compared in full only when close enough to be one.
             let near = (old.memory_type == memory_type
-                && near_duplicates::may_repeat(&gist, &old.content, semantic_cosine))
-            .then(|| {
-                near_duplicates::judge(&gist, &near_duplicates::gist(&old.content), semantic_cosine)
-            })
+                && near_duplicates::may_repeat(&gist, &theirs, semantic_cosine))
+            .then(|| near_duplicates::judge(&gist, &theirs, semantic_cosine))
             .flatten();
             if let Some(reason) = near {
                 repeats.push((cosine.unwrap_or(0.0), Contradiction { id: old.id, reason }));
@@ -458,8 +490,7 @@ impl Contradictions {
             if !may_contradict {
                 continue;
             }
-            let read_old = self.reading(&old);
-            let ruled = self.contradiction(new, &old, &read_old, cosine, valid_from);
+            let ruled = self.contradiction(new, &old, theirs.reading(), cosine, valid_from);
             if self.llm.is_some()
                 && for_the_model.len() < llm::MAX_CANDIDATES
                 && (ruled.is_some()
@@ -542,6 +573,14 @@ impl Contradictions {
             now,
             max_terms: Some(QUERY_TERMS),
         })?;
+        let seqs: Vec<i64> = matches.iter().map(|m| m.seq).collect();
+        let mut closest = if seqs.is_empty() {
+            Vec::new()
+        } else {
+            self.store
+                .memories_by_seq(scope, filter, &seqs, now)
+                .await?
+        };
         // Nothing to read from the feed when the index has applied it all
         // (a quiet server, or one client writing).
         let tail = if self.retrieval.text.lag_behind(applied) == 0 {
@@ -549,14 +588,6 @@ impl Contradictions {
         } else {
             self.store
                 .memory_events(&scope.namespace, applied, MAX_UNAPPLIED)
-                .await?
-        };
-        let seqs: Vec<i64> = matches.iter().map(|m| m.seq).collect();
-        let mut closest = if seqs.is_empty() {
-            Vec::new()
-        } else {
-            self.store
-                .memories_by_seq(scope, filter, &seqs, now)
                 .await?
         };
         for event in tail {

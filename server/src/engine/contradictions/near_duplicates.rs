@@ -309,29 +309,22 @@ impl Gist {
     }
 }
 
-/// Whether a stored memory saying `text` may be one `new` repeats, told
-/// quickly, before it is read in full: its cosine with `new` (given an
-/// embedder) is [`CLOSE`], or, without one, they share [`SHARED`] of
-/// their words.
-pub fn may_repeat(new: &Gist, text: &str, cosine: Option<f32>) -> bool {
+/// Whether a stored memory read as `old` may be one `new` repeats, told
+/// quickly, before they are compared in full: its cosine with `new`
+/// (given an embedder) is [`CLOSE`], or, without one, they share
+/// [`SHARED`] of their words.
+pub fn may_repeat(new: &Gist, old: &Gist, cosine: Option<f32>) -> bool {
     match cosine {
         Some(cosine) => cosine >= CLOSE,
         None => {
             // Two memories of very different lengths share too few words
-            // (the share is at most the shorter over the longer), told by
-            // counting before reading.
-            let theirs = text.split_whitespace().count().max(1) as f64;
-            let ours = new.sequence.len().max(1) as f64;
-            ours.min(theirs) / ours.max(theirs) >= SHARED * LENGTH_SLACK
-                && shared(new, &words_of(text)) >= SHARED
+            // (the share is at most the smaller set over the larger one),
+            // told by counting before comparing.
+            let (a, b) = (new.words.len(), old.words.len());
+            a.min(b) as f64 >= SHARED * a.max(b) as f64 && shared(new, old) >= SHARED
         }
     }
 }
-
-/// How much the word counts [`may_repeat`] compares (every word of the
-/// stored text, the content words of the new one) may leave their share
-/// below [`SHARED`]: a text has about twice its content words.
-const LENGTH_SLACK: f64 = 0.25;
 
 /// `text` as the near-duplicate check reads it.
 pub fn gist(text: &str) -> Gist {
@@ -342,7 +335,7 @@ pub fn gist(text: &str) -> Gist {
     }
 }
 
-/// [`gist`] but for what the contradiction rules read (the costly part).
+/// [`gist`] but for what the contradiction rules read.
 fn words_of(text: &str) -> Gist {
     let text = &text[..text.floor_char_boundary(MAX_READ_BYTES)];
     let mut gist = Gist {

@@ -58,6 +58,24 @@ fn another_subject_attribute_or_the_same_value_does_not() {
     ));
 }
 
+#[test]
+fn the_quick_check_agrees_with_the_full_reading() {
+    for set in [
+        include_str!("../../../../tests/data/contradictions/dev.json"),
+        include_str!("../../../../tests/data/contradictions/heldout.json"),
+    ] {
+        let cases: Vec<serde_json::Value> = serde_json::from_str(set).unwrap();
+        for write in cases.iter().flat_map(|c| c["writes"].as_array().unwrap()) {
+            let content = write["content"].as_str().unwrap();
+            assert_eq!(
+                may_contradict(content),
+                read(content).may_contradict(),
+                "{content:?}"
+            );
+        }
+    }
+}
+
 /// Runs the rules over a labelled set as a write path would: each write
 /// compared with the earlier writes of its sequence still valid.
 /// Returns (true positives, predicted, labelled) over (new, old) pairs.
