@@ -291,9 +291,9 @@ pub struct Contradictions {
 }
 
 /// What memories say, by content: the ones read lately, in two
-/// generations — when the newer one is full it
-/// becomes the older one, so the memories still in use stay read
-/// (a hit in the older generation moves to the newer one).
+/// generations. When the newer one is full it becomes the older one, so
+/// the memories still in use stay read (a hit in the older generation
+/// moves to the newer one).
 #[derive(Default)]
 struct Gists {
     newer: HashMap<Box<str>, Arc<Gist>>,
@@ -341,7 +341,10 @@ impl Contradictions {
 
     /// What a memory saying `content` says, read once while in use (a
     /// new memory's reading is there when it becomes a candidate itself).
+    /// Kept by the part of it that is read, so a long memory costs the
+    /// cache no more than that.
     fn gist(&self, content: &str) -> Arc<Gist> {
+        let content = cut(content, MAX_READ_BYTES);
         if let Some(found) = self.cached(|gists| gists.get(content)) {
             return found;
         }

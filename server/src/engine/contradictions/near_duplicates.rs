@@ -25,8 +25,9 @@ pub const CLOSE: f32 = 0.70;
 /// must have in common (Jaccard), chosen on the same pairs.
 pub const SHARED: f64 = 0.40;
 
-/// The most of a memory's text read.
-const MAX_READ_BYTES: usize = 2048;
+/// The most of a memory's text read: as much as the contradiction rules
+/// read (what a memory says is cached by that part of it).
+use super::MAX_READ_BYTES;
 
 /// Words that turn a statement around, in the five languages read.
 const NEGATIONS: &str = "not no never don't doesn't didn't isn't aren't wasn't weren't won't
