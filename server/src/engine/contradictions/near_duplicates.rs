@@ -25,8 +25,8 @@ pub const CLOSE: f32 = 0.70;
 /// must have in common (Jaccard), chosen on the same pairs.
 pub const SHARED: f64 = 0.40;
 
-/// The most of a memory's text read: as much as the contradiction rules
-/// read (what a memory says is cached by that part of it).
+// The most of a memory's text read: as much as the contradiction rules
+// read (what a memory says is cached by that part of it).
 use super::MAX_READ_BYTES;
 
 /// Words that turn a statement around, in the five languages read.
