@@ -5,13 +5,18 @@
 //! one as what replaced it.
 //!
 //! How a write finds them: the valid memories of its owner the full-text
-//! index finds closest to the new one are each judged by two rules
-//! ([`judge`]): what both claim of a single-valued attribute ([`claims`]),
-//! and whether the new one is the old one's frame with other values
-//! ([`frame`]); with a model configured, the model judges the candidates
-//! that share something with the new memory instead ([`llm`]), the rules
-//! standing when it fails. The candidates are found before the write's
-//! transaction and checked again inside it.
+//! index (and the embedder, when there is one) finds closest to the new
+//! one are judged together ([`judge_all`]). Each is judged by what both
+//! claim of a single-valued attribute ([`claims`]) and by the frame rules
+//! ([`frame`]): the new one is the old one's frame with other values, or
+//! puts a value of the same shape in place of one, or is the same short
+//! statement with one part swapped. When none of them is judged so and the
+//! new one says something changed, the one it holds most of (or, with an
+//! embedder, the one closest in meaning) is the one it says changed. With
+//! a model configured, the model judges the candidates that share
+//! something with the new memory instead ([`llm`]), the rules standing
+//! when it fails. The candidates are found before the write's transaction
+//! and checked again inside it.
 
 mod claims;
 mod frame;
@@ -82,7 +87,9 @@ pub struct Reading {
 impl Reading {
     /// Whether this memory can contradict anything: it claims something, or
     /// says something changed. Nothing else is ever judged a contradiction,
-    /// so a write of anything else looks nothing up.
+    /// so a write of anything else looks nothing up (a lookup costs a write
+    /// more than the write itself: the swap rule alone, which could judge
+    /// an unclaimed statement of no change, does not pay for it).
     pub fn may_contradict(&self) -> bool {
         !self.claims.is_empty() || self.frame.cued()
     }
@@ -121,6 +128,12 @@ const MAX_READ_BYTES: usize = 2048;
 /// holds), else by their frames ([`frame::judge`]) unless a claim of both
 /// agrees.
 pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
+    let (n, o) = (&new.frame, &old.frame);
+    let by_frames = || {
+        frame::judge(n, o)
+            .or_else(|| frame::judge_shaped(n, o))
+            .or_else(|| frame::judge_swapped(n, o))
+    };
     match judge_claims(&new.claims, &old.claims) {
         Verdict::Contradicts(reason) => Some(reason),
         Verdict::Agrees => None,
@@ -131,11 +144,9 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
                 .claims
                 .iter()
                 .any(|n| old.claims.iter().any(|o| o.attribute == n.attribute));
-            shared
-                .then(|| frame::judge(&new.frame, &old.frame))
-                .flatten()
+            shared.then(by_frames).flatten()
         }
-        Verdict::Unknown => frame::judge(&new.frame, &old.frame),
+        Verdict::Unknown => by_frames(),
     }
 }
 
@@ -157,6 +168,88 @@ pub fn judge_close(new: &Reading, old: &Reading, cosine: f32) -> Option<String> 
             .flatten()
     })
 }
+
+/// What `new` contradicts of `olds` (each with its cosine to `new`): each
+/// by [`judge_close`]; when that finds none and `new` says something
+/// changed, the one it holds the most words and names of ([`frame::cover`])
+/// — at least [`COVERED`] of them and [`COVERED_WORDS`] — is the one it
+/// says changed (all of them when several hold as many: one value said
+/// twice). A change said of one thing is said of the thing most like it.
+pub fn judge_all(new: &Reading, olds: &[(&Reading, f32)]) -> Vec<Option<String>> {
+    judge_all_at(new, olds, MEANT)
+}
+
+/// [`judge_all`] with `meant` for [`MEANT`].
+fn judge_all_at(new: &Reading, olds: &[(&Reading, f32)], meant: f32) -> Vec<Option<String>> {
+    // A write that may contradict nothing looks nothing up.
+    if !new.may_contradict() {
+        return vec![None; olds.len()];
+    }
+    let mut verdicts: Vec<Option<String>> = olds
+        .iter()
+        .map(|(old, cosine)| judge_close(new, old, *cosine))
+        .collect();
+    if verdicts.iter().any(Option::is_some) || !new.frame.cued() {
+        return verdicts;
+    }
+    // The ones it may be saying changed, with how much of each it holds.
+    let covers: Vec<Option<f32>> = olds
+        .iter()
+        .map(|(old, _)| {
+            let (shared, of) = frame::cover(&new.frame, &old.frame);
+            (frame::may_cover(&new.frame, &old.frame)
+                && !matches!(judge_claims(&new.claims, &old.claims), Verdict::Agrees))
+            .then(|| {
+                if shared >= COVERED_WORDS {
+                    shared as f32 / of as f32
+                } else {
+                    0.0
+                }
+            })
+        })
+        .collect();
+    let best = covers.iter().flatten().copied().fold(0.0f32, f32::max);
+    if best >= COVERED {
+        for (verdict, cover) in verdicts.iter_mut().zip(&covers) {
+            if *cover == Some(best) {
+                *verdict = Some(format!(
+                    "contradicted: it says what changed of this ({:.0}% of its words)",
+                    best * 100.0
+                ));
+            }
+        }
+        return verdicts;
+    }
+    // Else the one closest in meaning, when close enough (with an
+    // embedder: without one every cosine is 0).
+    let closest = covers
+        .iter()
+        .zip(olds)
+        .enumerate()
+        .filter(|(_, (cover, _))| cover.is_some())
+        .map(|(i, (_, (_, cosine)))| (i, *cosine))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((i, cosine)) = closest
+        && cosine >= meant
+    {
+        verdicts[i] = Some(format!(
+            "contradicted: it says what changed of this (cosine {cosine:.2})"
+        ));
+    }
+    verdicts
+}
+
+/// The cosine above which the older memory closest in meaning to a newer
+/// one that says something changed is the one it says changed, when no
+/// rule finds one (all-MiniLM-L6-v2; chosen on the dev set).
+pub const MEANT: f32 = 0.5;
+
+/// The least share of an older memory's words and names a newer one that
+/// says something changed holds for [`judge_all`] to take it as the one
+/// changed (chosen on the dev set).
+pub const COVERED: f32 = 0.4;
+/// The fewest of them.
+pub const COVERED_WORDS: usize = 2;
 
 /// The cosine above which two memories are close enough in meaning for
 /// [`judge_close`] (all-MiniLM-L6-v2; chosen on the dev set).
@@ -377,7 +470,7 @@ impl Contradictions {
     /// `memory_type` saying `content`, true from `valid_from`, contradicts
     /// (none for an EVENT) or repeats: of those the full-text index finds
     /// closest to it (and, with an embedder, the vector index), the ones
-    /// the rules judge contradicted ([`judge_close`] with their cosines),
+    /// the rules judge contradicted ([`judge_all`] with their cosines),
     /// and those of its type it repeats in other words
     /// ([`near_duplicates::judge`]).
     pub async fn find(
@@ -471,9 +564,9 @@ impl Contradictions {
         let semantic = self.retrieval.semantic.is_some();
         let mut found = Found::default();
         let mut repeats = Vec::new();
-        // What the model (when there is one) is shown: the candidates that
-        // share something with the new memory, closest first.
-        let mut for_the_model: Vec<Memory> = Vec::new();
+        // The candidates it may contradict, with what they say and how
+        // close they are: judged together, as the closest of them matters.
+        let mut judged: Vec<(Memory, Arc<Gist>, f32)> = Vec::new();
         for old in candidates {
             if !old.owned_by(scope, level) || old.content == content {
                 continue;
@@ -490,14 +583,34 @@ impl Contradictions {
                 repeats.push((cosine.unwrap_or(0.0), Contradiction { id: old.id, reason }));
                 continue;
             }
-            if !may_contradict {
-                continue;
+            if may_contradict {
+                judged.push((old, theirs, cosine.unwrap_or(0.0)));
             }
-            let ruled = self.contradiction(new, &old, theirs.reading(), cosine, valid_from);
+        }
+        let olds: Vec<(&Reading, f32)> = judged
+            .iter()
+            .map(|(_, theirs, cosine)| (theirs.reading(), *cosine))
+            .collect();
+        let verdicts = judge_all(new, &olds);
+        // What the model (when there is one) is shown: the candidates that
+        // share something with the new memory, closest first.
+        let mut for_the_model: Vec<&Memory> = Vec::new();
+        for ((old, theirs, cosine), verdict) in judged.iter().zip(verdicts) {
+            let ruled = verdict.map(|reason| Contradiction {
+                id: old.id.clone(),
+                // Stored earlier but true later (the new one is an older
+                // truth): the new one is the one replaced, and the reason
+                // is told that way round when the rules can tell it.
+                reason: if old.valid_from > valid_from {
+                    judge_close(theirs.reading(), new, *cosine).unwrap_or(reason)
+                } else {
+                    reason
+                },
+            });
             if self.llm.is_some()
                 && for_the_model.len() < llm::MAX_CANDIDATES
                 && (ruled.is_some()
-                    || cosine.is_some_and(|c| c >= CLOSE)
+                    || *cosine >= CLOSE
                     || gist.shares_words_with(&old.content, RELATED_WORDS))
             {
                 for_the_model.push(old);
@@ -525,32 +638,6 @@ impl Contradictions {
             }
         }
         Ok(found)
-    }
-
-    /// Whether `new`, true from `valid_from`, contradicts `old` (read as
-    /// `read_old`), and why.
-    fn contradiction(
-        &self,
-        new: &Reading,
-        old: &Memory,
-        read_old: &Reading,
-        cosine: Option<f32>,
-        valid_from: Micros,
-    ) -> Option<Contradiction> {
-        let cosine = cosine.unwrap_or(0.0);
-        let reason = judge_close(new, read_old, cosine)?;
-        // Stored earlier but true later (the new one is an older truth):
-        // the new one is the one replaced, and the reason is told that way
-        // round when the rules can tell it.
-        let reason = if old.valid_from > valid_from {
-            judge_close(read_old, new, cosine).unwrap_or(reason)
-        } else {
-            reason
-        };
-        Some(Contradiction {
-            id: old.id.clone(),
-            reason,
-        })
     }
 
     /// The owner's valid memories of `filter` whose words are closest to

@@ -226,11 +226,10 @@ pub async fn locomo(
 /// Stores the turns as an agent importing its past conversations would: a
 /// batch per session, written from that session's scope (so that each turn
 /// keeps its conversation as origin_session_id) at GLOBAL level (so that a
-/// question from any session finds it). Returns how many merged into an
-/// earlier identical turn.
-/// Stores the turns as memories of `memory_type`, a BatchCreateMemories
-/// per session; returns how many merged into an identical memory and how
-/// many older ones were invalidated as contradicted.
+/// question from any session finds it), as memories of `memory_type`.
+/// Returns how many merged into an identical memory and how many older
+/// ones were invalidated as contradicted (each printed: which turn, by
+/// which).
 async fn store_turns(
     engram: &Engram,
     namespace: &proto::Scope,
@@ -238,6 +237,7 @@ async fn store_turns(
     memory_type: MemoryType,
 ) -> anyhow::Result<(usize, usize)> {
     let (mut merged, mut invalidated) = (0, 0);
+    let mut said: std::collections::HashMap<String, &str> = Default::default();
     for session in turns.chunk_by(|a, b| a.session == b.session) {
         let memories = session
             .iter()
@@ -269,10 +269,16 @@ async fn store_turns(
             .iter()
             .filter(|r| r.result() == proto::WriteResult::Merged)
             .count();
-        invalidated += results
-            .iter()
-            .map(|r| r.invalidated_memory_ids.len())
-            .sum::<usize>();
+        for (turn, result) in session.iter().zip(&results) {
+            if let Some(memory) = &result.memory {
+                said.insert(memory.id.clone(), &turn.content);
+            }
+            for id in &result.invalidated_memory_ids {
+                invalidated += 1;
+                let old = said.get(id).copied().unwrap_or("?");
+                eprintln!("  invalidated {old:?}\n    by {:?}", turn.content);
+            }
+        }
     }
     Ok((merged, invalidated))
 }
