@@ -137,17 +137,20 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
     match judge_claims(&new.claims, &old.claims) {
         Verdict::Contradicts(reason) => Some(reason),
         Verdict::Agrees => None,
-        // Both claim something, of different attributes ("moved to Berlin",
-        // "works at Acme"): not the same thing said otherwise.
-        Verdict::Unknown if !new.claims.is_empty() && !old.claims.is_empty() => {
-            let shared = new
-                .claims
-                .iter()
-                .any(|n| old.claims.iter().any(|o| o.attribute == n.attribute));
-            shared.then(by_frames).flatten()
-        }
+        Verdict::Unknown if other_attributes(new, old) => None,
         Verdict::Unknown => by_frames(),
     }
+}
+
+/// Whether both claim something, of different attributes only ("moved to
+/// Berlin", "works at Acme"): not the same thing said otherwise.
+fn other_attributes(new: &Reading, old: &Reading) -> bool {
+    !new.claims.is_empty()
+        && !old.claims.is_empty()
+        && !new
+            .claims
+            .iter()
+            .any(|n| old.claims.iter().any(|o| o.attribute == n.attribute))
 }
 
 /// [`judge`] for an older memory whose meaning is as close to the new
@@ -208,8 +211,18 @@ fn judge_all_at(new: &Reading, olds: &[(&Reading, f32)], meant: f32) -> Vec<Opti
             })
         })
         .collect();
+    // The one most like it claiming another attribute than it does: the
+    // change is of that other attribute, of nothing known.
+    let vetoed: Vec<bool> = olds
+        .iter()
+        .map(|(old, _)| other_attributes(new, old))
+        .collect();
     let best = covers.iter().flatten().copied().fold(0.0f32, f32::max);
     if best >= COVERED {
+        let at_best = |i: usize| covers[i] == Some(best);
+        if (0..olds.len()).any(|i| at_best(i) && vetoed[i]) {
+            return verdicts;
+        }
         for (verdict, cover) in verdicts.iter_mut().zip(&covers) {
             if *cover == Some(best) {
                 *verdict = Some(format!(
@@ -231,6 +244,7 @@ fn judge_all_at(new: &Reading, olds: &[(&Reading, f32)], meant: f32) -> Vec<Opti
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((i, cosine)) = closest
         && cosine >= meant
+        && !vetoed[i]
     {
         verdicts[i] = Some(format!(
             "contradicted: it says what changed of this (cosine {cosine:.2})"

@@ -144,6 +144,8 @@ fn talk_another_thing_of_a_kind_or_one_of_many_is_no_change() {
         "Carlos now works remotely for a company in Berlin.",
         "Carlos lives in Madrid.",
     );
+    // Of the same subject, another attribute the rules know.
+    no("Bob Smith moved to Porto.", "Bob Smith prefers Rust.");
     // One of many, and one more.
     no("The app now supports German.", "The app supports English.");
     no(
