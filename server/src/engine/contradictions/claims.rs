@@ -159,17 +159,20 @@ fn rules() -> Vec<Rule> {
         ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+took\s+over\s+as\s+(?:the\s+)?(?P<s>[^,.;:!?]+?)\s+(?:lead|head|owner)\b".to_owned()),
         ("assignee", Value::Name, format!(r"\b(?:is\s+|was\s+|got\s+)?(?:re)?assigned\s+to\s+{NAME}")),
         ("reviewer", Value::Name, format!(r"\b(?:a\s+)?review(?:ed)?\s+(?:from|by)\s+{NAME}")),
-        ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>[$€£]?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|k|m)?)".to_owned()),
+        ("price", Value::Phrase, r"\b(?:costs?|is priced at|cuesta|cuestan|kostet|kosten|coûte|coûtent|custa|custam)\s+(?P<v>(?:[$€£]|R\$|US\$|A\$|C\$|CHF|Fr\.)?\s?\d[\d.,]*\s?(?:[$€£]|usd|eur|chf|k|m)?)".to_owned()),
         ("plan", Value::Phrase, r"\b(?:is|are)\s+(?:now\s+)?on\s+(?:the\s+|a\s+)?(?P<v>[\w-]+)\s+(?P<k>plan|tier|support|contract|license|licence|subscription)\b".to_owned()),
         ("plan", Value::Name, r"\b(?:upgraded|downgraded)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)(?:\s+(?:plan|tier))?(?:\s|$|[,.;])".to_owned()),
         ("plan", Value::Name, r"\b(?:switched|moved)\s+to\s+(?:the\s+)?(?P<v>\p{Lu}[\w-]*)\s+(?:plan|tier)\b".to_owned()),
         ("headquarters", Value::Name, format!(r"\b(?:headquarters|hq|head office)\s+(?:is|are)\s+(?:now\s+)?(?:in|at)\s+{NAME}")),
         ("title", Value::Phrase, r"\b(?:is|became|was promoted to|got promoted to|promoted to|ist|es|est|é)\s+(?:now\s+)?(?:a\s+|an\s+|the\s+)?(?P<v>(?:[\w-]+\s+){0,3}(?:engineer|manager|director|designer|developer|analyst|scientist|architect|intern|vp|cto|ceo|cfo|coo|head of [\w ]+|product manager))\b".to_owned()),
         ("manager", Value::Name, format!(r"\breports?\s+(?:directly\s+)?to\s+{NAME}")),
+        ("manager", Value::Name, format!(r"\b(?:berichtet|reporta|reportan|rend compte|reporte|se reporta|responde)\s+(?:jetzt\s+|nun\s+|ahora\s+|maintenant\s+|agora\s+)?(?:direkt\s+)?(?:an|a|à|ao|à)\s+{NAME}")),
         ("owner", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:now\s+)?(?:owns|leads|took over|is leading|is the owner of|is responsible for|runs|manages)\s+(?P<s>[^,.;:!?]+)".to_owned()),
         ("on-call", Value::Name, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|will be)\s+(?:now\s+)?(?:the\s+)?on[- ]?call\b".to_owned()),
         // A status.
         ("status", Value::Phrase, r"\b(?:is|are|was|now|está|están|ist|sind|est|sont|estão)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+)?(?P<v>blocked|done|complete|completed|finished|in progress|on hold|paused|live|deprecated|cancell?ed|shipped|delayed|merged|resolved|approved|rejected|pending|active|inactive|green|red|bloquead[oa]s?|terminad[oa]s?|en pausa|cancelad[oa]s?|blockiert|fertig|erledigt|abgeschlossen|pausiert|bloquée?s?|terminée?s?|en pause|annulée?s?|concluíd[oa]s?|pausad[oa]s?)\b".to_owned()),
+        // When something ships.
+        ("release date", Value::Phrase, format!(r"\b(?:ships|ship|shipping|launches|launch|goes live|go live|is released|releases)\s+(?:now\s+)?(?:on|in)\s+{NAME}")),
         // What is due when.
         ("deadline", Value::Phrase, format!(r"\b(?:is|are)\s+(?:now\s+)?due\s+(?:on\s+|by\s+)?{NAME}")),
         ("deadline", Value::Phrase, format!(r"\b(?:vence|termina|ist fällig|fällig|est due|vence)\s+(?:el\s+|am\s+|le\s+|em\s+|no\s+|na\s+)?{NAME}")),
