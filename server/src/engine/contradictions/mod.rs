@@ -172,12 +172,16 @@ pub fn judge_close(new: &Reading, old: &Reading, cosine: f32) -> Option<String> 
     })
 }
 
-/// What `new` contradicts of `olds` (each with its cosine to `new`): each
-/// by [`judge_close`]; when that finds none and `new` says something
-/// changed, the one it holds the most words and names of ([`frame::cover`])
-/// — at least [`COVERED`] of them and [`COVERED_WORDS`] — is the one it
-/// says changed (all of them when several hold as many: one value said
-/// twice). A change said of one thing is said of the thing most like it.
+/// What `new` contradicts of `olds` (each with its cosine to `new`, 0
+/// without an embedder): each by [`judge_close`]; when that finds none and
+/// `new` says something changed, the one it holds the most words and
+/// names of ([`frame::cover`]) — at least [`COVERED`] of them and
+/// [`COVERED_WORDS`] — is the one it says changed (all of them when
+/// several hold as many: one value said twice); when none holds that
+/// many, the one closest in meaning, from [`MEANT`] up. Only those
+/// [`frame::may_cover`] allows compete, and the winner claiming another
+/// attribute than `new` does means no change known. A change said of one
+/// thing is said of the thing most like it.
 pub fn judge_all(new: &Reading, olds: &[(&Reading, f32)]) -> Vec<Option<String>> {
     judge_all_at(new, olds, MEANT)
 }
