@@ -9,6 +9,8 @@ use engram_tests::{Server, create_batch, input, list_all, scope};
 const FORGOTTEN: usize = 5_000;
 /// How long the memories may take to be counted as expired.
 const EXPIRY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long after it is sent each batch expires.
+const EXPIRES_AFTER: Duration = Duration::from_secs(5);
 /// Memories per BatchCreateMemories call.
 const PER_CALL: usize = 500;
 
@@ -24,8 +26,10 @@ async fn a_large_forget_deletes_in_batches_that_each_commit_and_writes_go_on_mea
     .await;
     let engram = server.client().await;
     let ns = scope("forget");
-    let expire = SystemTime::now() + Duration::from_secs(2);
     for call in 0..FORGOTTEN / PER_CALL {
+        // Each batch expires shortly after it is sent: a slow machine may take
+        // seconds for all of them, and a time already past is refused.
+        let expire = SystemTime::now() + EXPIRES_AFTER;
         let memories = (0..PER_CALL)
             .map(|i| {
                 let mut m = input(MemoryType::Event, &format!("event {call} {i}"));
