@@ -17,10 +17,10 @@ use prost_types::Timestamp;
 const DEV: &str = include_str!("../../data/contradictions/dev.json");
 const HELD_OUT: &str = include_str!("../../data/contradictions/heldout.json");
 /// The least precision the rules keep on the held-out sequences (what they
-/// reach now, 0.89, less a margin). Issue 27 asks for 0.95 at a recall of
-/// 0.60: not reached yet (the recall is printed), so this guards against
-/// the rules getting worse, not the target.
-const MIN_PRECISION: f64 = 0.85;
+/// reach now, 0.97, less a margin). Issue 27 asks for 0.95 at a recall of
+/// 0.60 (0.75 with the embedder): the recall is printed, and this guards
+/// against the rules getting worse.
+const MIN_PRECISION: f64 = 0.93;
 /// Sequences written at once (each in a scope of its own).
 const CONCURRENT_SEQUENCES: usize = 8;
 

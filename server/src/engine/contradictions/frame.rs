@@ -50,7 +50,7 @@ vendredi janeiro fevereiro março maio junho julho setembro outubro novembro dez
 segunda terça quarta quinta sexta";
 
 /// Words saying something changed.
-const CHANGE_CUES: &str = r"now|no longer|anymore|any more|moved|switched|switch|changed|raised|lowered|bumped|increased|decreased|reduced|scaled|expanded|upgraded|downgraded|migrated|renamed|reassigned|transferred|replaced|instead|rescheduled|postponed|pushed|slipped|delayed|reopened|lifted|took over|from now on|as of|updated|relicensed|re-estimated|relocated|reverted|reversed|promoted|became|dropped|dropping|cancell?ed|retired|decommissioned|set to|adjusted|ahora|ya no|cambi[óoa]|cambiamos|movimos|movió|movida|movido|moveu|verlegt|migramos|aplaz\w+|pospus\w+|dej[óa]|reprogram\w+|jetzt|nun|nicht mehr|inzwischen|verschiebt|verschoben|geändert|gewechselt|umgestellt|erhöht|gesenkt|stattdessen|maintenant|désormais|ne \w+ plus|déplacée?|changée?|migrée?|reportée?|augmentée?|au lieu de|annulée?|remplacée?|passée? (?:à|au)|pasó a|agora|não \w+ mais|mudou|mudamos|passou|remarcad[oa]|adiad[oa]|aumentou|em vez de|voltamos";
+const CHANGE_CUES: &str = r"now|no longer|anymore|any more|moved|switched|switch|changed|raised|lowered|bumped|increased|decreased|reduced|scaled|expanded|upgraded|downgraded|migrated|renamed|reassigned|transferred|replaced|instead|rescheduled|postponed|pushed|slipped|delayed|reopened|lifted|took over|from now on|as of|updated|relicensed|re-estimated|relocated|reverted|reversed|promoted|became|dropped|dropping|cancell?ed|retired|decommissioned|set to|adjusted|ahora|ya no|cambi[óoa]|cambiamos|movimos|movió|movida|movido|moveu|verlegt|migramos|aplaz\w+|pospus\w+|dej[óa]|reprogram\w+|jetzt|nun|nicht mehr|inzwischen|verschiebt|verschoben|geändert|gewechselt|umgestellt|erhöht|gesenkt|stattdessen|maintenant|désormais|ne \w+ plus|déplacée?|changée?|migrée?|reportée?|augmentée?|au lieu de|annulée?|remplacée?|passée? (?:à|au)|pasó a|agora|não \w+ mais|mudou|mudamos|passou|remarcad[oa]|adiad[oa]|aumentou|em vez de|voltamos|after all|scratch|revised|no more|back on|swapped|handed off|al final|descart\w+|verworfen|vom tisch|finalement|au final|revue|abandonn\w+|finalmente|abandonamos";
 
 static STOP_SET: LazyLock<BTreeSet<&'static str>> =
     LazyLock::new(|| STOP.split_whitespace().collect());
@@ -59,7 +59,7 @@ static PREDICATE_SET: LazyLock<BTreeSet<String>> =
 static CALENDAR_SET: LazyLock<BTreeSet<&'static str>> =
     LazyLock::new(|| CALENDAR.split_whitespace().collect());
 static CUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"(?i)\b(?:{CHANGE_CUES}|(?-i:new))\b")).expect("change cue pattern")
+    Regex::new(&format!(r"(?i)\b(?:{CHANGE_CUES}|(?-i:[Nn]ew))\b")).expect("change cue pattern")
 });
 static TOKEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`[^`]+`|[\w$€£%@./:+#'-]+").expect("token pattern"));
@@ -160,6 +160,13 @@ pub fn cued(text: &str) -> bool {
 fn cues(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
     CUE.find_iter(text)
         .filter(|m| {
+            if m.as_str() == "New" {
+                // "New number: …", not "New York".
+                let starts = text[..m.start()].trim_end();
+                let next = text[m.end()..].trim_start();
+                return (starts.is_empty() || starts.ends_with(['.', ';', ':', '-']))
+                    && next.starts_with(char::is_lowercase);
+            }
             if m.as_str() != "new" {
                 return true;
             }
@@ -173,6 +180,7 @@ fn cues(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
                 || before.ends_with([';', ':', ',', '.'])
                 || ["the", "our", "my", "his", "her", "their", "its", "your"]
                     .contains(&word.as_str())
+                || word.ends_with("'s")
         })
         .map(|m| m.range())
 }
@@ -446,6 +454,13 @@ pub fn judge(new: &Frame, old: &Frame) -> Option<String> {
     judge_leaving_out(new, old, 0)
 }
 
+/// Whether two numbers are of far apart sizes ("at 2", "6432"): not one
+/// value of one thing.
+fn far_apart(a: &str, b: &str) -> bool {
+    let digits = |v: &str| v.chars().all(|c| c.is_ascii_digit()).then_some(v.len());
+    matches!((digits(a), digits(b)), (Some(x), Some(y)) if x.abs_diff(y) >= 2)
+}
+
 /// [`judge`] for two memories close in meaning: a newer one that says what
 /// changed may leave out up to `more` words of the older frame besides its
 /// verb ("Loki retention bumped to 90 days" for "Application logs are
@@ -465,6 +480,7 @@ pub fn judge_leaving_out(new: &Frame, old: &Frame, more: usize) -> Option<String
     // word ("at Acme", "at Globex"; "port 5433", "port 6432").
     let same_slot = |a: &(Kind, String), b: &(Kind, String)| {
         a.0 == b.0
+            && !far_apart(&a.1, &b.1)
             && match (new.slots.get(a), old.slots.get(b)) {
                 (Some(x), Some(y)) => !x.is_disjoint(y),
                 _ => false,
@@ -537,7 +553,7 @@ pub fn judge_shaped(new: &Frame, old: &Frame) -> Option<String> {
     let (c, g) = came.iter().find_map(|c| {
         let shape = new.shapes.get(*c)?;
         gone.iter()
-            .find(|g| g.0 == c.0 && old.shapes.get(**g) == Some(shape))
+            .find(|g| g.0 == c.0 && old.shapes.get(**g) == Some(shape) && !far_apart(&c.1, &g.1))
             .map(|g| (c, g))
     })?;
     // Another name on both sides besides the value: another subject

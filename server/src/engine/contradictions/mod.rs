@@ -25,7 +25,7 @@ pub mod near_duplicates;
 mod words;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 pub use claims::{Claim, claims};
@@ -33,6 +33,7 @@ pub use frame::Frame;
 pub use words::{OWNER, fold, folded};
 
 use near_duplicates::Gist;
+use regex::Regex;
 
 use crate::domain::{
     ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
@@ -137,20 +138,37 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
     match judge_claims(&new.claims, &old.claims) {
         Verdict::Contradicts(reason) => Some(reason),
         Verdict::Agrees => None,
-        Verdict::Unknown if other_attributes(new, old) => None,
+        Verdict::Unknown if other_attributes(new, old) || new_contact(new, old) => None,
         Verdict::Unknown => by_frames(),
     }
 }
 
 /// Whether both claim something, of different attributes only ("moved to
 /// Berlin", "works at Acme"): not the same thing said otherwise.
+/// Whether `new` gives a phone number or email address and `old` none: a
+/// contact is told by its shape, so `old` says nothing of it (and the
+/// digits of a number are no other value of `old`'s).
+fn new_contact(new: &Reading, old: &Reading) -> bool {
+    let contact = |c: &Claim| c.attribute.starts_with("phone") || c.attribute.starts_with("email");
+    new.claims.iter().any(contact) && !old.claims.iter().any(contact)
+}
+
+/// A note of a setting ("code freeze: 1 November") names no attribute,
+/// and a phone number or email address is told by its shape wherever it
+/// is (a contact's, a team's): neither tells that a memory is of another
+/// attribute.
 fn other_attributes(new: &Reading, old: &Reading) -> bool {
-    !new.claims.is_empty()
-        && !old.claims.is_empty()
+    let named = |c: &&Claim| {
+        !(c.attribute == "setting"
+            || c.attribute.starts_with("phone")
+            || c.attribute.starts_with("email"))
+    };
+    new.claims.iter().any(|c| named(&c))
+        && old.claims.iter().any(|c| named(&c))
         && !new
             .claims
             .iter()
-            .any(|n| old.claims.iter().any(|o| o.attribute == n.attribute))
+            .any(|n| old.claims.iter().any(|o| same_attribute(n, o)))
 }
 
 /// [`judge`] for an older memory whose meaning is as close to the new
@@ -182,14 +200,23 @@ pub fn judge_close(new: &Reading, old: &Reading, cosine: f32) -> Option<String> 
 /// [`frame::may_cover`] allows compete, and the winner claiming another
 /// attribute than `new` does means no change known. A change said of one
 /// thing is said of the thing most like it.
-pub fn judge_all(new: &Reading, olds: &[(&Reading, f32)]) -> Vec<Option<String>> {
-    judge_all_at(new, olds, MEANT)
+///
+/// Without an embedder (`semantic` false) only a `new` that
+/// [`Reading::may_contradict`] is judged: the lookup of its candidates
+/// would cost any other write more than the write. With one, the vector
+/// search finds them anyway, and every `new` is judged.
+pub fn judge_all(new: &Reading, olds: &[(&Reading, f32)], semantic: bool) -> Vec<Option<String>> {
+    judge_all_at(new, olds, semantic, MEANT)
 }
 
 /// [`judge_all`] with `meant` for [`MEANT`].
-fn judge_all_at(new: &Reading, olds: &[(&Reading, f32)], meant: f32) -> Vec<Option<String>> {
-    // A write that may contradict nothing looks nothing up.
-    if !new.may_contradict() {
+fn judge_all_at(
+    new: &Reading,
+    olds: &[(&Reading, f32)],
+    semantic: bool,
+    meant: f32,
+) -> Vec<Option<String>> {
+    if !semantic && !new.may_contradict() {
         return vec![None; olds.len()];
     }
     let mut verdicts: Vec<Option<String>> = olds
@@ -288,7 +315,7 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
     let mut found = None;
     for n in new {
         for o in old {
-            if n.attribute != o.attribute || o.negated || !same_subject(n, o) {
+            if !same_attribute(n, o) || o.negated || !same_subject(n, o) {
                 continue;
             }
             let agree = overlap(n, o);
@@ -325,7 +352,14 @@ fn overlap(a: &Claim, b: &Claim) -> bool {
 /// of the same kind: one rejected by the other ("tabs over spaces"), or
 /// the same thing with another qualifier ("dark mode", "light mode").
 fn replaces(n: &Claim, o: &Claim) -> bool {
-    if n.attribute != "preference" {
+    if n.attribute == "price" {
+        // A price in another currency is another market's ("$29 in the
+        // US", "£24 in the UK").
+        return currency(&n.value_text) == currency(&o.value_text)
+            || currency(&n.value_text).is_none()
+            || currency(&o.value_text).is_none();
+    }
+    if !n.attribute.starts_with("preference") {
         return true;
     }
     let rejected = |by: &Claim, other: &Claim| {
@@ -340,10 +374,54 @@ fn replaces(n: &Claim, o: &Claim) -> bool {
     rejected(n, o) || rejected(o, n) || (head(n).is_some() && head(n) == head(o))
 }
 
+/// Whether two claims are of one attribute: the same, or a preference and
+/// one of what for ("tabs" and "tabs for indentation").
+fn same_attribute(a: &Claim, b: &Claim) -> bool {
+    a.attribute == b.attribute
+        || [a, b].iter().any(|c| c.attribute == "preference")
+            && [a, b].iter().all(|c| c.attribute.starts_with("preference"))
+}
+
+/// The currency a price is written in, when it says.
+fn currency(price: &str) -> Option<&'static str> {
+    static CURRENCY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)R\$|A\$|C\$|CHF|Fr\.|[$€£¥]|\b(?:usd|eur|gbp)\b").expect("currency")
+    });
+    let found = CURRENCY.find(price)?.as_str().to_lowercase();
+    Some(match found.as_str() {
+        "$" | "usd" => "$",
+        "€" | "eur" => "€",
+        "£" | "gbp" => "£",
+        "¥" => "¥",
+        "r$" => "R$",
+        "a$" => "A$",
+        "c$" => "C$",
+        _ => "CHF",
+    })
+}
+
 /// Whether two claims are about the same subject: the same words, or one
 /// leaving out names the other gives ("Alice" and "Alice Chen").
 fn same_subject(a: &Claim, b: &Claim) -> bool {
     if a.subject == b.subject {
+        return true;
+    }
+    // A ticket's key names it alone ("the ticket OPS-311", "OPS-311").
+    let ticket = |w: &&String| {
+        w.split_once('-').is_some_and(|(key, number)| {
+            key.len() >= 2
+                && key.chars().all(char::is_alphanumeric)
+                && !number.is_empty()
+                && number.chars().all(|c| c.is_ascii_digit())
+        })
+    };
+    // (A setting's subject is its key: "OPS-311 priority".)
+    if a.attribute != "setting"
+        && a.subject
+            .iter()
+            .filter(ticket)
+            .any(|w| b.subject.contains(w))
+    {
         return true;
     }
     let (small, big) = if a.subject.len() <= b.subject.len() {
@@ -518,7 +596,8 @@ impl Contradictions {
         // are read). So linked near-duplicates are found among the
         // candidates of memories that claim something or say something
         // changed. Which it is, is told before the memory is read in full.
-        let may_contradict = contradictable && (self.llm.is_some() || may_contradict(content));
+        let may_contradict = contradictable
+            && (self.llm.is_some() || self.retrieval.semantic.is_some() || may_contradict(content));
         let limit = if may_contradict {
             CANDIDATES
         } else if self.merge_near_duplicates {
@@ -609,7 +688,7 @@ impl Contradictions {
             .iter()
             .map(|(_, theirs, cosine)| (theirs.reading(), *cosine))
             .collect();
-        let verdicts = judge_all(new, &olds);
+        let verdicts = judge_all(new, &olds, semantic);
         // What the model (when there is one) is shown: the candidates that
         // share something with the new memory, closest first.
         let mut for_the_model: Vec<&Memory> = Vec::new();

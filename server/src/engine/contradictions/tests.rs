@@ -58,12 +58,55 @@ fn another_subject_attribute_or_the_same_value_does_not() {
     ));
 }
 
+#[test]
+fn values_told_by_their_shape_statuses_and_settings_are_claims() {
+    // A phone number or an email address is a contact of whom it names.
+    assert!(contradicts(
+        "Ravi's new number is +44 7700 900456; the old one is disconnected.",
+        "phone for Ravi Kumar: +44 7700 900123"
+    ));
+    assert!(!contradicts(
+        "Send contracts to legal@acme.example",
+        "Send invoices to billing@acme.example"
+    ));
+    // A ticket's status, by class ("closed as done" is done).
+    assert!(contradicts("PAY-77 reopened.", "PAY-77 closed as done."));
+    assert!(contradicts("OPS-311 resolvido e fechado.", "O ticket OPS-311 está aberto."));
+    assert!(!contradicts("PAY-77 is done.", "PAY-77 closed."));
+    assert!(!contradicts(
+        "The office is closed on Sundays.",
+        "The office is open on Saturdays."
+    ));
+    // A note of one setting; a quarter is part of what it is of.
+    assert!(contradicts("- redis maxmemory: 6gb", "- redis maxmemory: 2gb"));
+    assert!(!contradicts("Q4 revenue: $1.5M", "Q3 revenue: $1.2M"));
+    // A price in another currency is another market's.
+    assert!(!contradicts(
+        "Pro costs £24 a month in the UK.",
+        "Pro costs $29 a month in the US."
+    ));
+    // A job title at a company names an employer.
+    assert!(contradicts(
+        "Mateo joined Canva last month.",
+        "Mateo Alvarez is a product designer at Figma."
+    ));
+    // A preference is of what it is for.
+    assert!(contradicts(
+        "Prefers an aisle seat on flights.",
+        "Prefers a window seat on flights."
+    ));
+    assert!(!contradicts(
+        "Prefers a window seat on short hops.",
+        "Prefers an aisle seat on long-haul flights."
+    ));
+}
+
 /// What `new` contradicts of `olds`, as a write path judges them together
 /// (without an embedder).
 fn contradicted(new: &str, olds: &[&str]) -> Vec<bool> {
     let read_olds: Vec<Reading> = olds.iter().map(|old| read(old)).collect();
     let olds: Vec<(&Reading, f32)> = read_olds.iter().map(|old| (old, 0.0)).collect();
-    judge_all(&read(new), &olds)
+    judge_all(&read(new), &olds, false)
         .iter()
         .map(Option::is_some)
         .collect()
@@ -183,7 +226,7 @@ fn the_quick_check_agrees_with_the_full_reading() {
 pub(crate) fn score(cases: &[serde_json::Value], misses: bool) -> (usize, usize, usize) {
     score_all(cases, misses, |new, _, olds| {
         let olds: Vec<(&Reading, f32)> = olds.iter().map(|(old, _)| (*old, 0.0)).collect();
-        judge_all(new, &olds)
+        judge_all(new, &olds, false)
     })
 }
 
@@ -253,14 +296,28 @@ fn score_all(
     (hits, predicted, labelled)
 }
 
+/// The labelled sets SETS names (comma-separated names of files in
+/// tests/data/contradictions; "dev" when unset): never "heldout" to tune on.
+fn tuning_sets() -> Vec<serde_json::Value> {
+    let names = std::env::var("SETS").unwrap_or_else(|_| "dev".into());
+    names
+        .split(',')
+        .flat_map(|name| {
+            let path = format!(
+                "{}/../tests/data/contradictions/{name}.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let cases: Vec<serde_json::Value> =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            cases
+        })
+        .collect()
+}
+
 #[test]
-#[ignore = "prints the rules' precision and recall on the dev set with every miss"]
+#[ignore = "prints the rules' precision and recall on the sets SETS names (dev) with every miss"]
 fn dev() {
-    let cases: Vec<serde_json::Value> = serde_json::from_str(include_str!(
-        "../../../../tests/data/contradictions/dev.json"
-    ))
-    .unwrap();
-    print_score("dev", score(&cases, true));
+    print_score("dev", score(&tuning_sets(), true));
 }
 
 #[test]
@@ -289,13 +346,10 @@ pub(crate) async fn test_embedder() -> crate::embed::Embedder {
 }
 
 #[tokio::test]
-#[ignore = "prints the rules' precision and recall on the dev set with the test model's cosines"]
+#[ignore = "prints the rules' precision and recall on the sets SETS names (dev) with the test model's cosines"]
 async fn dev_with_embedder() {
     let embedder = test_embedder().await;
-    let cases: Vec<serde_json::Value> = serde_json::from_str(include_str!(
-        "../../../../tests/data/contradictions/dev.json"
-    ))
-    .unwrap();
+    let cases = tuning_sets();
     let texts: Vec<String> = cases
         .iter()
         .flat_map(|c| c["writes"].as_array().unwrap().iter())
@@ -313,7 +367,7 @@ async fn dev_with_embedder() {
                 .iter()
                 .map(|(old, old_text)| (*old, cosine(text, old_text)))
                 .collect();
-            judge_all_at(new, &olds, meant)
+            judge_all_at(new, &olds, true, meant)
         });
         print_score(&format!("dev, meant at {meant}"), score);
     }
@@ -322,7 +376,8 @@ async fn dev_with_embedder() {
 #[test]
 #[ignore = "prints, per rule, how many pairs each said and got right on a set (totals only)"]
 fn per_rule() {
-    for name in ["dev", "heldout"] {
+    let sets = std::env::var("SETS").unwrap_or_else(|_| "dev,heldout".into());
+    for name in sets.split(',') {
         let path = format!(
             "{}/../tests/data/contradictions/{name}.json",
             env!("CARGO_MANIFEST_DIR")
@@ -341,7 +396,7 @@ fn per_rule() {
         for only in ["claims", "frame", "cover"] {
             let (hits, predicted, _) = score_all(&cases, false, |new, _, olds| {
                 let olds: Vec<(&Reading, f32)> = olds.iter().map(|(old, _)| (*old, 0.0)).collect();
-                judge_all(new, &olds)
+                judge_all(new, &olds, false)
                     .into_iter()
                     .map(|r| r.filter(|r| rule(r) == only))
                     .collect()
@@ -360,7 +415,7 @@ fn pairs() {
         let Some((old, new)) = line.split_once(" || ") else {
             continue;
         };
-        let said = judge_all(&read(new), &[(&read(old), 0.0)]).remove(0);
+        let said = judge_all(&read(new), &[(&read(old), 0.0)], false).remove(0);
         println!(
             "{:5} {old:?} -> {new:?} {}",
             said.is_some(),

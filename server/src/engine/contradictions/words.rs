@@ -32,7 +32,7 @@ também desde até e ou mas não mais com em pelo pela
 
 /// Who writes about themselves: the owner of the memory.
 const SELF: &str = "i me my mine myself we us our ours ourselves user user's yo mi mis me
-nosotros nosotras nuestro nuestra ich mich mir mein meine wir uns unser unsere je moi mon
+nosotros nosotras nuestro nuestra j ich mich mir mein meine wir uns unser unsere je moi mon
 ma mes nous notre nos eu meu minha meus minhas nós nosso nossa";
 
 /// Abbreviations written for the same thing.
