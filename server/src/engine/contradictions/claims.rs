@@ -6,6 +6,8 @@
 //! German, French and Portuguese; a sentence matching none claims nothing,
 //! so it never contradicts anything.
 
+mod schedule;
+
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
@@ -121,18 +123,19 @@ static SUBJECT_END_SET: LazyLock<BTreeSet<&'static str>> =
 /// (at most six).
 const NAME: &str = r"(?P<v>[^\s,.;:!?()]+(?:\s+[^\s,.;:!?()]+){0,5})";
 /// Statuses, each class of them one value to [`status_class`].
-const STATUSES: &str = "blocked|done|complete|completed|finished|in progress|on hold|paused|live|deprecated|cancell?ed|shipped|delayed|merged|resolved|approved|rejected|pending|active|inactive|green|red|open|closed|fixed|reopened|bloquead[oa]s?|terminad[oa]s?|en pausa|en curso|abiert[oa]|cerrad[oa]|resuelt[oa]|reabiert[oa]|cancelad[oa]s?|blockiert|fertig|erledigt|abgeschlossen|pausiert|offen|geschlossen|gelöst|in arbeit|wieder geöffnet|bloquée?s?|terminée?s?|en pause|en cours|ouverte?|fermée?|résolue?|rouverte?|annulée?s?|concluíd[oa]s?|pausad[oa]s?|em andamento|abert[oa]|fechad[oa]|resolvid[oa]|reabert[oa]";
+const STATUSES: &str = "blocked|done|complete|completed|finished|in progress|on hold|paused|live|deprecated|cancell?ed|shipped|delayed|merged|resolved|approved|rejected|pending|active|inactive|green|red|open|closed|fixed|reopened|bloquead[oa]s?|terminad[oa]s?|en pausa|en curso|abiert[oa]|cerrad[oa]|resuelt[oa]|reabiert[oa]|cancelad[oa]s?|blockiert|fertig|erledigt|abgeschlossen|pausiert|offen|geschlossen|gelöst|in arbeit|wieder geöffnet|bloquée?s?|terminée?s?|en pause|en cours|ouverte?|fermée?|résolue?|rouverte?|annulée?s?|concluíd[oa]s?|pausad[oa]s?|em andamento|abert[oa]|fechad[oa]|resolvid[oa]|reabert[oa]|waiting|esperando|wartet|en attente|aguardando|clos";
 
 /// Statuses that say the same ("done", "closed", "resolved"), by class.
-const STATUS_CLASSES: [(&str, &str); 6] = [
+const STATUS_CLASSES: [(&str, &str); 7] = [
     (
         "done",
-        "done complete completed finished closed fixed resolved merged shipped terminado terminada terminados terminadas cerrado cerrada resuelto resuelta fertig erledigt abgeschlossen geschlossen gelöst terminé terminée terminés terminées fermé fermée résolu résolue concluído concluída concluídos concluídas fechado fechada resolvido resolvida",
+        "done clos complete completed finished closed fixed resolved merged shipped terminado terminada terminados terminadas cerrado cerrada resuelto resuelta fertig erledigt abgeschlossen geschlossen gelöst terminé terminée terminés terminées fermé fermée résolu résolue concluído concluída concluídos concluídas fechado fechada resolvido resolvida",
     ),
     (
         "open",
         "open reopened abierto abierta reabierto reabierta offen wieder ouvert ouverte rouvert rouverte aberto aberta reaberto reaberta",
     ),
+    ("waiting", "waiting esperando wartet en attente aguardando"),
     (
         "progress",
         "in progress active en curso in arbeit en cours em andamento",
@@ -174,7 +177,7 @@ static OPEN_CLOSED: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A ticket's key ("OPS-311").
 static TICKET_KEY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]*-\d+\b").expect("ticket key pattern"));
+    LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]*-\d+\b|#\d{3,}\b").expect("ticket key pattern"));
 /// What names a ticket: its key ("OPS-311") or a word for one.
 static TICKET: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:[a-z][a-z0-9]*-\d+|ticket|issue|bug|pr|pull request|incident|task|story|epic|case|chamado|tarea|incidencia|aufgabe|fehler|tâche|demande)\b")
@@ -256,7 +259,7 @@ fn rules() -> Vec<Rule> {
         ("on-call", Value::Exact, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|will be)\s+(?:now\s+)?(?:the\s+)?(?:primary\s+)?on[- ]?call\b(?:\s+(?:for|of)\s+(?P<s>[^,.;:!?]+?)(?:\s+(?:this|next)\s+week|\s+today|\s+tonight)?\s*(?:$|[,.;:!?]))?".to_owned()),
         // A status.
         ("status", Value::Phrase, format!(r"\b(?:is|are|was|now|está|están|ist|sind|est|sont|estão)\s+(?:now\s+|ahora\s+|jetzt\s+|maintenant\s+|agora\s+)?(?P<v>{STATUSES})\b")),
-        ("status", Value::Phrase, format!(r"^\s*(?P<s>[A-Z][A-Z0-9]*-\d+)\s+(?:(?:is|was|got|has been|está|ist|est|foi)\s+)?(?:now\s+)?(?P<v>{STATUSES})\b")),
+        ("status", Value::Phrase, format!(r"^\s*(?:ticket\s+|issue\s+|bug\s+|chamado\s+)?(?P<s>[A-Z][A-Z0-9]*-\d+|#\d{{3,}})\s+(?:(?:is|was|got|has been|está|ist|est|foi)\s+)?(?:now\s+)?(?P<v>{STATUSES})\b")),
         // Priority.
         ("priority", Value::Phrase, r"\b(?:is|now|ist|es|est|é|priority|prioridad|priorität|priorité|prioridade)\s*:?\s+(?:now\s+)?(?:an?\s+)?(?P<v>p[0-4]|sev[- ]?[0-4])\b".to_owned()),
         // Who a ticket is handed to.
@@ -356,7 +359,7 @@ pub fn claims(text: &str) -> Vec<Claim> {
                 };
                 // "BUG-882 (double-charge on retry) is fixed": BUG-882.
                 let subject_text = match TICKET_KEY.find(&sentence[..whole.start()]) {
-                    Some(key) if rule.attribute == "status" && !TICKET_KEY.is_match(&subject_text) => {
+                    Some(key) if attribute == "status" && !TICKET_KEY.is_match(&subject_text) => {
                         key.as_str()
                     }
                     _ => subject_text.as_str(),
@@ -405,7 +408,8 @@ pub fn claims(text: &str) -> Vec<Claim> {
             }
         }
         if !additive {
-            for claim in shaped(sentence) {
+            let when = schedule::schedule(sentence);
+            for claim in shaped(sentence).into_iter().chain(when) {
                 if !claims.contains(&claim) {
                     claims.push(claim);
                 }
@@ -549,7 +553,9 @@ fn titled_sentences(line: &str) -> Vec<&str> {
     let mut found: Vec<&str> = Vec::new();
     let mut start = None;
     for sentence in sentences(line) {
-        let from = start.take().unwrap_or(sentence.as_ptr() as usize - line.as_ptr() as usize);
+        let from = start
+            .take()
+            .unwrap_or(sentence.as_ptr() as usize - line.as_ptr() as usize);
         let to = sentence.as_ptr() as usize - line.as_ptr() as usize + sentence.len();
         let last = sentence.split_whitespace().last().unwrap_or_default();
         if TITLES.contains(&last) && to < line.len() {

@@ -143,8 +143,6 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
     }
 }
 
-/// Whether both claim something, of different attributes only ("moved to
-/// Berlin", "works at Acme"): not the same thing said otherwise.
 /// Whether `new` gives a phone number or email address and `old` none: a
 /// contact is told by its shape, so `old` says nothing of it (and the
 /// digits of a number are no other value of `old`'s).
@@ -153,16 +151,22 @@ fn new_contact(new: &Reading, old: &Reading) -> bool {
     new.claims.iter().any(contact) && !old.claims.iter().any(contact)
 }
 
-/// A note of a setting ("code freeze: 1 November") names no attribute,
-/// and a phone number or email address is told by its shape wherever it
-/// is (a contact's, a team's): neither tells that a memory is of another
-/// attribute.
+/// Whether a claim is told by its shape rather than by what it is said
+/// of: a note of a setting ("code freeze: 1 November"), a phone number or
+/// email address wherever it is (a contact's, a team's), a day and time.
+/// None tells that a memory is of another attribute, or that one restating
+/// it says nothing else changed.
+fn shaped(c: &Claim) -> bool {
+    c.attribute == "setting"
+        || c.attribute == "schedule"
+        || c.attribute.starts_with("phone")
+        || c.attribute.starts_with("email")
+}
+
+/// Whether both claim something, of different attributes only ("moved to
+/// Berlin", "works at Acme"): not the same thing said otherwise.
 fn other_attributes(new: &Reading, old: &Reading) -> bool {
-    let named = |c: &&Claim| {
-        !(c.attribute == "setting"
-            || c.attribute.starts_with("phone")
-            || c.attribute.starts_with("email"))
-    };
+    let named = |c: &&Claim| !shaped(c);
     new.claims.iter().any(|c| named(&c))
         && old.claims.iter().any(|c| named(&c))
         && !new
@@ -325,9 +329,12 @@ fn judge_claims(new: &[Claim], old: &[Claim]) -> Verdict {
                 }
                 continue;
             }
-            if agree {
+            if agree && !shaped(n) {
                 // Restated: whatever else it says, it does not replace this.
                 return Verdict::Agrees;
+            }
+            if agree {
+                continue;
             }
             if replaces(n, o) {
                 found.get_or_insert_with(|| reason(n, o, "now"));
@@ -406,6 +413,12 @@ fn same_subject(a: &Claim, b: &Claim) -> bool {
     if a.subject == b.subject {
         return true;
     }
+    // What recurs is named loosely ("Maya's piano lessons", "Maya has
+    // piano"): one's words among the other's, and no other person's name.
+    if a.attribute == "schedule" {
+        return (a.subject.is_subset(&b.subject) || b.subject.is_subset(&a.subject))
+            && (a.names.is_empty() || b.names.is_empty() || !a.names.is_disjoint(&b.names));
+    }
     // A ticket's key names it alone ("the ticket OPS-311", "OPS-311").
     let ticket = |w: &&String| {
         w.split_once('-').is_some_and(|(key, number)| {
@@ -415,11 +428,15 @@ fn same_subject(a: &Claim, b: &Claim) -> bool {
                 && number.chars().all(|c| c.is_ascii_digit())
         })
     };
-    // (A setting's subject is its key: "OPS-311 priority".)
+    // (A setting's subject is its key: "OPS-311 priority".) A status's
+    // subject may be a ticket's number ("#8812").
+    let number = |w: &&String| {
+        a.attribute == "status" && w.len() >= 3 && w.chars().all(|c| c.is_ascii_digit())
+    };
     if a.attribute != "setting"
         && a.subject
             .iter()
-            .filter(ticket)
+            .filter(|w| ticket(w) || number(w))
             .any(|w| b.subject.contains(w))
     {
         return true;

@@ -71,14 +71,20 @@ fn values_told_by_their_shape_statuses_and_settings_are_claims() {
     ));
     // A ticket's status, by class ("closed as done" is done).
     assert!(contradicts("PAY-77 reopened.", "PAY-77 closed as done."));
-    assert!(contradicts("OPS-311 resolvido e fechado.", "O ticket OPS-311 está aberto."));
+    assert!(contradicts(
+        "OPS-311 resolvido e fechado.",
+        "O ticket OPS-311 está aberto."
+    ));
     assert!(!contradicts("PAY-77 is done.", "PAY-77 closed."));
     assert!(!contradicts(
         "The office is closed on Sundays.",
         "The office is open on Saturdays."
     ));
     // A note of one setting; a quarter is part of what it is of.
-    assert!(contradicts("- redis maxmemory: 6gb", "- redis maxmemory: 2gb"));
+    assert!(contradicts(
+        "- redis maxmemory: 6gb",
+        "- redis maxmemory: 2gb"
+    ));
     assert!(!contradicts("Q4 revenue: $1.5M", "Q3 revenue: $1.2M"));
     // A price in another currency is another market's.
     assert!(!contradicts(
