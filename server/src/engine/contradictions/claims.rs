@@ -114,7 +114,7 @@ switched changed got became decided started stopped officially finally recently 
 joined joins works work lives live uses use used runs run who that which ha han hat haben ist war
 a ont est a tem foi dejó deixou verließ quitté listens listening serves läuft laufen
 escucha corre écoute tourne roda fichó ficha saiu agora ahora jetzt maintenant désormais hired
-closed reopened resolved fixed merged";
+closed reopened resolved fixed merged doesn't don't didn't does do never isn't aren't no";
 
 static SUBJECT_END_SET: LazyLock<BTreeSet<&'static str>> =
     LazyLock::new(|| SUBJECT_ENDS.split_whitespace().collect());
@@ -192,7 +192,7 @@ const PORT: &str = r"(?P<v>\d{2,5})\b";
 
 fn rules() -> Vec<Rule> {
     let linking = r"\s*(?:(?:is|are|was|will be|is now|now is|now|has been|became|changed to|moved to|set to|is set to|got moved to|(?:was\s+|has been\s+|got\s+)?(?:slipped|pushed|moved|postponed|delayed|changed|raised|lowered|increased|reduced|bumped|cut|extended|adjusted|updated|set)\s+to|es|está|será|ahora es|pasa a ser|ist|liegt bei|beträgt|wird|est|sera|passe à|é|passou para|mudou para|repoussée? (?:au|à)|reportée? (?:au|à)|avancée? (?:au|à)|retrasad[oa] (?:al|a)|pospuest[oa] (?:al|a)|aplazad[oa] (?:al|a)|verschoben auf|adiad[oa] para)\b|=|:|->|→|\s[-–—]\s)\s*(?:(?:now|ahora|jetzt|maintenant|agora)\s+)?";
-    let nouns = r"(?P<k>account manager|account owner|am|csm|decision maker|reviewer|dentist|doctor|gp|landlord|deal stage|stage|hausarzt|hausärztin|zahnarzt|zahnärztin|vermieter(?:in)?|dentista|médico|médica|casero|médecin|dentiste|propriétaire|senhorio|etapa|fase|phase|employer|empleador|arbeitgeber|employeur|empregador|deadline|due date|release date|launch date|go-live date|go-live|cutoff|owner|manager|team lead|tech lead|lead|point of contact|contact|email|e-mail|email address|phone number|phone|mobile|address|price|pricing|plan|tier|region|host|hostname|timezone|time zone|default branch|main branch|budget|status|title|job title|role|url|endpoint|base url|capital|salary|rate limit|timeout|limit|quota|headcount|headquarters|hq|desk|office|on-call|oncall|primary|favou?rite \w+|fecha límite|plazo|responsable|dueño|correo|teléfono|dirección|precio|plan|región|estado|frist|abgabetermin|verantwortliche[rn]?|telefonnummer|adresse|preis|tarif|date limite|échéance|téléphone|prix|forfait|région|statut|prazo|responsável|telefone|endereço|preço|plano|região)";
+    let nouns = r"(?P<k>account manager|account owner|(?-i:AM)|csm|decision maker|reviewer|dentist|doctor|gp|landlord|deal stage|stage|hausarzt|hausärztin|zahnarzt|zahnärztin|vermieter(?:in)?|dentista|médico|médica|casero|médecin|dentiste|propriétaire|senhorio|etapa|fase|phase|employer|empleador|arbeitgeber|employeur|empregador|deadline|due date|release date|launch date|go-live date|go-live|cutoff|owner|manager|team lead|tech lead|lead|point of contact|contact|email|e-mail|email address|phone number|phone|mobile|address|price|pricing|plan|tier|region|host|hostname|timezone|time zone|default branch|main branch|budget|status|title|job title|role|url|endpoint|base url|capital|salary|rate limit|timeout|limit|quota|headcount|headquarters|hq|desk|office|on-call|oncall|primary|favou?rite \w+|fecha límite|plazo|responsable|dueño|correo|teléfono|dirección|precio|plan|región|estado|frist|abgabetermin|verantwortliche[rn]?|telefonnummer|adresse|preis|tarif|date limite|échéance|téléphone|prix|forfait|région|statut|prazo|responsável|telefone|endereço|preço|plano|região)";
     let port = r"(?:port|puerto|porta)";
     let table: Vec<(&'static str, Value, String)> = vec![
         // Where someone works.
@@ -240,7 +240,7 @@ fn rules() -> Vec<Rule> {
         ("", Value::Phrase, format!(r"\b{nouns}\b\s*(?:(?:of|for|de|von|für|du|da|do|pour|para|por|del)\s+(?P<s>[^,.;:!?]+?)\s*)?{linking}{NAME}")),
         // Who owns, leads or manages something.
         ("owner", Value::Name, format!(r"\b(?:is\s+|are\s+)?(?:owned|led|run|maintained|managed|headed)\s+by\s+{NAME}")),
-        ("owner", Value::Exact, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|became)\s+(?:now\s+)?(?:the\s+)?(?:new\s+)?(?:head|lead|owner|leader)\s+(?:of|for)\s+(?P<s>[^,.;:!?]+)".to_owned()),
+        ("owner", Value::Exact, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+(?:is|became)\s+(?:now\s+)?(?:the\s+)?(?:new\s+)?(?P<q>(?:[\w-]+\s+){0,2}?)(?:head|lead|owner|leader)\s+(?:of|for)\s+(?P<s>[^,.;:!?]+)".to_owned()),
         ("owner", Value::Exact, r"^\s*(?P<v>\p{Lu}\w+(?:\s+\p{Lu}\w+)?)\s+took\s+over\s+as\s+(?:the\s+)?(?P<s>[^,.;:!?]+?)\s+(?:lead|head|owner)\b".to_owned()),
         ("assignee", Value::Name, format!(r"\b(?:is\s+|was\s+|got\s+)?(?:re)?assigned\s+to\s+{NAME}")),
         ("reviewer", Value::Name, format!(r"\b(?:a\s+)?review(?:ed)?\s+(?:from|by)\s+{NAME}")),
@@ -330,9 +330,10 @@ pub fn claims(text: &str) -> Vec<Claim> {
                             .next()
                             .and_then(fold)
                             .is_none_or(|w| w == OWNER)
-                    || caps
-                        .name("k")
-                        .is_some_and(|k| raw_words(k.as_str()).all(|w| fold(w).is_none()))
+                    || rule.attribute == "version of"
+                        && caps
+                            .name("k")
+                            .is_some_and(|k| raw_words(k.as_str()).all(|w| fold(w).is_none()))
                 {
                     continue;
                 }
@@ -354,7 +355,11 @@ pub fn claims(text: &str) -> Vec<Claim> {
                 let subject_text = match (caps.name("s"), rule.attribute) {
                     // "primary on-call for the data platform": both.
                     (Some(s), "") => format!("{before} {}", s.as_str()),
-                    (Some(s), _) => s.as_str().to_owned(),
+                    // "the QA lead for Apollo": Apollo's QA.
+                    (Some(s), _) => match caps.name("q") {
+                        Some(q) => format!("{} {}", q.as_str(), s.as_str()),
+                        None => s.as_str().to_owned(),
+                    },
                     (None, _) => before.to_owned(),
                 };
                 // "BUG-882 (double-charge on retry) is fixed": BUG-882.
@@ -400,7 +405,7 @@ pub fn claims(text: &str) -> Vec<Claim> {
                     rejected,
                     negated: NEGATION
                         .is_match(last_clause(&sentence[..whole.start().max(v.start())]))
-                        || ANYMORE.is_match(first_clause(&sentence[v.end()..])),
+                        || ANYMORE.is_match(first_clause(&sentence[v.start()..])),
                 };
                 if !claims.contains(&claim) {
                     claims.push(claim);

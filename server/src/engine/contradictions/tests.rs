@@ -429,3 +429,58 @@ fn pairs() {
         );
     }
 }
+
+#[tokio::test]
+#[ignore = "prints, for each pair the embedder tier misses on SETS (dev), what each rule saw"]
+async fn why_missed() {
+    let embedder = test_embedder().await;
+    let cases = tuning_sets();
+    let texts: Vec<String> = cases
+        .iter()
+        .flat_map(|c| c["writes"].as_array().unwrap().iter())
+        .map(|w| w["content"].as_str().unwrap().to_owned())
+        .collect();
+    let vectors = embedder.embed(texts.clone()).await.unwrap();
+    let by_text: std::collections::HashMap<String, Vec<f32>> =
+        texts.into_iter().zip(vectors).collect();
+    let cosine = |a: &str, b: &str| crate::embed::dot(&by_text[a], &by_text[b]);
+    for case in &cases {
+        let writes = case["writes"].as_array().unwrap();
+        for (i, write) in writes.iter().enumerate() {
+            let content = write["content"].as_str().unwrap();
+            let new = read(content);
+            let want: Vec<usize> = write
+                .get("invalidates")
+                .and_then(|v| v.as_array())
+                .map(|v| v.iter().map(|n| n.as_u64().unwrap() as usize).collect())
+                .unwrap_or_default();
+            let olds: Vec<(Reading, f32, &str)> = writes[..i]
+                .iter()
+                .map(|w| {
+                    let t = w["content"].as_str().unwrap();
+                    (read(t), cosine(content, t), t)
+                })
+                .collect();
+            let judged: Vec<(&Reading, f32)> = olds.iter().map(|(r, c, _)| (r, *c)).collect();
+            let verdicts = judge_all(&new, &judged, true);
+            let best = olds.iter().map(|o| o.1).fold(0.0f32, f32::max);
+            for &j in &want {
+                if verdicts[j].is_some() {
+                    continue;
+                }
+                let (old, cos, text) = &olds[j];
+                let (shared, of) = frame::cover(&new.frame, &old.frame);
+                println!(
+                    "MISSED {} cued={} cos={cos:.2} closest={} may_cover={} other_attr={} cover={shared}/{of} claims={}/{}: {text:?} -> {content:?}",
+                    case["id"].as_str().unwrap(),
+                    new.frame.cued(),
+                    *cos >= best,
+                    frame::may_cover(&new.frame, &old.frame),
+                    other_attributes(&new, old),
+                    new.claims.len(),
+                    old.claims.len(),
+                );
+            }
+        }
+    }
+}
