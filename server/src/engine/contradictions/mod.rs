@@ -607,10 +607,10 @@ impl Contradictions {
         }
         let contradictable = memory_type != MemoryType::Event;
         // A memory that claims nothing and says nothing changed contradicts
-        // nothing the rules could tell (the model may), and looks nothing
-        // up — the lookup would cost such a write more than the write
-        // itself — unless near-duplicates are merged (their closest few
-        // are read). So linked near-duplicates are found among the
+        // little the rules could tell (the model and, with an embedder, the
+        // swap rule may), and without either looks nothing up — the lookup
+        // would cost such a write more than the write itself — unless
+        // near-duplicates are merged (their closest few are read). So linked near-duplicates are found among the
         // candidates of memories that claim something or say something
         // changed. Which it is, is told before the memory is read in full.
         let may_contradict = contradictable

@@ -484,3 +484,32 @@ async fn why_missed() {
         }
     }
 }
+
+#[test]
+#[ignore = "prints how long telling whether a write may contradict takes, per part"]
+fn gate_cost() {
+    let texts: Vec<String> = (0..2000)
+        .map(|i| {
+            format!(
+                "w{i} deploy database user prefers dark mode billing kaloven invoice gateway mira latency queue"
+            )
+        })
+        .collect();
+    let time = |name: &str, f: &dyn Fn(&str) -> usize| {
+        let start = std::time::Instant::now();
+        let mut n = 0;
+        for _ in 0..5 {
+            for t in &texts {
+                n += f(t);
+            }
+        }
+        println!(
+            "{name}: {:.1} µs per text ({n})",
+            start.elapsed().as_secs_f64() * 1e6 / (5 * texts.len()) as f64
+        );
+    };
+    time("may_contradict", &|t| usize::from(may_contradict(t)));
+    time("cued", &|t| usize::from(frame::cued(t)));
+    time("claims", &|t| claims(t).len());
+    time("read", &|t| read(t).claims.len());
+}

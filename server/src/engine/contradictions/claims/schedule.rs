@@ -3,7 +3,7 @@
 //! client : mardi 16h". Its subject is what the sentence names besides the
 //! day and the time; its value the day and the time.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -43,15 +43,25 @@ starts start begins begin happens happen takes take place";
 static NOT_WHAT_SET: LazyLock<BTreeSet<&'static str>> =
     LazyLock::new(|| NOT_WHAT.split_whitespace().collect());
 
+/// Each day's names, with the day they name (0 for Monday).
+static DAY_OF: LazyLock<HashMap<&'static str, usize>> = LazyLock::new(|| {
+    DAYS.iter()
+        .enumerate()
+        .flat_map(|(day, names)| names.split_whitespace().map(move |name| (name, day)))
+        .collect()
+});
+
 /// The day a word names (0 for Monday), plurals included.
 fn day(word: &str) -> Option<usize> {
+    // Day names are 5 to 10 letters long (and an "s" more).
+    if !(5..=13).contains(&word.len()) {
+        return None;
+    }
     let lower = word.to_lowercase();
-    let bare = lower
-        .strip_suffix("s")
-        .filter(|stem| stem.len() > 4)
-        .unwrap_or(&lower);
-    DAYS.iter()
-        .position(|names| names.split_whitespace().any(|n| n == lower || n == bare))
+    DAY_OF.get(lower.as_str()).copied().or_else(|| {
+        let stem = lower.strip_suffix('s')?;
+        DAY_OF.get(stem).copied()
+    })
 }
 
 /// What `sentence` says of when something recurring happens, when it
@@ -82,13 +92,18 @@ pub(super) fn schedule(sentence: &str) -> Option<Claim> {
         said.push(caps.get(0).expect("a match").as_str());
     }
     let timed = !value.is_empty();
+    // A day alone is read only of a sentence that says it changed: most
+    // sentences name neither, and are told so quickly.
+    if !timed && !frame::cued(sentence) {
+        return None;
+    }
     let words: Vec<&str> = raw_words(sentence).collect();
     for word in &words {
         if let Some(d) = day(word) {
             value.insert(DAYS[d].split_whitespace().next()?.to_owned());
         }
     }
-    if value.is_empty() || !timed && !frame::cued(sentence) {
+    if value.is_empty() {
         return None;
     }
     let first = words.first().copied().unwrap_or_default();
