@@ -428,6 +428,20 @@ pub fn claims(text: &str) -> Vec<Claim> {
 static PHONE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s:(])(?P<v>\+?\(?\d[\d\s()-]{5,}\d)(?:$|[\s,.;)])").expect("phone pattern")
 });
+/// Numbers written like a phone number that are none: a date, a range
+/// of years.
+static NOT_PHONE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}-\d{1,2}-\d{2,4}|\d{4}\s*-\s*\d{4})$")
+        .expect("not-a-phone pattern")
+});
+/// A currency after a number, or before it: an amount.
+static MONEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[$€£¥]|(?i:usd|eur|gbp|chf|dollars?|euros?|pounds?)\b)")
+        .expect("money pattern")
+});
+static MONEY_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:[$€£¥]|(?i:usd|eur|gbp|chf|R\$))\s*$").expect("money pattern")
+});
 /// An email address.
 static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)").expect("email pattern"));
@@ -447,8 +461,9 @@ address contact reach call text teléfono número correo telefon telefonnummer h
 adresse téléphone numéro portable courriel telefone celular endereço";
 
 /// Claims told by their value's shape: a phone number or an email
-/// address is the contact of whom the sentence names (its owner when it
-/// names no one); a one-setting note is that setting's value.
+/// address is the contact of whom the sentence names (its owner's when it
+/// names no one but says the contact changed); a one-setting note is that
+/// setting's value.
 fn shaped(sentence: &str) -> Vec<Claim> {
     let mut found = Vec::new();
     let words: Vec<&str> = raw_words(sentence).collect();
@@ -504,10 +519,13 @@ fn shaped(sentence: &str) -> Vec<Claim> {
         });
     };
     for caps in PHONE.captures_iter(sentence) {
-        let v = caps["v"].trim();
+        let found = caps.name("v").expect("a value");
+        let v = found.as_str().trim();
         let digits = v.chars().filter(char::is_ascii_digit).count();
-        // Not a date, a year range or an amount.
-        if (7..=15).contains(&digits) && !v.contains("--") {
+        // Not a date, a year range or an amount ("1 200 000 €").
+        let amount = MONEY.is_match(&sentence[found.end()..])
+            || MONEY_BEFORE.is_match(&sentence[..found.start()]);
+        if (7..=15).contains(&digits) && !NOT_PHONE.is_match(v) && !amount {
             contact("phone", v, true);
         }
     }

@@ -138,17 +138,17 @@ pub fn judge(new: &Reading, old: &Reading) -> Option<String> {
     match judge_claims(&new.claims, &old.claims) {
         Verdict::Contradicts(reason) => Some(reason),
         Verdict::Agrees => None,
-        Verdict::Unknown if other_attributes(new, old) || new_contact(new, old) => None,
+        Verdict::Unknown if other_attributes(new, old) || one_contact(new, old) => None,
         Verdict::Unknown => by_frames(),
     }
 }
 
-/// Whether `new` gives a phone number or email address and `old` none: a
-/// contact is told by its shape, so `old` says nothing of it (and the
-/// digits of a number are no other value of `old`'s).
-fn new_contact(new: &Reading, old: &Reading) -> bool {
+/// Whether one of two memories gives a phone number or email address and
+/// the other none: a contact is told by its shape, so the other says
+/// nothing of it (and the digits of a number are no other value).
+fn one_contact(new: &Reading, old: &Reading) -> bool {
     let contact = |c: &Claim| c.attribute.starts_with("phone") || c.attribute.starts_with("email");
-    new.claims.iter().any(contact) && !old.claims.iter().any(contact)
+    new.claims.iter().any(contact) != old.claims.iter().any(contact)
 }
 
 /// Whether a claim is told by its shape rather than by what it is said

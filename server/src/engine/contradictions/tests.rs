@@ -69,6 +69,15 @@ fn values_told_by_their_shape_statuses_and_settings_are_claims() {
         "Send contracts to legal@acme.example",
         "Send invoices to billing@acme.example"
     ));
+    // A date or an amount is no phone number.
+    assert!(!contradicts(
+        "Alice's new visa expires 2027-06-01.",
+        "Alice's phone: 555 0134 22"
+    ));
+    assert!(!contradicts(
+        "Alice now has a budget of 1 200 000 €.",
+        "Alice's phone: 555 0134 22"
+    ));
     // A ticket's status, by class ("closed as done" is done).
     assert!(contradicts("PAY-77 reopened.", "PAY-77 closed as done."));
     assert!(contradicts(
