@@ -360,19 +360,22 @@ pub(crate) async fn test_embedder() -> crate::embed::Embedder {
         .unwrap()
 }
 
-#[tokio::test]
-#[ignore = "prints the rules' precision and recall on the sets SETS names (dev) with the test model's cosines"]
-async fn dev_with_embedder() {
-    let embedder = test_embedder().await;
-    let cases = tuning_sets();
+/// Each write of `cases` with its vector by the test model.
+async fn embedded(cases: &[serde_json::Value]) -> std::collections::HashMap<String, Vec<f32>> {
     let texts: Vec<String> = cases
         .iter()
         .flat_map(|c| c["writes"].as_array().unwrap().iter())
         .map(|w| w["content"].as_str().unwrap().to_owned())
         .collect();
-    let vectors = embedder.embed(texts.clone()).await.unwrap();
-    let by_text: std::collections::HashMap<String, Vec<f32>> =
-        texts.into_iter().zip(vectors).collect();
+    let vectors = test_embedder().await.embed(texts.clone()).await.unwrap();
+    texts.into_iter().zip(vectors).collect()
+}
+
+#[tokio::test]
+#[ignore = "prints the rules' precision and recall on the sets SETS names (dev) with the test model's cosines"]
+async fn dev_with_embedder() {
+    let cases = tuning_sets();
+    let by_text = embedded(&cases).await;
     let cosine = |a: &str, b: &str| crate::embed::dot(&by_text[a], &by_text[b]);
     for meant in [
         0.3f32, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 1.1,
@@ -442,16 +445,8 @@ fn pairs() {
 #[tokio::test]
 #[ignore = "prints, for each pair the embedder tier misses on SETS (dev), what each rule saw"]
 async fn why_missed() {
-    let embedder = test_embedder().await;
     let cases = tuning_sets();
-    let texts: Vec<String> = cases
-        .iter()
-        .flat_map(|c| c["writes"].as_array().unwrap().iter())
-        .map(|w| w["content"].as_str().unwrap().to_owned())
-        .collect();
-    let vectors = embedder.embed(texts.clone()).await.unwrap();
-    let by_text: std::collections::HashMap<String, Vec<f32>> =
-        texts.into_iter().zip(vectors).collect();
+    let by_text = embedded(&cases).await;
     let cosine = |a: &str, b: &str| crate::embed::dot(&by_text[a], &by_text[b]);
     for case in &cases {
         let writes = case["writes"].as_array().unwrap();
