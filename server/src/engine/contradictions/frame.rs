@@ -733,6 +733,12 @@ pub fn cover(new: &Frame, old: &Frame) -> (usize, usize) {
     (shared, old_words.len() + old_names.len())
 }
 
+/// Whether a frame is a statement the loosest rules read: short, neither
+/// a question nor an exclamation (talk, as a conversation's turns are).
+pub fn statement(frame: &Frame) -> bool {
+    !frame.talk && frame.tokens.len() <= MAX_STATEMENT_TOKENS
+}
+
 /// Whether `new` may replace `old` by covering it ([`cover`]) or by
 /// meaning: it says something changed, adds nothing, is short, neither is
 /// talk (a question or an exclamation: the loosest rules read statements
@@ -750,6 +756,69 @@ pub fn may_cover(new: &Frame, old: &Frame) -> bool {
             &old.values.difference(&new.values).collect::<Vec<_>>(),
             &new.values.difference(&old.values).collect::<Vec<_>>(),
         )
+}
+
+/// What the learned judge ([`super::learned`]) reads of two frames, each
+/// a number from 0 to 1 (see [`super::learned::FEATURES`] for their
+/// names, in this order).
+pub fn pair_features(new: &Frame, old: &Frame) -> [f32; 16] {
+    let share = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f32 / b as f32 };
+    let union = new.words.union(&old.words).count();
+    let words = share(new.words.intersection(&old.words).count(), union);
+    let subject = share(
+        new.subject.intersection(&old.subject).count(),
+        old.subject.len(),
+    );
+    let gone: Vec<&Value> = old.values.difference(&new.values).collect();
+    let came: Vec<&Value> = new.values.difference(&old.values).collect();
+    let shared_values = new.values.intersection(&old.values).count();
+    // A value of one shape in place of another ("5433" for "6432").
+    let reshaped = gone.iter().any(|g| {
+        came.iter().any(|c| {
+            g.0 == c.0 && old.shapes.contains_key(*g) && old.shapes.get(*g) == new.shapes.get(*c)
+        })
+    });
+    // A value in place of one in the same slot ("at 9am", "at 10:30").
+    let reslotted = gone.iter().any(|g| {
+        came.iter().any(|c| {
+            g.0 == c.0
+                && old
+                    .slots
+                    .get(*g)
+                    .zip(new.slots.get(*c))
+                    .is_some_and(|(a, b)| !a.is_disjoint(b))
+        })
+    });
+    let (covered, of) = cover(new, old);
+    let capped = |n: usize| n.min(3) as f32 / 3.0;
+    let length =
+        |f: &Frame| f.tokens.len().min(MAX_STATEMENT_TOKENS) as f32 / MAX_STATEMENT_TOKENS as f32;
+    let (new_tokens, old_tokens): (BTreeSet<&String>, BTreeSet<&String>) =
+        (new.tokens.iter().collect(), old.tokens.iter().collect());
+    [
+        words,
+        subject,
+        capped(gone.len()),
+        capped(came.len()),
+        capped(shared_values),
+        f32::from(u8::from(reshaped)),
+        share(covered, of),
+        f32::from(u8::from(new.additive)),
+        f32::from(u8::from(of_many(old))),
+        f32::from(u8::from(contrasted(&new.said, &old.said))),
+        f32::from(u8::from(other_subjects(new, old))),
+        length(new),
+        length(old),
+        share(
+            new_tokens.intersection(&old_tokens).count(),
+            new_tokens.union(&old_tokens).count(),
+        ),
+        f32::from(u8::from(reslotted)),
+        share(
+            new.subject.iter().filter(|w| old.said.contains(*w)).count(),
+            new.subject.len(),
+        ),
+    ]
 }
 
 /// Words naming one of several things of a kind: two memories with two

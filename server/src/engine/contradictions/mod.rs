@@ -13,13 +13,16 @@
 //! statement with one part swapped. When none of them is judged so and the
 //! new one says something changed, the one it holds most of (or, with an
 //! embedder, the one closest in meaning) is the one it says changed. With
-//! a model configured, the model judges the candidates that share
+//! an embedder, when no rule finds one, a logistic model fitted on
+//! labelled sequences scores the candidates ([`learned`]). With
+//! a language model configured, the model judges the candidates that share
 //! something with the new memory instead ([`llm`]), the rules standing
 //! when it fails. The candidates are found before the write's transaction
 //! and checked again inside it.
 
 mod claims;
 mod frame;
+mod learned;
 mod llm;
 pub mod near_duplicates;
 mod words;
@@ -208,9 +211,14 @@ pub fn judge_close(new: &Reading, old: &Reading, cosine: f32) -> Option<String> 
 /// Without an embedder (`semantic` false) only a `new` that
 /// [`Reading::may_contradict`] is judged: the lookup of its candidates
 /// would cost any other write more than the write. With one, the vector
-/// search finds them anyway, and every `new` is judged.
+/// search finds them anyway, every `new` is judged, and when the rules
+/// find nothing the learned judge ([`learned`]) scores the candidates.
 pub fn judge_all(new: &Reading, olds: &[(&Reading, f32)], semantic: bool) -> Vec<Option<String>> {
-    judge_all_at(new, olds, semantic, MEANT)
+    let mut verdicts = judge_all_at(new, olds, semantic, MEANT);
+    if semantic {
+        learned::judge(&learned::MODEL, new, olds, &mut verdicts);
+    }
+    verdicts
 }
 
 /// [`judge_all`] with `meant` for [`MEANT`].

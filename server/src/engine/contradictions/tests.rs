@@ -246,7 +246,7 @@ pub(crate) fn score(cases: &[serde_json::Value], misses: bool) -> (usize, usize,
 }
 
 /// Prints (true positives, predicted, labelled) as precision and recall.
-fn print_score(name: &str, (hits, predicted, labelled): (usize, usize, usize)) {
+pub(super) fn print_score(name: &str, (hits, predicted, labelled): (usize, usize, usize)) {
     println!(
         "{name}: precision {:.3} recall {:.3} ({hits} right of {predicted} said, {labelled} labelled)",
         hits as f64 / predicted.max(1) as f64,
@@ -256,7 +256,7 @@ fn print_score(name: &str, (hits, predicted, labelled): (usize, usize, usize)) {
 
 /// [`score`] with another judge of a new memory (read, and its text) and
 /// the older ones still valid (read, and their texts).
-fn score_all(
+pub(super) fn score_all(
     cases: &[serde_json::Value],
     misses: bool,
     judge: impl Fn(&Reading, &str, &[(&Reading, &str)]) -> Vec<Option<String>>,
@@ -314,7 +314,12 @@ fn score_all(
 /// The labelled sets SETS names (comma-separated names of files in
 /// tests/data/contradictions; "dev" when unset): never "heldout" to tune on.
 fn tuning_sets() -> Vec<serde_json::Value> {
-    let names = std::env::var("SETS").unwrap_or_else(|_| "dev".into());
+    sets(&std::env::var("SETS").unwrap_or_else(|_| "dev".into()))
+}
+
+/// The labelled sets `names` names (comma-separated names of files in
+/// tests/data/contradictions).
+pub(super) fn sets(names: &str) -> Vec<serde_json::Value> {
     names
         .split(',')
         .flat_map(|name| {
@@ -361,7 +366,9 @@ pub(crate) async fn test_embedder() -> crate::embed::Embedder {
 }
 
 /// Each write of `cases` with its vector by the test model.
-async fn embedded(cases: &[serde_json::Value]) -> std::collections::HashMap<String, Vec<f32>> {
+pub(super) async fn embedded(
+    cases: &[serde_json::Value],
+) -> std::collections::HashMap<String, Vec<f32>> {
     let texts: Vec<String> = cases
         .iter()
         .flat_map(|c| c["writes"].as_array().unwrap().iter())
