@@ -104,6 +104,20 @@ pub trait Store: Send + Sync + 'static {
         now: Micros,
     ) -> Result<Vec<Memory>>;
 
+    /// The memories visible from `scope` that match `filter` and changed in
+    /// the first `limit` changes of its namespace after the change numbered
+    /// `after` (as [`Store::memory_events`] numbers them), in no particular
+    /// order: what a search index that has applied the feed up to `after`
+    /// does not have yet. Reads the memories only, not the feed's events.
+    async fn memories_changed_after(
+        &self,
+        scope: &Scope,
+        filter: &MemoryFilter,
+        after: i64,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<Memory>>;
+
     /// Records that a search returned these memories (by sequence number).
     /// Fire and forget: the
     /// counts are gathered in memory and written in batches (within about a

@@ -113,6 +113,7 @@ conformance!(
     the_visibility_rule_a_watch_applies_is_the_one_listing_applies,
     every_kind_of_record_reads_back_as_it_was_imported,
     an_invalidated_memory_is_kept_and_read_only_for_when_it_was_true,
+    the_memories_changed_after_a_change_are_those_of_its_namespace_and_filter,
 );
 
 fn scope(namespace: &str) -> Scope {
@@ -762,4 +763,64 @@ async fn an_invalidated_memory_is_kept_and_read_only_for_when_it_was_true(harnes
     assert_eq!(last.changed_fields, ["valid_to"]);
     assert_eq!(last.reason, "the port moved");
     assert_eq!(last.replaced_by, new.id);
+}
+
+async fn the_memories_changed_after_a_change_are_those_of_its_namespace_and_filter(
+    harness: &Harness,
+) {
+    let store = &*harness.store;
+    let first = create(store, memory(owned("a"), MemoryLevel::Global, "one"), 1).await;
+    create(
+        store,
+        memory(owned("b"), MemoryLevel::Global, "elsewhere"),
+        2,
+    )
+    .await;
+    let second = create(store, memory(owned("a"), MemoryLevel::Global, "two"), 3).await;
+    let mut event = memory(owned("a"), MemoryLevel::Global, "three");
+    event.memory_type = MemoryType::Event;
+    let third = create(store, event, 4).await;
+    let events = store.memory_events("a", 0, 100).await.expect("events");
+    assert_eq!(events.len(), 3);
+    let ids = |found: Vec<Memory>| {
+        let mut ids: Vec<String> = found.into_iter().map(|m| m.id).collect();
+        ids.sort();
+        ids
+    };
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
+    let all = MemoryFilter::default();
+    let changed = |after: i64, limit: usize, filter: MemoryFilter| async move {
+        store
+            .memories_changed_after(&owned("a"), &filter, after, limit, 10)
+            .await
+            .expect("memories")
+    };
+    // After the first change: the two that follow in its namespace.
+    assert_eq!(
+        ids(changed(events[0].seq, 100, all.clone()).await),
+        sorted(vec![second.id.clone(), third.id.clone()])
+    );
+    // From the start: all three; the first change only: the first memory.
+    assert_eq!(
+        ids(changed(0, 100, all.clone()).await),
+        sorted(vec![first.id.clone(), second.id.clone(), third.id.clone()])
+    );
+    assert_eq!(
+        ids(changed(0, 1, all.clone()).await),
+        vec![first.id.clone()]
+    );
+    // The filter holds: no EVENT.
+    let facts = MemoryFilter {
+        memory_types: vec![MemoryType::Fact],
+        ..MemoryFilter::default()
+    };
+    assert_eq!(
+        ids(changed(events[0].seq, 100, facts).await),
+        vec![second.id.clone()]
+    );
+    // After the last change: none.
+    assert!(changed(events[2].seq, 100, all).await.is_empty());
 }

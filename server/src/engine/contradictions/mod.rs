@@ -39,7 +39,7 @@ use near_duplicates::Gist;
 use regex::Regex;
 
 use crate::domain::{
-    ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope, Subject,
+    ContradictionPolicy, Memory, MemoryFilter, MemoryLevel, MemoryType, Micros, Scope,
 };
 use crate::engine::search::Retrieval;
 use crate::error::Result;
@@ -642,9 +642,18 @@ impl Contradictions {
             ..Default::default()
         };
         let query = cut(content, MAX_QUERY_BYTES);
-        let mut candidates = self
+        let candidates = self
             .closest(scope, level, &filter, query, limit, now)
             .await?;
+        // Of the newest, only those that share a word with it: the index's
+        // matches do, and reading all the others costs a write under load
+        // more than the write.
+        let (mut candidates, newest) = candidates;
+        candidates.extend(
+            newest
+                .into_iter()
+                .filter(|m| gist.shares_words_with(&m.content, 1)),
+        );
         let mut cosines = HashMap::new();
         if let Some(semantic) = &self.retrieval.semantic
             && let Ok(vector) = semantic
@@ -763,11 +772,11 @@ impl Contradictions {
     }
 
     /// The owner's valid memories of `filter` whose words are closest to
-    /// `query`: from the index as far as it has applied the change feed —
-    /// without waiting for it, which would make every write wait for the
-    /// others in flight — and the first [`MAX_UNAPPLIED`] changes after
-    /// that, read from the feed (an agent's own last writes, unless a burst
-    /// of others' came first: those are missed until the index has them).
+    /// `query`, from the index as far as it has applied the change feed
+    /// (without waiting for it, which would make every write wait for the
+    /// others in flight); and apart, those of the first [`MAX_UNAPPLIED`]
+    /// changes after that (an agent's own last writes, unless a burst of
+    /// others' came first: those are missed until the index has them).
     async fn closest(
         &self,
         scope: &Scope,
@@ -776,7 +785,7 @@ impl Contradictions {
         query: &str,
         limit: usize,
         now: Micros,
-    ) -> Result<Vec<Memory>> {
+    ) -> Result<(Vec<Memory>, Vec<Memory>)> {
         let (matches, applied) = self.retrieval.text.search_applied(&TextQuery {
             scope,
             filter,
@@ -786,7 +795,7 @@ impl Contradictions {
             max_terms: Some(QUERY_TERMS),
         })?;
         let seqs: Vec<i64> = matches.iter().map(|m| m.seq).collect();
-        let mut closest = if seqs.is_empty() {
+        let closest = if seqs.is_empty() {
             Vec::new()
         } else {
             self.store
@@ -799,21 +808,18 @@ impl Contradictions {
             Vec::new()
         } else {
             self.store
-                .memory_events(&scope.namespace, applied, MAX_UNAPPLIED)
+                .memories_changed_after(scope, filter, applied, MAX_UNAPPLIED, now)
                 .await?
         };
-        for event in tail {
-            if let Subject::Stored(memory) = event.subject
-                && memory.owned_by(scope, level)
-                && memory.valid_to.is_none()
-                && memory.expire_time.is_none_or(|t| t > now)
-                && CONTRADICTABLE.contains(&memory.memory_type)
-                && !closest.iter().any(|m| m.seq == memory.seq)
-            {
-                closest.push(*memory);
-            }
-        }
-        Ok(closest)
+        let tail = tail
+            .into_iter()
+            .filter(|memory| {
+                memory.owned_by(scope, level)
+                    && memory.valid_to.is_none()
+                    && !closest.iter().any(|m| m.seq == memory.seq)
+            })
+            .collect();
+        Ok((closest, tail))
     }
 }
 
@@ -830,7 +836,7 @@ pub const CONTRADICTABLE: [MemoryType; 5] = [
 
 /// The most changes a write reads from the feed beyond what the index has
 /// applied.
-const MAX_UNAPPLIED: usize = 64;
+const MAX_UNAPPLIED: usize = 16;
 
 /// How long a write waits for its memory's vector before it looks for
 /// contradictions by words only.

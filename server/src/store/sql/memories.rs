@@ -413,6 +413,38 @@ pub async fn by_seq<D: Dialect>(
     rows::all::<D, _>(&found, rows::memory::<D>)
 }
 
+/// The memories visible from `scope` that match `filter` among those the
+/// first `limit` changes of its namespace after the change `after` are of
+/// ([`crate::store::Store::memories_changed_after`]).
+pub async fn changed_after<D: Dialect>(
+    conn: &mut D,
+    scope: &Scope,
+    filter: &MemoryFilter,
+    after: i64,
+    limit: usize,
+    now: Micros,
+) -> Result<Vec<Memory>> {
+    let mut sql = Sql::new(format!(
+        "SELECT {} FROM {} WHERE m.seq IN (SELECT c.memory_seq FROM memory_changes c \
+         WHERE c.namespace = ",
+        D::MEMORY_COLUMNS,
+        D::MEMORIES_BY_SEQ
+    ));
+    sql.bind(scope.namespace.as_str())
+        .push(" AND c.seq > ")
+        .bind(after)
+        .push(format_args!(
+            " AND c.kind <= {} ORDER BY c.seq LIMIT ",
+            super::feed::DELETED
+        ))
+        .bind(count(limit))
+        .push(") AND ");
+    push_visible(&mut sql, scope, now);
+    push_filter(&mut sql, filter, now);
+    let found = conn.fetch_all(sql).await?;
+    rows::all::<D, _>(&found, rows::memory::<D>)
+}
+
 /// Up to `limit` memories after `after_seq`, in sequence order, expired ones
 /// included.
 pub async fn scan<D: Dialect>(conn: &mut D, after_seq: i64, limit: usize) -> Result<Vec<Memory>> {

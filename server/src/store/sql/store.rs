@@ -164,6 +164,18 @@ impl<B: Backend> Store for B {
         memories::by_seq(&mut *conn, scope, filter, seqs, now).await
     }
 
+    async fn memories_changed_after(
+        &self,
+        scope: &Scope,
+        filter: &MemoryFilter,
+        after: i64,
+        limit: usize,
+        now: Micros,
+    ) -> Result<Vec<Memory>> {
+        let mut conn = self.connection().await?;
+        memories::changed_after(&mut *conn, scope, filter, after, limit, now).await
+    }
+
     fn record_access(&self, seqs: Vec<i64>, now: Micros) {
         self.accesses().record(seqs, now);
     }
