@@ -758,10 +758,17 @@ pub fn may_cover(new: &Frame, old: &Frame) -> bool {
         )
 }
 
+/// How many features [`pair_features`] gives, and where three of them are
+/// (the learned judge weighs them by the cosine too).
+pub const PAIR_FEATURES: usize = 16;
+pub const RESHAPED: usize = 5;
+pub const COVER_SHARE: usize = 6;
+pub const RESLOTTED: usize = 14;
+
 /// What the learned judge ([`super::learned`]) reads of two frames, each
 /// a number from 0 to 1 (see [`super::learned::FEATURES`] for their
 /// names, in this order).
-pub fn pair_features(new: &Frame, old: &Frame) -> [f32; 16] {
+pub fn pair_features(new: &Frame, old: &Frame) -> [f32; PAIR_FEATURES] {
     let share = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f32 / b as f32 };
     let union = new.words.union(&old.words).count();
     let words = share(new.words.intersection(&old.words).count(), union);

@@ -68,7 +68,7 @@ pub const MODEL: Model = Model {
 };
 
 /// What [`Model`] reads of `new` and `old`, `cosine` apart in meaning,
-/// when the closest other candidate is `best_other`.
+/// when the closest other of the `candidates` judged is `best_other`.
 pub fn features(
     new: &Reading,
     old: &Reading,
@@ -105,8 +105,8 @@ pub fn features(
         flag(cued && cosine >= best_other),
         1.0 / candidates as f32,
         flag(cosine >= best_other) * cosine,
-        framed[5].max(framed[14]) * cosine,
-        framed[6] * cosine,
+        framed[frame::RESHAPED].max(framed[frame::RESLOTTED]) * cosine,
+        framed[frame::COVER_SHARE] * cosine,
     ];
     x[head.len() + framed.len()..].copy_from_slice(&tail);
     x
