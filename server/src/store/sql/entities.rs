@@ -36,6 +36,16 @@ pub async fn link<D: Dialect>(
     if first.is_empty() {
         return Ok(());
     }
+    // Most writes name entities already known: one statement links them.
+    let named_pairs: BTreeSet<(i64, String)> = links
+        .iter()
+        .flat_map(|(seq, mentions)| mentions.iter().map(|m| (*seq, key(&m.name))))
+        .collect();
+    if named_pairs.len() <= MAX_ROWS
+        && link_known(conn, namespace, &named_pairs).await? == named_pairs.len() as u64
+    {
+        return Ok(());
+    }
     let keys: Vec<&str> = first.keys().map(String::as_str).collect();
     let mut known = named(conn, namespace, &keys).await?;
     if known.len() < keys.len() {
@@ -72,6 +82,39 @@ pub async fn link<D: Dialect>(
 /// naming many entities stays far within either database's limit of
 /// bound values per statement.
 const MAX_ROWS: usize = 1000;
+
+/// Links each memory to the entity known by each key (memory sequence
+/// number, key) names; returns how many links it made. Fewer than
+/// `pairs` when a key names no entity yet (or two keys of one memory name
+/// one entity): [`link`] then goes the long way, which makes the rest.
+async fn link_known<D: Dialect>(
+    conn: &mut D,
+    namespace: &str,
+    pairs: &BTreeSet<(i64, String)>,
+) -> Result<u64> {
+    let mut sql = Sql::new(
+        "INSERT INTO memory_entities (memory_seq, entity_id) \
+         SELECT v.column1, n.entity_id FROM (VALUES ",
+    );
+    for (i, (seq, k)) in pairs.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.push("(")
+            .bind(*seq)
+            .push(", ")
+            .bind(k.clone())
+            .push(")");
+    }
+    sql.push(") AS v JOIN entity_names n ON n.namespace = ")
+        .bind(namespace.to_owned())
+        .push(
+            " AND n.key = v.column2 \
+             WHERE EXISTS (SELECT 1 FROM memories m WHERE m.seq = v.column1) \
+             ON CONFLICT (memory_seq, entity_id) DO NOTHING",
+        );
+    conn.execute(sql).await
+}
 
 /// Links memories to entities (memory sequence number, entity id).
 async fn insert_links<D: Dialect>(conn: &mut D, pairs: &[(i64, &str)]) -> Result<()> {
