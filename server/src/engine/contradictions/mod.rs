@@ -642,13 +642,12 @@ impl Contradictions {
             ..Default::default()
         };
         let query = cut(content, MAX_QUERY_BYTES);
-        let candidates = self
+        let (mut candidates, newest) = self
             .closest(scope, level, &filter, query, limit, now)
             .await?;
-        // Of the newest, only those that share a word with it: the index's
-        // matches do, and reading all the others costs a write under load
-        // more than the write.
-        let (mut candidates, newest) = candidates;
+        // Of the newest the index has not applied, only those that share a
+        // word with it (as the index's matches do): reading what all of
+        // them say would cost a write under load more than the write.
         candidates.extend(
             newest
                 .into_iter()
