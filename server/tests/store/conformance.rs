@@ -463,6 +463,20 @@ pub fn actions(events: &[FeedEvent]) -> Vec<(String, ChangeAction)> {
         .collect()
 }
 
+/// Memories "one" and "two" of namespace "a" (at times 1 and 3), and
+/// "elsewhere" of "b" between them.
+async fn two_here_one_elsewhere(store: &dyn Store) -> (Memory, Memory) {
+    let first = create(store, memory(owned("a"), MemoryLevel::Global, "one"), 1).await;
+    create(
+        store,
+        memory(owned("b"), MemoryLevel::Global, "elsewhere"),
+        2,
+    )
+    .await;
+    let second = create(store, memory(owned("a"), MemoryLevel::Global, "two"), 3).await;
+    (first, second)
+}
+
 async fn a_namespace_reads_its_own_changes_in_order_with_their_history(harness: &Harness) {
     let store = &*harness.store;
     assert_eq!(
@@ -472,14 +486,7 @@ async fn a_namespace_reads_its_own_changes_in_order_with_their_history(harness: 
             newest: 0
         }
     );
-    let first = create(store, memory(owned("a"), MemoryLevel::Global, "one"), 1).await;
-    create(
-        store,
-        memory(owned("b"), MemoryLevel::Global, "elsewhere"),
-        2,
-    )
-    .await;
-    let second = create(store, memory(owned("a"), MemoryLevel::Global, "two"), 3).await;
+    let (first, second) = two_here_one_elsewhere(store).await;
     let patch = MemoryPatch {
         content: Some("one, changed".into()),
         ..MemoryPatch::default()
@@ -769,28 +776,17 @@ async fn the_memories_changed_after_a_change_are_those_of_its_namespace_and_filt
     harness: &Harness,
 ) {
     let store = &*harness.store;
-    let first = create(store, memory(owned("a"), MemoryLevel::Global, "one"), 1).await;
-    create(
-        store,
-        memory(owned("b"), MemoryLevel::Global, "elsewhere"),
-        2,
-    )
-    .await;
-    let second = create(store, memory(owned("a"), MemoryLevel::Global, "two"), 3).await;
+    let (first, second) = two_here_one_elsewhere(store).await;
     let mut event = memory(owned("a"), MemoryLevel::Global, "three");
     event.memory_type = MemoryType::Event;
     let third = create(store, event, 4).await;
     let events = store.memory_events("a", 0, 100).await.expect("events");
     assert_eq!(events.len(), 3);
-    let ids = |found: Vec<Memory>| {
-        let mut ids: Vec<String> = found.into_iter().map(|m| m.id).collect();
-        ids.sort();
-        ids
-    };
     let sorted = |mut ids: Vec<String>| {
         ids.sort();
         ids
     };
+    let ids = |found: Vec<Memory>| sorted(found.into_iter().map(|m| m.id).collect());
     let all = MemoryFilter::default();
     let changed = |after: i64, limit: usize, filter: MemoryFilter| async move {
         store

@@ -112,6 +112,16 @@ pub fn features(
     x
 }
 
+/// The highest cosine of the candidates `olds` but the `i`th (0 when it
+/// is alone).
+pub fn best_other<T>(olds: &[(T, f32)], i: usize) -> f32 {
+    olds.iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .map(|(_, (_, c))| *c)
+        .fold(0.0f32, f32::max)
+}
+
 /// Whether the model judges `old` for `new`: both are statements (it was
 /// fitted on them, not on a conversation's turns) and their claims do not
 /// restate each other.
@@ -138,13 +148,6 @@ pub fn judge(
     if verdicts.iter().any(Option::is_some) || !frame::statement(&new.frame) {
         return;
     }
-    let best_other = |i: usize| {
-        olds.iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, (_, c))| *c)
-            .fold(0.0f32, f32::max)
-    };
     let best = olds
         .iter()
         .enumerate()
@@ -154,7 +157,7 @@ pub fn judge(
                 i,
                 score(
                     model,
-                    &features(new, old, *cosine, best_other(i), olds.len()),
+                    &features(new, old, *cosine, best_other(olds, i), olds.len()),
                 ),
             )
         })

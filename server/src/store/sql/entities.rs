@@ -96,48 +96,42 @@ async fn link_known<D: Dialect>(
         "INSERT INTO memory_entities (memory_seq, entity_id) \
          SELECT v.column1, n.entity_id FROM (VALUES ",
     );
-    for (i, (seq, k)) in pairs.iter().enumerate() {
+    push_pairs(&mut sql, pairs.iter().map(|(seq, k)| (*seq, k.as_str())));
+    sql.push(") AS v JOIN entity_names n ON n.namespace = ")
+        .bind(namespace.to_owned())
+        .push(" AND n.key = v.column2 ")
+        .push(STILL_STORED);
+    conn.execute(sql).await
+}
+
+/// The end of a statement linking the memories of `v.column1`: only those
+/// still stored (the backfill links memories it read before its
+/// transaction, and one may have been deleted since), each link once.
+const STILL_STORED: &str = "WHERE EXISTS (SELECT 1 FROM memories m WHERE m.seq = v.column1) \
+     ON CONFLICT (memory_seq, entity_id) DO NOTHING";
+
+/// Appends `(seq, text), …` to `sql`: the rows of a `VALUES` list.
+fn push_pairs<'a, D: Dialect>(sql: &mut Sql<D>, pairs: impl Iterator<Item = (i64, &'a str)>) {
+    for (i, (seq, text)) in pairs.enumerate() {
         if i > 0 {
             sql.push(", ");
         }
         sql.push("(")
-            .bind(*seq)
+            .bind(seq)
             .push(", ")
-            .bind(k.clone())
+            .bind(text.to_owned())
             .push(")");
     }
-    sql.push(") AS v JOIN entity_names n ON n.namespace = ")
-        .bind(namespace.to_owned())
-        .push(
-            " AND n.key = v.column2 \
-             WHERE EXISTS (SELECT 1 FROM memories m WHERE m.seq = v.column1) \
-             ON CONFLICT (memory_seq, entity_id) DO NOTHING",
-        );
-    conn.execute(sql).await
 }
 
 /// Links memories to entities (memory sequence number, entity id).
 async fn insert_links<D: Dialect>(conn: &mut D, pairs: &[(i64, &str)]) -> Result<()> {
-    // Only memories still stored: the backfill links memories it read
-    // before this transaction, and one may have been deleted since.
     let mut sql = Sql::new(
         "INSERT INTO memory_entities (memory_seq, entity_id) \
          SELECT v.column1, v.column2 FROM (VALUES ",
     );
-    for (i, (seq, id)) in pairs.iter().enumerate() {
-        if i > 0 {
-            sql.push(", ");
-        }
-        sql.push("(")
-            .bind(*seq)
-            .push(", ")
-            .bind((*id).to_owned())
-            .push(")");
-    }
-    sql.push(
-        ") AS v WHERE EXISTS (SELECT 1 FROM memories m WHERE m.seq = v.column1) \
-         ON CONFLICT (memory_seq, entity_id) DO NOTHING",
-    );
+    push_pairs(&mut sql, pairs.iter().copied());
+    sql.push(") AS v ").push(STILL_STORED);
     conn.execute(sql).await?;
     Ok(())
 }

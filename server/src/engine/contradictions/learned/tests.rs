@@ -55,14 +55,8 @@ fn examples(cases: &[serde_json::Value], cosine: &dyn Fn(&str, &str) -> f32) -> 
                     if !judged(&new, old) {
                         continue;
                     }
-                    let best_other = olds
-                        .iter()
-                        .enumerate()
-                        .filter(|(l, _)| *l != k)
-                        .map(|(_, (_, c))| *c)
-                        .fold(0.0f32, f32::max);
                     out.push(Example {
-                        x: features(&new, old, *cosine, best_other, olds.len()),
+                        x: features(&new, old, *cosine, best_other(&olds, k), olds.len()),
                         replaced: want.contains(&candidates[k]),
                     });
                 }
