@@ -36,5 +36,7 @@ pub use memories::{
     create, create_batch, hit_contents, input, list_all, listed_ids, scope, search, search_meaning,
 };
 pub use model::test_model;
-pub use operator::{run_operator_script, run_operator_script_with_env};
+pub use operator::{
+    engram_server, import_into, run_operator_script, run_operator_script_with_env, sqlite_url,
+};
 pub use server::{DATABASE_FILE, Server, refuses_to_start};

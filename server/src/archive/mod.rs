@@ -5,7 +5,7 @@
 //! The file is JSON Lines: one JSON object a line, each with a `kind`.
 //!
 //! ```text
-//! {"kind":"header","format":"engram-export","version":3,"times":"unix_micros",...}
+//! {"kind":"header","format":"engram-export","version":4,"times":"unix_micros",...}
 //! {"kind":"namespace","namespace":"a","records":{"memory":2,"memory_revision":5,...}}
 //! {"kind":"memory","id":"0196…","namespace":"a",...}
 //! {"kind":"memory",...}
@@ -28,11 +28,13 @@
 //!
 //! Versions: 1 holds every kind but `memory_revision`; 2 adds memories'
 //! history ([`FIRST_WITH_HISTORY`]); 3 adds links between memories
-//! (`memory_link`), entities and their names (`entity`, `entity_name`). A version 1 file is still read: its
-//! memories are imported with the history imports gave them then (see
-//! [`crate::commands::import`]). A file before 3 has no entities: its
-//! memories name theirs again once imported, as every imported memory
-//! does (the server's entity backfill reads them).
+//! (`memory_link`), entities and their names (`entity`, `entity_name`); 4
+//! adds which entities each memory names (`memory_entity`) and what the
+//! model read it to state of them (`memory_relation`). A version 1 file is
+//! still read: its memories are imported with the history imports gave them then (see
+//! [`crate::commands::import`]). A file before 4 has no links to
+//! entities: its memories name theirs again once imported, as the rules
+//! find them (the server's entity backfill reads every imported memory).
 
 pub mod records;
 
@@ -46,7 +48,7 @@ use crate::domain::Micros;
 /// The header's `format`.
 pub const FORMAT: &str = "engram-export";
 /// The version of the format this server writes, and the newest it reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// The first version whose files carry memories' history
 /// (`memory_revision` records).
 pub const FIRST_WITH_HISTORY: u32 = 2;

@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::knowledge::{EntityNameRecord, EntityRecord, MemoryLinkRecord};
+pub use self::knowledge::{
+    EntityNameRecord, EntityRecord, MemoryEntityRecord, MemoryLinkRecord, MemoryRelationRecord,
+};
 use crate::domain::entity::EntityType;
 use crate::domain::episode::{EpisodeContext, EpisodeStatus, Outcome, RuleOrigin};
 use crate::domain::{LinkKind, MemoryLevel, MemorySource, MemoryType, Micros};
@@ -177,11 +179,13 @@ pub enum Kind {
     AgentScope,
     Entity,
     EntityName,
+    MemoryEntity,
+    MemoryRelation,
 }
 
 impl Kind {
     /// Every kind, in export order.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Memory,
         Kind::MemoryRevision,
         Kind::MemoryLink,
@@ -197,6 +201,8 @@ impl Kind {
         Kind::AgentScope,
         Kind::Entity,
         Kind::EntityName,
+        Kind::MemoryEntity,
+        Kind::MemoryRelation,
     ];
 
     /// The name the file uses: a record's `kind`.
@@ -217,6 +223,8 @@ impl Kind {
             Kind::AgentScope => "agent_scope",
             Kind::Entity => "entity",
             Kind::EntityName => "entity_name",
+            Kind::MemoryEntity => "memory_entity",
+            Kind::MemoryRelation => "memory_relation",
         }
     }
 }
@@ -240,6 +248,8 @@ pub enum Record {
     AgentScope(AgentScopeRecord),
     Entity(EntityRecord),
     EntityName(EntityNameRecord),
+    MemoryEntity(MemoryEntityRecord),
+    MemoryRelation(MemoryRelationRecord),
 }
 
 /// A memory, with its access bookkeeping.
@@ -543,6 +553,8 @@ impl Record {
             Record::AgentScope(_) => Kind::AgentScope,
             Record::Entity(_) => Kind::Entity,
             Record::EntityName(_) => Kind::EntityName,
+            Record::MemoryEntity(_) => Kind::MemoryEntity,
+            Record::MemoryRelation(_) => Kind::MemoryRelation,
         }
     }
 
@@ -563,6 +575,8 @@ impl Record {
             Record::AgentScope(r) => &r.namespace,
             Record::Entity(r) => &r.namespace,
             Record::EntityName(r) => &r.namespace,
+            Record::MemoryEntity(r) => &r.namespace,
+            Record::MemoryRelation(r) => &r.namespace,
         }
     }
 
@@ -579,6 +593,8 @@ impl Record {
             | Record::AntiPattern(AntiPatternRecord { id, .. })
             | Record::Entity(EntityRecord { id, .. }) => Some(id),
             Record::EntityName(_)
+            | Record::MemoryEntity(_)
+            | Record::MemoryRelation(_)
             | Record::MemoryLink(_)
             | Record::MemoryRevision(_)
             | Record::Step(_)
@@ -607,6 +623,12 @@ impl Record {
             Record::LearningState(r) => format!("the learning state of {}", r.namespace),
             Record::AgentScope(r) => format!("the agent scope of {}", r.agent_id),
             Record::EntityName(r) => format!("the entity name {:?}", r.name),
+            Record::MemoryEntity(r) => {
+                format!("memory {} naming entity {}", r.memory_id, r.entity_id)
+            }
+            Record::MemoryRelation(r) => {
+                format!("relation {} of memory {}", r.position, r.memory_id)
+            }
             _ => self.kind().name().to_owned(),
         }
     }

@@ -80,3 +80,57 @@ fn a_revision_needs_its_memory_a_version_and_field_names_without_commas() {
         Err("memory_id must not be empty".into())
     );
 }
+
+#[test]
+fn what_a_memory_says_of_its_entities_reads_back_as_written_and_needs_folded_keys() {
+    let relation = MemoryRelationRecord {
+        namespace: "n".into(),
+        memory_id: "m1".into(),
+        position: 1,
+        subject_key: "zorblax".into(),
+        predicate: "led by".into(),
+        object: "Mira Okafor".into(),
+    };
+    let named = Record::MemoryEntity(MemoryEntityRecord {
+        namespace: "n".into(),
+        memory_id: "m1".into(),
+        entity_id: "e1".into(),
+    });
+    for (record, kind, describe) in [
+        (
+            Record::MemoryRelation(relation.clone()),
+            "memory_relation",
+            "relation 1 of memory m1",
+        ),
+        (named, "memory_entity", "memory m1 naming entity e1"),
+    ] {
+        let line = serde_json::to_string(&record).expect("JSON");
+        assert!(
+            line.starts_with(&format!(r#"{{"kind":"{kind}","#)),
+            "{line}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Record>(&line).expect("a record"),
+            record
+        );
+        assert_eq!(record.kind().name(), kind);
+        assert_eq!(record.describe(), describe);
+        assert_eq!(record.validate(), Ok(()));
+    }
+    let unfolded = MemoryRelationRecord {
+        subject_key: "Zorblax".into(),
+        ..relation.clone()
+    };
+    assert_eq!(
+        Record::MemoryRelation(unfolded).validate(),
+        Err("subject_key must be the case-folded name".into())
+    );
+    let before_the_first = MemoryRelationRecord {
+        position: -1,
+        ..relation
+    };
+    assert_eq!(
+        Record::MemoryRelation(before_the_first).validate(),
+        Err("position must be at least 0 (got -1)".into())
+    );
+}

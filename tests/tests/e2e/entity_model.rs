@@ -2,15 +2,17 @@
 //! server that checks what it is sent and misbehaves on purpose: in the
 //! background, every memory is read for the entities it names and the
 //! relations it states, under a strict JSON schema; `pending_extractions`
-//! counts what is left; an unreachable model holds the reading back, and
-//! a reply off the schema leaves the memory with the rules' entities.
+//! counts what is left; what it read moves with an export; an
+//! unreachable model holds the reading back, and a reply off the schema
+//! leaves the memory with the rules' entities.
 
 use std::time::Duration;
 
 use engram_client::Engram;
 use engram_client::proto::{self, EntityType, MemoryType};
 use engram_tests::fake_llm::{FakeLlm, Reply, asked};
-use engram_tests::{Server, create, input, scope};
+use engram_tests::{Server, create, engram_server, import_into, input, scope};
+use tempfile::TempDir;
 
 const NAMESPACE: &str = "entity-model";
 
@@ -77,8 +79,40 @@ async fn entity(engram: &Engram, name: &str) -> Option<proto::GetEntityResponse>
         .ok()
 }
 
+/// Zorblax's relations: (predicate, object, memory id).
+fn relations_of(zorblax: &proto::GetEntityResponse) -> Vec<(String, String, String)> {
+    zorblax
+        .relations
+        .iter()
+        .map(|r| (r.predicate.clone(), r.object.clone(), r.memory_id.clone()))
+        .collect()
+}
+
+/// Exports `server`'s database and imports the file into a fresh SQLite
+/// database, on which a server without a model is started.
+async fn exported_and_imported(server: &Server) -> Server {
+    let files = TempDir::new().expect("temp dir");
+    let file = files.path().join("entity-model.jsonl");
+    let path = file.to_str().expect("UTF-8 path");
+    let exported =
+        engram_server(&["export", "--database", &server.database_url(), "--to", path]).await;
+    assert!(exported.status.success(), "{exported:?}");
+    let text = std::fs::read_to_string(&file).expect("read the export");
+    assert!(text.contains(r#""kind":"memory_relation""#), "{text}");
+    let fresh = TempDir::new().expect("temp dir");
+    let imported = import_into(fresh.path(), &file).await;
+    assert!(imported.status.success(), "{imported:?}");
+    let again = import_into(fresh.path(), &file).await;
+    let told = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        told.contains("imported 0 records of 1 namespaces"),
+        "{told}"
+    );
+    Server::start_in(fresh).await
+}
+
 #[tokio::test]
-async fn the_model_reads_entities_and_relations_in_the_background() {
+async fn the_model_reads_entities_and_relations_in_the_background_and_they_move_with_an_export() {
     let fake = FakeLlm::start(Reply::Content(read_by_the_model())).await;
     let server = start(&fake).await;
     let engram = server.client().await;
@@ -97,14 +131,10 @@ async fn the_model_reads_entities_and_relations_in_the_background() {
     let zorblax = entity(&engram, "zorblax")
         .await
         .expect("Zorblax is an entity");
-    let found = zorblax.entity.expect("entity");
+    let found = zorblax.entity.clone().expect("entity");
     assert_eq!(found.name, "Zorblax");
     assert_eq!(found.entity_type(), EntityType::Project);
-    let relations: Vec<(String, String, String)> = zorblax
-        .relations
-        .iter()
-        .map(|r| (r.predicate.clone(), r.object.clone(), r.memory_id.clone()))
-        .collect();
+    let relations = relations_of(&zorblax);
     assert_eq!(relations, [("led by".into(), "Mira Okafor".into(), id)]);
     let mira = entity(&engram, "Mira Okafor").await.expect("Mira is one");
     assert_eq!(
@@ -121,6 +151,21 @@ async fn the_model_reads_entities_and_relations_in_the_background() {
         asked.body["messages"][1]["content"],
         "the zorblax effort is run by mira these days"
     );
+
+    // Imported where no model is configured, the relations are as read.
+    let imported = exported_and_imported(&server).await;
+    let after = imported.client().await;
+    read_through(&after).await;
+    let zorblax = after
+        .memory()
+        .get_entity(proto::GetEntityRequest {
+            scope: Some(scope(NAMESPACE)),
+            entity: "zorblax".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("Zorblax is imported");
+    assert_eq!(relations_of(&zorblax), relations);
 }
 
 #[tokio::test]

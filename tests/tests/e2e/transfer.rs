@@ -18,12 +18,11 @@ use std::process::Output;
 use engram_client::Engram;
 use engram_client::proto::{self, MemoryLevel, MemoryType, RevisionAction};
 use engram_tests::{
-    Backend, DATABASE_FILE, Server, create, create_batch, input, list_all, run_operator_script,
-    run_operator_script_with_env, scope, search, server_binary,
+    Backend, Server, create, create_batch, engram_server, import_into, input, list_all,
+    run_operator_script, run_operator_script_with_env, scope, search, sqlite_url,
 };
 use prost_types::Timestamp;
 use tempfile::TempDir;
-use tokio::process::Command;
 
 /// The namespaces the tests fill, each a little differently.
 const NAMESPACES: [&str; 3] = ["acme", "globex", "initech"];
@@ -610,31 +609,12 @@ async fn found(engram: &Engram, namespace: &str, query: &str) -> Vec<String> {
     .collect()
 }
 
-/// Runs `engram-server` with `args`.
-async fn engram_server(args: &[&str]) -> Output {
-    Command::new(server_binary())
-        .args(args)
-        .output()
-        .await
-        .expect("run engram-server")
-}
-
-fn database_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join(DATABASE_FILE).display())
-}
-
-/// Imports `file` into the database in `dir`; returns the command's output.
-async fn import(dir: &Path, file: &Path) -> Output {
-    let file = file.to_str().expect("UTF-8 path");
-    engram_server(&["import", "--database", &database_url(dir), "--from", file]).await
-}
-
 /// Stops `server`, imports `file` into its database again, asserts the
 /// import found every record of its `namespaces` there already, and starts
 /// a server on the database again.
 async fn import_again(server: &mut Server, file: &Path, namespaces: usize) -> Server {
     server.stop().await;
-    let again = import(server.data_dir(), file).await;
+    let again = import_into(server.data_dir(), file).await;
     let told = stderr(&again);
     assert!(again.status.success(), "{told}");
     assert!(
@@ -709,7 +689,7 @@ async fn an_import_never_overwrites_a_record_that_differs() {
     let (original, _files, file) = exported_server().await;
     let engram = original.client().await;
     let target = TempDir::new().expect("temp dir");
-    let first = import(target.path(), &file).await;
+    let first = import_into(target.path(), &file).await;
     assert!(first.status.success(), "{}", stderr(&first));
 
     // The file, with one memory of globex changed.
@@ -730,7 +710,7 @@ async fn an_import_never_overwrites_a_record_that_differs() {
         .collect();
     std::fs::write(&changed_file, rewritten.join("\n") + "\n").expect("write");
 
-    let refused = import(target.path(), &changed_file).await;
+    let refused = import_into(target.path(), &changed_file).await;
     assert!(!refused.status.success());
     let told = stderr(&refused);
     assert!(
@@ -812,7 +792,7 @@ async fn a_malformed_or_cut_file_stops_the_import_at_its_line_with_nothing_of_th
         let broken_file = file.with_file_name("broken.jsonl");
         std::fs::write(&broken_file, changed.join("\n") + "\n").expect("write");
         let target = TempDir::new().expect("temp dir");
-        let refused = import(target.path(), &broken_file).await;
+        let refused = import_into(target.path(), &broken_file).await;
         assert!(!refused.status.success(), "{what}");
         let told = stderr(&refused);
         assert!(
@@ -835,7 +815,7 @@ async fn a_malformed_or_cut_file_stops_the_import_at_its_line_with_nothing_of_th
     let cut_file = file.with_file_name("cut.jsonl");
     std::fs::write(&cut_file, lines[..lines.len() - 3].join("\n") + "\n").expect("write");
     let target = TempDir::new().expect("temp dir");
-    let refused = import(target.path(), &cut_file).await;
+    let refused = import_into(target.path(), &cut_file).await;
     assert!(!refused.status.success());
     let told = stderr(&refused);
     assert!(told.contains("it is incomplete"), "{told}");
@@ -847,14 +827,14 @@ async fn a_malformed_or_cut_file_stops_the_import_at_its_line_with_nothing_of_th
     // Not an export at all, or of a newer format.
     let other = file.with_file_name("other.jsonl");
     std::fs::write(&other, "{\"kind\":\"header\",\"format\":\"engram-export\",\"version\":99,\"times\":\"unix_micros\",\"exported_at\":0,\"engram_version\":\"9.0.0\"}\n").expect("write");
-    let refused = import(TempDir::new().expect("temp dir").path(), &other).await;
+    let refused = import_into(TempDir::new().expect("temp dir").path(), &other).await;
     assert!(
         stderr(&refused).contains("format version 99"),
         "{}",
         stderr(&refused)
     );
     std::fs::write(&other, "hello\n").expect("write");
-    let refused = import(TempDir::new().expect("temp dir").path(), &other).await;
+    let refused = import_into(TempDir::new().expect("temp dir").path(), &other).await;
     assert!(
         stderr(&refused).contains("line 1: "),
         "{}",
@@ -862,7 +842,7 @@ async fn a_malformed_or_cut_file_stops_the_import_at_its_line_with_nothing_of_th
     );
 
     // Beside a running server, the import is refused.
-    let running = import(original.data_dir(), &file).await;
+    let running = import_into(original.data_dir(), &file).await;
     assert!(!running.status.success());
     assert!(
         stderr(&running).contains("import needs the server stopped"),
@@ -1109,7 +1089,7 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
     .await;
     assert!(exported.status.success(), "{}", stderr(&exported));
     let text = std::fs::read_to_string(&file).expect("read");
-    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":3,"#));
+    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":4,"#));
     let revisions: usize = before.iter().map(Vec::len).sum();
     assert!(
         text.contains(&format!(r#""memory_revision":{revisions}"#)),
@@ -1119,7 +1099,7 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
     // Imported into a fresh server, every history lists as it did, field
     // by field: actions, versions, times, actors, changed fields, order.
     let fresh = TempDir::new().expect("temp dir");
-    let first = import(fresh.path(), &file).await;
+    let first = import_into(fresh.path(), &file).await;
     assert!(first.status.success(), "{}", stderr(&first));
     let mut imported = Server::start_on_data_dir(fresh.path(), &auth).await;
     let after = with_key(&imported, "admin-key").await;
@@ -1148,7 +1128,7 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
         ],
         |revision| revision["key_id"] = "someone-else".into(),
     );
-    let refused = import(fresh.path(), &changed).await;
+    let refused = import_into(fresh.path(), &changed).await;
     assert!(!refused.status.success());
     let told = stderr(&refused);
     assert!(
@@ -1190,7 +1170,7 @@ async fn a_file_of_the_format_before_history_imports_as_it_did_each_memory_creat
     assert_eq!(memories.len(), 2);
 
     let dir = TempDir::new().expect("temp dir");
-    let imported = import(dir.path(), &file).await;
+    let imported = import_into(dir.path(), &file).await;
     assert!(imported.status.success(), "{}", stderr(&imported));
     assert!(
         stderr(&imported).contains("imported 4 records of 1 namespaces"),
@@ -1258,7 +1238,7 @@ async fn a_file_of_the_format_before_history_imports_as_it_did_each_memory_creat
     });
     lines.insert(after_memories, revision.to_string());
     std::fs::write(&with_revision, lines.join("\n") + "\n").expect("write");
-    let refused = import(TempDir::new().expect("temp dir").path(), &with_revision).await;
+    let refused = import_into(TempDir::new().expect("temp dir").path(), &with_revision).await;
     assert!(!refused.status.success());
     assert!(
         stderr(&refused).contains(&format!(
@@ -1422,7 +1402,7 @@ async fn migrate_data_moves_every_record_from_sqlite_to_a_running_postgresql_rep
     // And back down to a fresh SQLite file: everything PostgreSQL holds
     // (acme with the record written there).
     let dir = TempDir::new().expect("temp dir");
-    let told = migrate_data(&replica.database_url(), &database_url(dir.path())).await;
+    let told = migrate_data(&replica.database_url(), &sqlite_url(dir.path())).await;
     assert!(told.contains("migrated 3 namespaces"), "{told}");
     let back_server = Server::start_in(dir).await;
     let back = back_server.client().await;
@@ -1559,7 +1539,7 @@ async fn entities_the_names_merged_into_them_and_conflict_links_move_with_an_exp
     // Imported, every memory names its entities again (in the background,
     // through the names the file brought): the merge holds, ids and all.
     let fresh = TempDir::new().expect("temp dir");
-    let imported = import(fresh.path(), &file).await;
+    let imported = import_into(fresh.path(), &file).await;
     assert!(imported.status.success(), "{}", stderr(&imported));
     let server = Server::start_on_data_dir(fresh.path(), &[]).await;
     let after = server.client().await;

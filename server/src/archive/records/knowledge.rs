@@ -1,5 +1,6 @@
 //! The records of what memories mean beyond their text: links between
-//! memories, and the entities they name with every name each goes by.
+//! memories, the entities they name with every name each goes by, and what
+//! the model read a memory to state of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,9 +22,8 @@ pub struct MemoryLinkRecord {
     pub create_time: Micros,
 }
 
-/// An entity memories name (its names follow as [`EntityNameRecord`]s;
-/// which memories name it is not exported: an imported memory names its
-/// entities again, through the names the file brings).
+/// An entity memories name (its names follow as [`EntityNameRecord`]s, and
+/// the memories naming it as [`MemoryEntityRecord`]s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntityRecord {
@@ -47,4 +47,31 @@ pub struct EntityNameRecord {
     pub key: String,
     pub entity_id: String,
     pub name: String,
+}
+
+/// A memory naming an entity, as the rules or the model found it when it
+/// was written or read (an imported memory is also read by the rules
+/// again, so that a file of a version before 4 links what they find).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryEntityRecord {
+    pub namespace: String,
+    pub memory_id: String,
+    pub entity_id: String,
+}
+
+/// One thing a memory states of an entity it names, as (subject,
+/// predicate, object), read by the model (`--llm-base-url`); a memory's
+/// relations follow it in the order the model gave them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRelationRecord {
+    pub namespace: String,
+    pub memory_id: String,
+    /// Its place among the memory's relations, from 0.
+    pub position: i64,
+    /// The key of the entity it is about (an entity name's `key`).
+    pub subject_key: String,
+    pub predicate: String,
+    pub object: String,
 }

@@ -89,6 +89,18 @@ impl Record {
                 required("name", &r.name)?;
                 folded("key", &r.key, &r.name)
             }
+            Record::MemoryEntity(r) => {
+                required("memory_id", &r.memory_id)?;
+                required("entity_id", &r.entity_id)
+            }
+            Record::MemoryRelation(r) => {
+                required("memory_id", &r.memory_id)?;
+                at_least("position", r.position, 0)?;
+                required("subject_key", &r.subject_key)?;
+                folded("subject_key", &r.subject_key, &r.subject_key)?;
+                required("predicate", &r.predicate)?;
+                required("object", &r.object)
+            }
         }
     }
 }

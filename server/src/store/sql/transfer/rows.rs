@@ -8,8 +8,8 @@ use serde_json::Value as Json;
 
 use crate::archive::records::{
     AgentScopeRecord, EntityNameRecord, EntityRecord, HeuristicRecord, Kind, LearningStateRecord,
-    LessonKind, LessonRecord, MemoryLinkRecord, MemoryRevisionRecord, Record, RevisionAction,
-    StepRecord, StepResult,
+    LessonKind, LessonRecord, MemoryEntityRecord, MemoryLinkRecord, MemoryRelationRecord,
+    MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
 };
 use crate::domain::LinkKind;
 use crate::domain::entity::EntityType;
@@ -360,6 +360,16 @@ pub fn row(record: &Record) -> Row {
                 ("name", text(&r.name)),
             ],
         ),
+        Record::MemoryEntity(r) => ("memory_entities", vec![("entity_id", text(&r.entity_id))]),
+        Record::MemoryRelation(r) => (
+            "memory_relations",
+            vec![
+                ("position", Integer(r.position)),
+                ("subject_key", text(&r.subject_key)),
+                ("predicate", text(&r.predicate)),
+                ("object", text(&r.object)),
+            ],
+        ),
     };
     Row { table, columns }
 }
@@ -372,6 +382,9 @@ pub fn refusal(record: &Record) -> &'static str {
             "an identical memory (same scope, level, type and content) is already there under another id"
         }
         Record::Step(_) => "its episode is not there (an episode comes before its steps)",
+        Record::MemoryEntity(_) | Record::MemoryRelation(_) => {
+            "its memory is not there (a memory comes before what it says of its entities)"
+        }
         Record::TaskRule(_) => "a rule of the same task and text is already there under another id",
         Record::EpisodeLesson(_) => "the same lesson is already there under another id",
         Record::MistakeCard(_) => {
@@ -488,6 +501,19 @@ pub fn record<D: Dialect>(kind: Kind, row: &sql::Row<D>) -> Result<Record> {
             key: text("key")?,
             entity_id: text("entity_id")?,
             name: text("name")?,
+        }),
+        Kind::MemoryEntity => Record::MemoryEntity(MemoryEntityRecord {
+            namespace: text("namespace")?,
+            memory_id: text("memory_id")?,
+            entity_id: text("entity_id")?,
+        }),
+        Kind::MemoryRelation => Record::MemoryRelation(MemoryRelationRecord {
+            namespace: text("namespace")?,
+            memory_id: text("memory_id")?,
+            position: c.get::<i32>("position")?.into(),
+            subject_key: text("subject_key")?,
+            predicate: text("predicate")?,
+            object: text("object")?,
         }),
     })
 }

@@ -3,7 +3,7 @@
 //! the namespace column, the order records were written in, and the
 //! columns that identify one.
 
-use crate::archive::records::{Kind, Record};
+use crate::archive::records::{Kind, MemoryEntityRecord, MemoryRelationRecord, Record};
 use crate::store::sql::{Dialect, Sql, rows};
 
 /// Where a kind's records are.
@@ -99,6 +99,20 @@ impl Table {
                 order: "t.key",
                 key: &["t.namespace", "t.key"],
             },
+            Kind::MemoryEntity => Table {
+                columns: "l.entity_id, m.id AS memory_id, m.namespace AS namespace".into(),
+                from: "memory_entities l JOIN memories m ON m.seq = l.memory_seq".into(),
+                namespace: "m.namespace",
+                order: "l.memory_seq, l.entity_id",
+                key: &["m.id", "l.entity_id"],
+            },
+            Kind::MemoryRelation => Table {
+                columns: "r.*, m.id AS memory_id, m.namespace AS namespace".into(),
+                from: "memory_relations r JOIN memories m ON m.seq = r.memory_seq".into(),
+                namespace: "m.namespace",
+                order: "r.memory_seq, r.position",
+                key: &["m.id", "r.position"],
+            },
         }
     }
 }
@@ -130,6 +144,8 @@ pub fn key(record: &Record) -> Vec<KeyValue<'_>> {
         ],
         Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
         Record::EntityName(r) => vec![Text(&r.namespace), Text(&r.key)],
+        Record::MemoryEntity(r) => vec![Text(&r.memory_id), Text(&r.entity_id)],
+        Record::MemoryRelation(r) => vec![Text(&r.memory_id), Number(r.position)],
         other => vec![Text(other.namespace())],
     }
 }
@@ -170,6 +186,7 @@ pub fn insert_head(record: &Record) -> (&'static str, &'static str) {
     match record {
         Record::MemoryRevision(_) => ("", "SELECT "),
         Record::Step(_) => ("episode_seq, ", "SELECT seq, "),
+        Record::MemoryEntity(_) | Record::MemoryRelation(_) => ("memory_seq, ", "SELECT seq, "),
         _ => ("", "VALUES ("),
     }
 }
@@ -186,8 +203,9 @@ pub fn push_insert_end<D: Dialect>(sql: &mut Sql<D>, record: &Record) {
 
 /// Pushes the end of an insert of `record` whose values were pushed after
 /// `SELECT` (a revision's, which no index keeps unique, so it is looked
-/// for) or `SELECT seq, ` (a step's, keyed by its episode's row, found by
-/// the episode's id); `false` for the other kinds, which end `VALUES (…)`.
+/// for) or `SELECT seq, ` (a step's, keyed by its episode's row, or a
+/// memory's entity or relation, keyed by its memory's row, found by its
+/// id); `false` for the other kinds, which end `VALUES (…)`.
 fn push_insert_tail<D: Dialect>(sql: &mut Sql<D>, record: &Record) -> bool {
     match record {
         Record::MemoryRevision(r) => {
@@ -203,13 +221,33 @@ fn push_insert_tail<D: Dialect>(sql: &mut Sql<D>, record: &Record) -> bool {
             true
         }
         Record::Step(r) => {
-            sql.push(" FROM episodes WHERE id = ")
-                .bind(r.episode_id.as_str())
-                .push(" AND namespace = ")
-                .bind(r.namespace.as_str())
-                .push(" ON CONFLICT DO NOTHING");
+            push_from_owner(sql, "episodes", &r.episode_id, &r.namespace);
+            true
+        }
+        Record::MemoryEntity(MemoryEntityRecord {
+            memory_id,
+            namespace,
+            ..
+        })
+        | Record::MemoryRelation(MemoryRelationRecord {
+            memory_id,
+            namespace,
+            ..
+        }) => {
+            push_from_owner(sql, "memories", memory_id, namespace);
             true
         }
         _ => false,
     }
+}
+
+/// Ends an insert whose values began `SELECT seq, ` with the row of
+/// `table` (episodes or memories) of `id` in `namespace`: nothing is
+/// stored when it is not there, or when the record's key is taken.
+fn push_from_owner<D: Dialect>(sql: &mut Sql<D>, table: &str, id: &str, namespace: &str) {
+    sql.push(format_args!(" FROM {table} WHERE id = "))
+        .bind(id)
+        .push(" AND namespace = ")
+        .bind(namespace)
+        .push(" ON CONFLICT DO NOTHING");
 }
