@@ -86,7 +86,11 @@ async fn search(engram: &Engram, ns: &proto::Scope, query: &str) -> proto::Searc
     search_meaning(engram, ns, query, None).await
 }
 
-/// Searches until the search says every memory had its vector.
+/// Searches, while the API works, until the search says every memory had
+/// its vector (and so the server knows the query's). A search may say
+/// UNAVAILABLE meanwhile: on a machine running other tests, the call
+/// embedding the query can outlast the one-second [`TIMEOUT`], and the
+/// search falls back to words, as it should; the next one asks again.
 async fn search_complete(
     engram: &Engram,
     ns: &proto::Scope,
@@ -98,7 +102,14 @@ async fn search_complete(
         if found.semantic() == SemanticSearch::Complete {
             return found;
         }
-        assert_eq!(found.semantic(), SemanticSearch::Partial, "{query}");
+        assert!(
+            matches!(
+                found.semantic(),
+                SemanticSearch::Partial | SemanticSearch::Unavailable
+            ),
+            "{query}: {:?}",
+            found.semantic()
+        );
         assert!(Instant::now() < deadline, "{query}: never COMPLETE");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
