@@ -76,7 +76,8 @@ scripts/postgres.sh cargo test --workspace --locked
 # replicas ran on PostgreSQL above). A new test file that stores or reads
 # data belongs in this list.
 postgres_tests=(
-  bounded contradictions conversation_context embedder_api entities entity_model episodes hardening history llm near_duplicates
+  bounded contradiction_judge contradictions conversation_context embedder_api entities entity_model episodes hardening
+  history llm near_duplicates
   memories metrics occurred_at outcomes retention scopes search_and_context
   search_index semantic_search server supersede watch writer_limits
 )
