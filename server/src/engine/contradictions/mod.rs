@@ -109,8 +109,13 @@ pub fn warm_up() {
 /// statement, not a document, and a long text must cost no more).
 pub fn read(text: &str) -> Reading {
     let text = cut(text, MAX_READ_BYTES);
+    read_with(text, claims(text))
+}
+
+/// [`read`] with `text`'s claims already read (by [`claims_if_contradicting`]).
+fn read_with(text: &str, claims: Vec<Claim>) -> Reading {
     Reading {
-        claims: claims(text),
+        claims,
         frame: frame::frame(text),
     }
 }
@@ -119,8 +124,15 @@ pub fn read(text: &str) -> Reading {
 /// [`Reading::may_contradict`] tells, but without reading its frame: a
 /// write of anything else looks nothing up, and is told so quickly.
 pub fn may_contradict(text: &str) -> bool {
+    claims_if_contradicting(text).is_some()
+}
+
+/// What [`may_contradict`] reads: `text`'s claims when it may contradict
+/// anything (for its reading, which is not read twice), else `None`.
+fn claims_if_contradicting(text: &str) -> Option<Vec<Claim>> {
     let text = cut(text, MAX_READ_BYTES);
-    frame::cued(text) || !claims(text).is_empty()
+    let claims = claims(text);
+    (!claims.is_empty() || frame::cued(text)).then_some(claims)
 }
 
 /// The most of a memory's text the rules read.
@@ -510,28 +522,44 @@ pub struct Contradictions {
 /// moves to the newer one).
 #[derive(Default)]
 struct Gists {
-    newer: HashMap<Box<str>, Arc<Gist>>,
-    older: HashMap<Box<str>, Arc<Gist>>,
+    newer: Generation,
+    older: Generation,
 }
+
+/// One generation of [`Gists`].
+type Generation = HashMap<Box<str>, Arc<Gist>>;
 
 impl Gists {
     /// The most memories a generation holds.
     const GENERATION: usize = 4096;
 
-    fn get(&mut self, content: &str) -> Option<Arc<Gist>> {
+    /// The gist of `content` if kept, and the generation a hit in the
+    /// older one let go of (see [`Gists::insert`]).
+    fn get(&mut self, content: &str) -> (Option<Arc<Gist>>, Option<Generation>) {
         if let Some(found) = self.newer.get(content) {
-            return Some(found.clone());
+            return (Some(found.clone()), None);
         }
-        let found = self.older.remove(content)?;
-        self.insert(content, found.clone());
-        Some(found)
+        let Some(found) = self.older.remove(content) else {
+            return (None, None);
+        };
+        let dropped = self.insert(content, found.clone());
+        (Some(found), dropped)
     }
 
-    fn insert(&mut self, content: &str, gist: Arc<Gist>) {
+    /// Keeps `gist`; returns the generation it let go of, if any, for the
+    /// caller to drop once the lock is released (thousands of readings
+    /// are freed, which the other writes must not wait for).
+    #[must_use]
+    fn insert(&mut self, content: &str, gist: Arc<Gist>) -> Option<Generation> {
+        let mut dropped = None;
         if self.newer.len() >= Self::GENERATION {
-            self.older = std::mem::take(&mut self.newer);
+            dropped = Some(std::mem::replace(
+                &mut self.older,
+                std::mem::take(&mut self.newer),
+            ));
         }
         self.newer.insert(content.into(), gist);
+        dropped
     }
 }
 
@@ -559,11 +587,24 @@ impl Contradictions {
     /// cache no more than that.
     fn gist(&self, content: &str) -> Arc<Gist> {
         let content = cut(content, MAX_READ_BYTES);
-        if let Some(found) = self.cached(|gists| gists.get(content)) {
+        if let Some(found) = self.kept(content) {
             return found;
         }
-        let gist = Arc::new(near_duplicates::gist(content));
-        self.cached(|gists| gists.insert(content, gist.clone()));
+        self.keep(content, near_duplicates::gist(content))
+    }
+
+    /// What a memory saying `content` says, if it is kept.
+    fn kept(&self, content: &str) -> Option<Arc<Gist>> {
+        let (found, dropped) = self.cached(|gists| gists.get(content));
+        drop(dropped);
+        found
+    }
+
+    /// Keeps `gist`, what a memory saying `content` says.
+    fn keep(&self, content: &str, gist: Gist) -> Arc<Gist> {
+        let gist = Arc::new(gist);
+        let dropped = self.cached(|gists| gists.insert(content, gist.clone()));
+        drop(dropped);
         gist
     }
 
@@ -618,11 +659,23 @@ impl Contradictions {
         // little the rules could tell (the model and, with an embedder, the
         // swap rule may), and without either looks nothing up — the lookup
         // would cost such a write more than the write itself — unless
-        // near-duplicates are merged (their closest few are read). So linked near-duplicates are found among the
-        // candidates of memories that claim something or say something
-        // changed. Which it is, is told before the memory is read in full.
+        // near-duplicates are merged (their closest few are read). So
+        // linked near-duplicates are found among the candidates of memories
+        // that claim something or say something changed. Which it is, is
+        // told from its claims and change words before it is read in full.
+        let judged_by_more = self.llm.is_some() || self.retrieval.semantic.is_some();
+        let read = cut(content, MAX_READ_BYTES);
+        let kept = self.kept(read);
+        let mut claims = None;
         let may_contradict = contradictable
-            && (self.llm.is_some() || self.retrieval.semantic.is_some() || may_contradict(content));
+            && (judged_by_more
+                || match &kept {
+                    Some(gist) => gist.reading().may_contradict(),
+                    None => {
+                        claims = claims_if_contradicting(read);
+                        claims.is_some()
+                    }
+                });
         let limit = if may_contradict {
             CANDIDATES
         } else if self.merge_near_duplicates {
@@ -630,8 +683,6 @@ impl Contradictions {
         } else {
             return Ok(Found::default());
         };
-        let gist = self.gist(content);
-        let new = gist.reading();
         let mut memory_types = CONTRADICTABLE.to_vec();
         if !contradictable {
             memory_types = vec![memory_type];
@@ -642,9 +693,25 @@ impl Contradictions {
             ..Default::default()
         };
         let query = cut(content, MAX_QUERY_BYTES);
-        let (mut candidates, newest) = self
-            .closest(scope, level, &filter, query, limit, now)
-            .await?;
+        // The rest of the new memory is read while the database reads its
+        // candidates (the lookup is polled first, up to that read).
+        let read_in_full = async {
+            match (kept, claims) {
+                (Some(gist), _) => gist,
+                (None, Some(claims)) => self.keep(
+                    read,
+                    near_duplicates::gist_of(read, read_with(read, claims)),
+                ),
+                (None, None) => self.gist(read),
+            }
+        };
+        let (closest, gist) = futures_util::future::join(
+            self.closest(scope, level, &filter, query, limit, now),
+            read_in_full,
+        )
+        .await;
+        let (mut candidates, newest) = closest?;
+        let new = gist.reading();
         // Of the newest the index has not applied, only those that share a
         // word with it (as the index's matches do): reading what all of
         // them say would cost a write under load more than the write.

@@ -330,8 +330,13 @@ pub fn may_repeat(new: &Gist, old: &Gist, cosine: Option<f32>) -> bool {
 /// `text` as the near-duplicate check reads it.
 pub fn gist(text: &str) -> Gist {
     let text = &text[..text.floor_char_boundary(MAX_READ_BYTES)];
+    gist_of(text, contradictions::read(text))
+}
+
+/// [`gist`] with what the contradiction rules read of `text` already read.
+pub fn gist_of(text: &str, reading: Reading) -> Gist {
     Gist {
-        reading: contradictions::read(text),
+        reading,
         ..words_of(text)
     }
 }
