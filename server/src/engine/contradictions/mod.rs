@@ -51,8 +51,16 @@ use crate::store::Store;
 /// be shown it (when the rules and the embedder say nothing of it).
 const RELATED_WORDS: usize = 2;
 
-/// How many of the closest stored memories a new memory is compared with.
+/// How many of the closest stored memories a new memory is compared with
+/// when an embedder or a model judges too (the vector search finds its
+/// own, and the model is shown the closest).
 const CANDIDATES: usize = 20;
+/// How many when the rules alone judge: they read a change of what one
+/// subject is said to be, so the memory changed shares the new one's
+/// rarest words (its subject's and value's names, which the search is by)
+/// and is among the closest few; reading more would cost every write of a
+/// large scope more than it finds.
+const RULE_CANDIDATES: usize = 10;
 /// How many, when it can only be a near-duplicate of them (the closest
 /// few are where a memory saying the same thing is).
 const NEAR_CANDIDATES: usize = 5;
@@ -676,8 +684,10 @@ impl Contradictions {
                         claims.is_some()
                     }
                 });
-        let limit = if may_contradict {
+        let limit = if may_contradict && judged_by_more {
             CANDIDATES
+        } else if may_contradict {
+            RULE_CANDIDATES
         } else if self.merge_near_duplicates {
             NEAR_CANDIDATES
         } else {
