@@ -8,6 +8,8 @@
 
 mod schedule;
 
+pub(super) use schedule::DAYS;
+
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 

@@ -381,14 +381,14 @@ fn calendar_class(word: &str) -> Option<&'static str> {
     })
 }
 
-/// The days of the week, in the five languages.
-const DAYS: &str =
-    "monday tuesday wednesday thursday friday saturday sunday lunes martes miércoles jueves
-viernes montag dienstag mittwoch donnerstag freitag lundi mardi mercredi jeudi vendredi
-segunda terça quarta quinta sexta sábado domingo samstag sonntag samedi dimanche";
-
-static DAY_SET: LazyLock<BTreeSet<&'static str>> =
-    LazyLock::new(|| DAYS.split_whitespace().collect());
+/// The days of the week, in the five languages (the schedule claims'
+/// names of them).
+static DAY_SET: LazyLock<BTreeSet<&'static str>> = LazyLock::new(|| {
+    super::claims::DAYS
+        .iter()
+        .flat_map(|day| day.split_whitespace())
+        .collect()
+});
 
 /// A frame word folded: without a possessive, and stemmed lightly
 /// ("pins", "pinned" and "pinning" are "pin"; "expires", "expired" and

@@ -195,10 +195,6 @@ impl SqliteStore {
         let readers = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
             .min_connections(1)
-            // A file's connection cannot break as a network's can: a ping
-            // before each read would only cost it a round trip to the
-            // connection's thread.
-            .test_before_acquire(false)
             .acquire_timeout(options.busy_timeout)
             .connect_with(connect.clone().read_only(true))
             .await?;

@@ -12,8 +12,9 @@ use super::Claim;
 use crate::engine::contradictions::frame;
 use crate::engine::contradictions::words::{capitalised, fold, raw_words};
 
-/// The days of the week in the five languages, Monday first.
-const DAYS: [&str; 7] = [
+/// The days of the week in the five languages, Monday first: each day's
+/// names, separated by spaces.
+pub(in crate::engine::contradictions) const DAYS: [&str; 7] = [
     "monday lunes montag lundi segunda",
     "tuesday martes dienstag mardi terça terca",
     "wednesday miércoles miercoles mittwoch mercredi quarta",
