@@ -28,27 +28,16 @@ pub async fn plan(
     policy: ContradictionPolicy,
     now: Micros,
 ) -> Result<Vec<Write>> {
-    let found: Vec<Found> = if policy == ContradictionPolicy::Off {
-        vec![Found::default(); new.len()]
-    } else {
-        let lookups: Vec<_> = new
-            .iter()
-            .map(|memory| {
-                finder.find(
-                    &memory.scope,
-                    memory.level,
-                    memory.memory_type,
-                    &memory.content,
-                    memory.occurred_at.unwrap_or(now),
-                    now,
-                )
-            })
-            .collect();
-        futures_util::stream::iter(lookups)
-            .buffered(LOOKUPS_AT_ONCE)
-            .try_collect()
-            .await?
+    // The entities each names are read while the database reads their
+    // candidates (the lookups are polled first, up to that read).
+    let mentions = async {
+        new.iter()
+            .map(|memory| entities::mentions(&memory.content))
+            .collect::<Vec<_>>()
     };
+    let (found, mentions) =
+        futures_util::future::join(lookups(finder, &new, policy, now), mentions).await;
+    let found = found?;
     let in_batch: Vec<Vec<(usize, String)>> = if policy != ContradictionPolicy::Off && new.len() > 1
     {
         let batch = InBatch::new(&new);
@@ -58,7 +47,9 @@ pub async fn plan(
     };
     let mut writes: Vec<Write> = Vec::with_capacity(new.len());
     let mut also = Some(also);
-    for ((memory, found), in_batch) in new.into_iter().zip(found).zip(in_batch) {
+    for (((memory, found), in_batch), mentions) in
+        new.into_iter().zip(found).zip(in_batch).zip(mentions)
+    {
         let mut contradicts = also.take().unwrap_or_default();
         let mut found_here: Vec<Contradiction> = found
             .contradictions
@@ -79,7 +70,7 @@ pub async fn plan(
             Vec::new()
         };
         writes.push(Write {
-            mentions: entities::mentions(&memory.content),
+            mentions,
             insert: prepare(memory),
             contradicts,
             conflicts,
@@ -88,6 +79,36 @@ pub async fn plan(
         });
     }
     Ok(writes)
+}
+
+/// What each of `new` contradicts or repeats among its owner's stored
+/// memories ([`Contradictions::find`]), nothing under policy `Off`.
+async fn lookups(
+    finder: &Contradictions,
+    new: &[NewMemory],
+    policy: ContradictionPolicy,
+    now: Micros,
+) -> Result<Vec<Found>> {
+    if policy == ContradictionPolicy::Off {
+        return Ok(vec![Found::default(); new.len()]);
+    }
+    let lookups: Vec<_> = new
+        .iter()
+        .map(|memory| {
+            finder.find(
+                &memory.scope,
+                memory.level,
+                memory.memory_type,
+                &memory.content,
+                memory.occurred_at.unwrap_or(now),
+                now,
+            )
+        })
+        .collect();
+    futures_util::stream::iter(lookups)
+        .buffered(LOOKUPS_AT_ONCE)
+        .try_collect()
+        .await
 }
 
 /// How many items of a batch look up what they contradict at once.
