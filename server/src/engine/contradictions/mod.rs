@@ -22,19 +22,21 @@
 
 mod claims;
 mod frame;
+mod gists;
 mod learned;
 mod llm;
 pub mod near_duplicates;
 mod words;
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 pub use claims::{Claim, claims};
 pub use frame::Frame;
 pub use words::{OWNER, fold, folded};
 
+use gists::Gists;
 use near_duplicates::Gist;
 use regex::Regex;
 
@@ -521,54 +523,7 @@ pub struct Contradictions {
     /// What the memories written and read lately say, by content: a busy
     /// owner's memories are candidates of one write after another, and
     /// reading one runs every rule's patterns.
-    gists: Mutex<Gists>,
-}
-
-/// What memories say, by content: the ones read lately, in two
-/// generations. When the newer one is full it becomes the older one, so
-/// the memories still in use stay read (a hit in the older generation
-/// moves to the newer one).
-#[derive(Default)]
-struct Gists {
-    newer: Generation,
-    older: Generation,
-}
-
-/// One generation of [`Gists`].
-type Generation = HashMap<Box<str>, Arc<Gist>>;
-
-impl Gists {
-    /// The most memories a generation holds.
-    const GENERATION: usize = 4096;
-
-    /// The gist of `content` if kept, and the generation a hit in the
-    /// older one let go of (see [`Gists::insert`]).
-    fn get(&mut self, content: &str) -> (Option<Arc<Gist>>, Option<Generation>) {
-        if let Some(found) = self.newer.get(content) {
-            return (Some(found.clone()), None);
-        }
-        let Some(found) = self.older.remove(content) else {
-            return (None, None);
-        };
-        let dropped = self.insert(content, found.clone());
-        (Some(found), dropped)
-    }
-
-    /// Keeps `gist`; returns the generation it let go of, if any, for the
-    /// caller to drop once the lock is released (thousands of readings
-    /// are freed, which the other writes must not wait for).
-    #[must_use]
-    fn insert(&mut self, content: &str, gist: Arc<Gist>) -> Option<Generation> {
-        let mut dropped = None;
-        if self.newer.len() >= Self::GENERATION {
-            dropped = Some(std::mem::replace(
-                &mut self.older,
-                std::mem::take(&mut self.newer),
-            ));
-        }
-        self.newer.insert(content.into(), gist);
-        dropped
-    }
+    gists: Gists,
 }
 
 impl Contradictions {
@@ -585,7 +540,7 @@ impl Contradictions {
             default,
             merge_near_duplicates,
             llm,
-            gists: Mutex::default(),
+            gists: Gists::default(),
         }
     }
 
@@ -595,35 +550,10 @@ impl Contradictions {
     /// cache no more than that.
     fn gist(&self, content: &str) -> Arc<Gist> {
         let content = cut(content, MAX_READ_BYTES);
-        if let Some(found) = self.kept(content) {
+        if let Some(found) = self.gists.kept(content) {
             return found;
         }
-        self.keep(content, near_duplicates::gist(content))
-    }
-
-    /// What a memory saying `content` says, if it is kept.
-    fn kept(&self, content: &str) -> Option<Arc<Gist>> {
-        let (found, dropped) = self.cached(|gists| gists.get(content));
-        drop(dropped);
-        found
-    }
-
-    /// Keeps `gist`, what a memory saying `content` says.
-    fn keep(&self, content: &str, gist: Gist) -> Arc<Gist> {
-        let gist = Arc::new(gist);
-        let dropped = self.cached(|gists| gists.insert(content, gist.clone()));
-        drop(dropped);
-        gist
-    }
-
-    /// Runs `use_it` on the cache of what memories say (a poisoned lock
-    /// only means a reader panicked: the cache itself is whole).
-    fn cached<T>(&self, use_it: impl FnOnce(&mut Gists) -> T) -> T {
-        let mut gists = self
-            .gists
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        use_it(&mut gists)
+        self.gists.keep(content, near_duplicates::gist(content))
     }
 
     /// Whether near-duplicates merge into what they repeat.
@@ -673,7 +603,7 @@ impl Contradictions {
         // told from its claims and change words before it is read in full.
         let judged_by_more = self.llm.is_some() || self.retrieval.semantic.is_some();
         let read = cut(content, MAX_READ_BYTES);
-        let kept = self.kept(read);
+        let kept = self.gists.kept(read);
         let mut claims = None;
         let may_contradict = contradictable
             && (judged_by_more
@@ -708,7 +638,7 @@ impl Contradictions {
         let read_in_full = async {
             match (kept, claims) {
                 (Some(gist), _) => gist,
-                (None, Some(claims)) => self.keep(
+                (None, Some(claims)) => self.gists.keep(
                     read,
                     near_duplicates::gist_of(read, read_with(read, claims)),
                 ),
