@@ -288,6 +288,27 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             1,
             Token,
         )),
+        // A key or token set to a value in prose ("I set the staging API
+        // key to 9f86…", "the token is now …"): only a value that looks
+        // generated, not "the key to success".
+        generated(pattern(
+            r#"(?i)(?-u:\b)(?:secret(?: access)? key|secret|api key|access key|access token|auth token|token|private key|key)s?(?:[ \t]+(?:in|on|for|of|at)[ \t]+[\w' -]{1,40}?)?[ \t]+(?:(?:is now|now)|(?:(?:set|changed|rotated|reset|updated)[ \t]+)?to)[ \t]+["'“‘`]?([A-Za-z0-9_+/-]{16,}=*)"#,
+            1,
+            Token,
+        )),
+        // A value named a key after it: "use 9f86… as the signing secret".
+        generated(pattern(
+            r#"(?i)(?-u:\b)use[ \t]+["'“‘`]?([A-Za-z0-9_+/-]{16,}=*)["'”’`]?[ \t]+as[ \t]+(?:(?:the|our|my|your|a)[ \t]+)?[\w -]{0,30}?(?:key|token|secret|password)(?-u:\b)"#,
+            1,
+            Token,
+        )),
+        // A token by its shape: a short lower-case prefix (with live, test
+        // or prod) and a generated run ("tk_live_8f3k…", "tk_8f3k…").
+        generated(pattern(
+            r"(?-u:\b)[a-z]{2,4}_(?:(?:live|test|prod)_)?[A-Za-z0-9]{20,}(?-u:\b)",
+            0,
+            Token,
+        )),
         // Webhook URLs whose last part is the secret.
         pattern(
             r"hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/([A-Za-z0-9]{16,})",
@@ -801,6 +822,27 @@ mod tests {
                 "tk_94be2c71a0f34d5e8b6c",
             ),
             ("the wifi pw:Hazel#Cove9 for guests", "Hazel#Cove9"),
+            // Set to a value, used as one, or shaped as a token (issue 28).
+            (
+                "I set the staging API key to 9f86d081884c7d659a2feaa0c55ad015 yesterday",
+                "9f86d081884c7d659a2feaa0c55ad015",
+            ),
+            (
+                "the signing secret is now 3f2a9c1e7b6d4f8a0e5c2b9d7a6f1e3c",
+                "3f2a9c1e7b6d4f8a0e5c2b9d7a6f1e3c",
+            ),
+            (
+                "Use 9f86d081884c7d659a2feaa0c55ad015 as the webhook signing secret.",
+                "9f86d081884c7d659a2feaa0c55ad015",
+            ),
+            (
+                "Rotated the analytics token, new one: tk_live_8f3k2m9q7x1v5b6n4c0z",
+                "tk_live_8f3k2m9q7x1v5b6n4c0z",
+            ),
+            (
+                "You can call it with tk_8f3k2m9q7x1v5b6n4c0zA2 for now",
+                "tk_8f3k2m9q7x1v5b6n4c0zA2",
+            ),
         ] {
             let redacted = redact(text);
             assert!(
@@ -813,6 +855,13 @@ mod tests {
             "the primary key is customer_id_and_timestamp",
             "the key takeaway: latency_budget_is_tight",
             "sort key = created_at_then_sequence_number",
+            "Commit 9f86d081884c7d659a2feaa0c55ad015b4c2a1f0 fixed the flaky test",
+            "md5 of the file is 9f86d081884c7d659a2feaa0c55ad015",
+            "the key to a fast deploy is a warm cache",
+            "set the token limit to 4096 for the summariser",
+            "use snake_case_identifiers_everywhere as the key naming rule",
+            "the primary key is now customer_id",
+            "call get_user_by_email_address_or_phone first",
         ] {
             assert!(find(not).is_empty(), "{not}: {:?}", find(not));
         }
