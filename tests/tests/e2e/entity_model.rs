@@ -79,7 +79,8 @@ async fn entity(engram: &Engram, name: &str) -> Option<proto::GetEntityResponse>
         .ok()
 }
 
-/// Zorblax's relations: (predicate, object, memory id).
+/// What GetEntity says the entity's memories state of it: (predicate,
+/// object, memory id).
 fn relations_of(zorblax: &proto::GetEntityResponse) -> Vec<(String, String, String)> {
     zorblax
         .relations
