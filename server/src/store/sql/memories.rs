@@ -401,12 +401,29 @@ pub async fn by_seq<D: Dialect>(
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
+    visible_by_seq(conn, scope, filter, now, |sql| {
+        sql.in_seqs("m.seq", seqs);
+    })
+    .await
+}
+
+/// The memories visible from `scope` that match `filter` among those
+/// `seqs` pushes a condition on `m.seq` for, read by their sequence
+/// numbers (not by an index of the filter's columns).
+async fn visible_by_seq<D: Dialect>(
+    conn: &mut D,
+    scope: &Scope,
+    filter: &MemoryFilter,
+    now: Micros,
+    seqs: impl FnOnce(&mut Sql<D>),
+) -> Result<Vec<Memory>> {
     let mut sql = Sql::new(format!(
         "SELECT {} FROM {} WHERE ",
         D::MEMORY_COLUMNS,
         D::MEMORIES_BY_SEQ
     ));
-    sql.in_seqs("m.seq", seqs).push(" AND ");
+    seqs(&mut sql);
+    sql.push(" AND ");
     push_visible(&mut sql, scope, now);
     push_filter(&mut sql, filter, now);
     let found = conn.fetch_all(sql).await?;
@@ -424,25 +441,19 @@ pub async fn changed_after<D: Dialect>(
     limit: usize,
     now: Micros,
 ) -> Result<Vec<Memory>> {
-    let mut sql = Sql::new(format!(
-        "SELECT {} FROM {} WHERE m.seq IN (SELECT c.memory_seq FROM memory_changes c \
-         WHERE c.namespace = ",
-        D::MEMORY_COLUMNS,
-        D::MEMORIES_BY_SEQ
-    ));
-    sql.bind(scope.namespace.as_str())
-        .push(" AND c.seq > ")
-        .bind(after)
-        .push(format_args!(
-            " AND c.kind <= {} ORDER BY c.seq LIMIT ",
-            super::feed::DELETED
-        ))
-        .bind(count(limit))
-        .push(") AND ");
-    push_visible(&mut sql, scope, now);
-    push_filter(&mut sql, filter, now);
-    let found = conn.fetch_all(sql).await?;
-    rows::all::<D, _>(&found, rows::memory::<D>)
+    visible_by_seq(conn, scope, filter, now, |sql| {
+        sql.push("m.seq IN (SELECT c.memory_seq FROM memory_changes c WHERE c.namespace = ")
+            .bind(scope.namespace.as_str())
+            .push(" AND c.seq > ")
+            .bind(after)
+            .push(format_args!(
+                " AND c.kind <= {} ORDER BY c.seq LIMIT ",
+                super::feed::DELETED
+            ))
+            .bind(count(limit))
+            .push(")");
+    })
+    .await
 }
 
 /// Up to `limit` memories after `after_seq`, in sequence order, expired ones
