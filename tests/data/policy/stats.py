@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks and counts the labelled policy sets (issue 15).
 
-Validates dev.json, heldout.json, new_cases.json, fresh.json and secrets.json
-and prints their counts. Exits 1, listing every problem, when a check fails:
+Validates dev.json, heldout.json, new_cases.json, fresh.json, fresh2.json,
+fresh3.json, examples.json and secrets.json and prints their counts. Exits 1,
+listing every problem, when a check fails:
 
 - each file is a JSON array of objects with the expected fields;
 - should_store true has memory_type in the six names; false has none;
@@ -10,10 +11,12 @@ and prints their counts. Exits 1, listing every problem, when a check fails:
 - every "secrets" entry occurs verbatim in its transcript;
 - "injection" is true when present; "supersedes" only on PREFERENCE/DECISION;
 - every payment card number among the secrets passes the Luhn check;
-- no transcript is in more than one of dev.json, heldout.json and fresh.json;
-- every type is in dev.json, heldout.json and fresh.json, >= 15 positives of
-  each type over dev and held-out, >= 12 of each type in fresh.json, >= 40 %
-  negatives in each file, no duplicate transcript in fresh.json;
+- no transcript is in more than one of dev.json, heldout.json, fresh.json,
+  fresh2.json, fresh3.json and examples.json;
+- every type is in each of those files, >= 15 positives of each type over dev
+  and held-out, >= 12 of each type in fresh.json, 15 in fresh2.json, 13 in
+  fresh3.json and 26 in examples.json, >= 40 % negatives in each file, no
+  duplicate transcript in fresh.json, fresh2.json, fresh3.json or examples.json;
   secrets.json has exactly 50 cases.
 
 Python 3 standard library only: python3 tests/data/policy/stats.py
@@ -160,11 +163,12 @@ def main():
     held_out = load("heldout.json")
     fresh = load("fresh.json")
     fresh2 = load("fresh2.json")
+    fresh3 = load("fresh3.json")
     examples = load("examples.json")
     secrets = load("secrets.json")
     for name, cases in (("new_cases.json", new), ("dev.json", dev), ("heldout.json", held_out),
                         ("fresh.json", fresh), ("fresh2.json", fresh2),
-                        ("examples.json", examples)):
+                        ("fresh3.json", fresh3), ("examples.json", examples)):
         check_policy(name, cases)
     check_secret_set(secrets)
     if problems:
@@ -196,9 +200,10 @@ def main():
 
     later = (("fresh.json", "second held-out set", fresh, 12),
              ("fresh2.json", "third held-out set", fresh2, 15),
+             ("fresh3.json", "fourth held-out set", fresh3, 13),
              ("examples.json", "the vote's training examples", examples, 26))
     texts = {"dev.json": dev, "heldout.json": held_out, "fresh.json": fresh,
-             "fresh2.json": fresh2, "examples.json": examples}
+             "fresh2.json": fresh2, "fresh3.json": fresh3, "examples.json": examples}
     texts = {name: {key(c) for c in cases} for name, cases in texts.items()}
     for name, what, cases, least in later:
         labels, share = policy_counts(f"{name} ({what})", cases)
