@@ -97,7 +97,7 @@ fn fresh() {
 }
 
 #[test]
-#[ignore = "prints the rules' accuracy on the third held-out set and the vote's training examples"]
+#[ignore = "prints the rules' accuracy on the third and fourth held-out sets and the vote's training examples"]
 fn unseen() {
     // Totals only: nobody tuning the rules reads these cases.
     for (name, json) in [
@@ -106,8 +106,20 @@ fn unseen() {
             include_str!("../../../../tests/data/policy/fresh2.json"),
         ),
         (
+            "fresh3 (unseen)",
+            include_str!("../../../../tests/data/policy/fresh3.json"),
+        ),
+        (
             "examples (unseen by the rules)",
             include_str!("../../../data/policy/examples.json"),
+        ),
+        (
+            "examples_varied_a (unseen by the rules)",
+            include_str!("../../../data/policy/examples_varied_a.json"),
+        ),
+        (
+            "examples_varied_b (unseen by the rules)",
+            include_str!("../../../data/policy/examples_varied_b.json"),
         ),
     ] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();

@@ -51,6 +51,9 @@ pub(super) struct Lexicon {
     pub change_cues: Vec<&'static str>,
     /// Words that say how, not what: left out when comparing subjects.
     pub not_subject: Vec<&'static str>,
+    /// Words that name a credential: the learned vote keeps no sentence
+    /// with one that the rules would not keep.
+    pub credentials: Vec<&'static str>,
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
@@ -104,6 +107,7 @@ impl Lexicon {
             project_words: take("project_words")?,
             change_cues: take("change_cues")?,
             not_subject: take("not_subject")?,
+            credentials: take("credentials")?,
         };
         match sections.keys().next() {
             Some(unknown) => Err(format!("unknown section [{unknown}]")),

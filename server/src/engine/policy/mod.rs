@@ -6,13 +6,17 @@
 //! rules do: `transcript.rs` reads its sentences, `rules.rs` finds their
 //! strongest cue — a phrase of the lexicon (`lexicon.rs`, over
 //! `server/data/policy/cues.txt`) or one of the shapes of durable knowledge
-//! (`shapes.rs`, `timing.rs`) — and the labelled examples' vote
-//! (`examples.rs`, `vote.rs`) fills the rules' gaps. [`Policy`]
+//! (`shapes.rs`, `timing.rs`) — and the labelled examples' vote (a learned
+//! decider, `decider.rs`, over what `features.rs` reads of the transcript,
+//! fitted in `examples.rs` and heeded as `vote.rs` says) fills the rules'
+//! gaps and decides their weak cues. [`Policy`]
 //! (`remember.rs`) chooses the classifier and stores what it decides,
 //! superseding what a changed preference or decision replaces
 //! (`supersede.rs`).
 
+mod decider;
 mod examples;
+mod features;
 mod lexicon;
 mod llm;
 mod remember;
@@ -28,6 +32,8 @@ mod vote;
 mod evaluation;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tuning;
 
 use std::collections::BTreeMap;
 
@@ -45,14 +51,25 @@ pub use vote::Vote;
 pub const MAX_SUMMARY_CHARS: usize = 300;
 
 /// The rules' decision on `transcript`, with the labelled examples' `vote`
-/// filling the rules' gaps (no cue at all) and overruling their weakest
-/// cues (a bare imperative or statement) when it is clear; cue phrases and
-/// explicit markers always stand.
+/// filling the rules' gaps (no cue at all), deciding their weakest cues (a
+/// bare imperative or statement) and overruling a cue phrase only when it
+/// is nearly sure; explicit markers always stand (see [`vote::HEEDED`]).
 pub fn classify_with_vote(
     transcript: &str,
     scope: &Scope,
     task_id: &str,
     vote: Option<&Vote>,
+) -> Decision {
+    classify_heeding(transcript, scope, task_id, vote, &vote::HEEDED)
+}
+
+/// [`classify_with_vote`], heeding the vote as `heeded` says.
+fn classify_heeding(
+    transcript: &str,
+    scope: &Scope,
+    task_id: &str,
+    vote: Option<&Vote>,
+    heeded: &vote::Heeded,
 ) -> Decision {
     let sentences = transcript::sentences(transcript);
     let deciding = rules::deciding_cue(&sentences);
@@ -63,8 +80,21 @@ pub fn classify_with_vote(
             .iter()
             .position(|s| s.speaker != transcript::Speaker::Assistant && !s.hedged)
     });
-    let verdict =
-        vote.and_then(|vote| Some((vote, vote.verdict(deciding.as_ref().map(|d| &d.cue))?)));
+    let verdict = vote
+        .and_then(|vote| {
+            Some((
+                vote,
+                vote.verdict(deciding.as_ref().map(|d| &d.cue), heeded)?,
+            ))
+        })
+        // The vote keeps nothing that names a credential the rules would
+        // not keep: the secret screen may have missed its value.
+        .filter(|(_, verdict)| match (verdict, index) {
+            (Verdict::Keep(_), Some(index)) => {
+                deciding.is_some() || !vote::names_a_credential(&sentences[index..])
+            }
+            _ => true,
+        });
     let mut decision = match (verdict, index) {
         (Some((vote, Verdict::Keep(memory_type))), Some(index)) => {
             vote.keep(&sentences[index..], memory_type, scope, task_id)

@@ -83,7 +83,7 @@ fn find_cue(sentence: &str, cues: &[&'static str]) -> Option<&'static str> {
 
 /// The strongest cue of a sentence. A question or a hedge is knowledge only
 /// when it is marked as a note ("open question: …", "… for later").
-fn strongest_cue(sentence: &Sentence) -> Option<Cue> {
+pub(super) fn strongest_cue(sentence: &Sentence) -> Option<Cue> {
     let lexicon = lexicon();
     let lower = sentence.text.to_lowercase();
     if sentence.hedged || lower.ends_with('?') {

@@ -4,6 +4,19 @@ use super::shapes::{ACKNOWLEDGED_CUE, LESSON_SHAPE_CUE, STATEMENT_CUE};
 use super::timing::{EVENT_CUE, FOR_LATER_CUE, happened_at_a_time};
 use super::*;
 
+/// A vote of `probability` for `label` and `none` for "not worth
+/// keeping" (the same when `label` is `None`), the rest spread evenly over
+/// the other types.
+fn vote_for(label: Option<MemoryType>, probability: f64, none: f64) -> Vote {
+    let class = label.map_or(0, |t| t.code() as usize);
+    let others = if class == 0 { 6.0 } else { 5.0 };
+    let rest = (1.0 - probability - if class == 0 { 0.0 } else { none }) / others;
+    let mut probabilities = [rest; 7];
+    probabilities[0] = none;
+    probabilities[class] = probability;
+    Vote { probabilities }
+}
+
 /// The rules' decision alone.
 fn classify(transcript: &str, scope: &Scope, task_id: &str) -> Decision {
     classify_with_vote(transcript, scope, task_id, None)
@@ -164,16 +177,17 @@ fn a_note_is_kept_even_when_it_asks_or_hedges() {
 }
 
 #[test]
-fn the_vote_fills_gaps_and_overrules_only_bare_imperatives_and_statements() {
-    let with = |transcript: &str, label: Option<MemoryType>, probability: f64| {
-        let vote = Vote { label, probability };
+fn the_vote_fills_gaps_decides_weak_cues_and_overrules_phrases_only_when_sure() {
+    let with = |transcript: &str, voted: Option<MemoryType>, probability: f64, none: f64| {
+        let vote = vote_for(voted, probability, none);
         classify_with_vote(transcript, &Scope::default(), "", Some(&vote))
     };
     let kept = |d: &Decision| d.should_store.then_some(d.memory_type);
-    // No cue at all: a likely enough type keeps it.
+    // No cue at all: likely enough worth keeping keeps it, as the vote's
+    // likeliest type.
     let gap = "User: the quarterly numbers look rough for the east region.";
     assert_eq!(kept(&decide(gap)), None);
-    let d = with(gap, Some(MemoryType::Note), 0.6);
+    let d = with(gap, Some(MemoryType::Note), 0.6, 0.3);
     assert_eq!(kept(&d), Some(MemoryType::Note), "{d:?}");
     assert_eq!(d.metadata["classifier"], "rules+examples");
     assert_eq!(d.metadata["vote"], "NOTE 0.60");
@@ -181,9 +195,9 @@ fn the_vote_fills_gaps_and_overrules_only_bare_imperatives_and_statements() {
         d.summary,
         "the quarterly numbers look rough for the east region."
     );
-    assert_eq!(kept(&with(gap, Some(MemoryType::Note), 0.2)), None);
-    // A plain statement and a bare imperative: retyped or dropped by a
-    // clear vote only.
+    assert_eq!(kept(&with(gap, Some(MemoryType::Note), 0.2, 0.75)), None);
+    // A plain statement and a bare imperative: the vote decides whether
+    // and as what.
     for (weak, ruled, cue) in [
         (
             "User: the build server is in the basement rack.",
@@ -198,35 +212,73 @@ fn the_vote_fills_gaps_and_overrules_only_bare_imperatives_and_statements() {
     ] {
         let d = decide(weak);
         assert_eq!((kept(&d), d.metadata["cue"].as_str()), (Some(ruled), cue));
-        let d = with(weak, Some(MemoryType::Event), 0.4);
+        let d = with(weak, Some(MemoryType::Event), 0.6, 0.2);
         assert_eq!(kept(&d), Some(MemoryType::Event), "{d:?}");
-        assert_eq!(kept(&with(weak, Some(MemoryType::Event), 0.2)), Some(ruled));
-        assert_eq!(kept(&with(weak, None, 0.8)), None, "{weak}");
-        let d = with(weak, None, 0.6);
-        assert_eq!(kept(&d), Some(ruled), "{weak}");
-        assert_eq!(d.metadata["vote"], "NOT_STORED 0.60");
+        assert_eq!(kept(&with(weak, Some(ruled), 0.3, 0.6)), Some(ruled));
+        let d = with(weak, None, 0.8, 0.8);
+        assert_eq!(kept(&d), None, "{weak}");
+        assert_eq!(d.metadata["vote"], "NOT_STORED 0.80");
     }
-    // Cue phrases and markers stand.
+    // A cue phrase stands unless the vote is sure: all but certain it is
+    // not worth keeping drops it, clearly another type retypes it.
+    let phrase = "User: always use tabs in this repo.";
+    assert_eq!(kept(&decide(phrase)), Some(MemoryType::Preference));
+    assert_eq!(kept(&with(phrase, None, 0.97, 0.97)), None);
+    assert_eq!(
+        kept(&with(phrase, None, 0.9, 0.9)),
+        Some(MemoryType::Preference)
+    );
+    assert_eq!(
+        kept(&with(phrase, Some(MemoryType::Lesson), 0.8, 0.1)),
+        Some(MemoryType::Lesson)
+    );
+    assert_eq!(
+        kept(&with(phrase, Some(MemoryType::Lesson), 0.5, 0.1)),
+        Some(MemoryType::Preference)
+    );
+    // Explicit markers stand.
     for (transcript, memory_type) in [
         (
             "User: I prefer tabs for indentation.",
             MemoryType::Preference,
         ),
         (
-            "User: we decided to move the event bus to Kafka.",
-            MemoryType::Decision,
+            "User: lesson learned: run migrations before the deploy.",
+            MemoryType::Lesson,
         ),
     ] {
         assert_eq!(
-            kept(&with(transcript, None, 0.99)),
+            kept(&with(transcript, None, 0.99, 0.99)),
             Some(memory_type),
             "{transcript}"
         );
         assert_eq!(
-            kept(&with(transcript, Some(MemoryType::Fact), 0.99)),
+            kept(&with(transcript, Some(MemoryType::Fact), 0.99, 0.0)),
             Some(memory_type),
             "{transcript}"
         );
+    }
+}
+
+#[test]
+fn the_vote_keeps_nothing_that_names_a_credential_the_rules_would_not() {
+    let vote = vote_for(Some(MemoryType::Fact), 0.9, 0.05);
+    for (transcript, kept) in [
+        (
+            "User: the quarterly numbers look rough for the east region.",
+            true,
+        ),
+        (
+            "User: set the redis requirepass to `sunflower-42-Q` for a while",
+            false,
+        ),
+        (
+            "Nutzer: das Passwort vom Gäste-WLAN klebt am Kühlschrank",
+            false,
+        ),
+    ] {
+        let d = classify_with_vote(transcript, &Scope::default(), "", Some(&vote));
+        assert_eq!(d.should_store, kept, "{transcript}: {d:?}");
     }
 }
 

@@ -5,7 +5,7 @@ use super::lexicon::lexicon;
 use crate::engine::text;
 
 /// Lines that are machine output rather than conversation.
-fn is_tool_noise(line: &str) -> bool {
+pub(super) fn is_tool_noise(line: &str) -> bool {
     let l = line.trim_start().to_lowercase();
     const PREFIXES: &[&str] = &[
         "compiling ",
@@ -78,6 +78,8 @@ fn starts_with_timestamp(lower: &str) -> bool {
 pub(super) enum Speaker {
     User,
     Assistant,
+    /// Someone named ("Priya: …"), in a chat of several people.
+    Named,
     Unknown,
 }
 
@@ -116,7 +118,7 @@ fn split_speaker(line: &str) -> (Speaker, &str) {
         Some((name, rest))
             if !name.is_empty() && name.len() <= 20 && !name.contains(' ') && !rest.is_empty() =>
         {
-            (Speaker::Unknown, rest)
+            (Speaker::Named, rest)
         }
         _ => (Speaker::Unknown, trimmed),
     }

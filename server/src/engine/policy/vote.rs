@@ -1,34 +1,50 @@
 //! What the labelled examples' vote (see [`super::examples`]) changes of the
-//! rules' verdict: it fills the rules' gaps and overrules their weakest
-//! cues when it is clear. The thresholds and how they were chosen are in
-//! docs/policy-measurements.md.
+//! rules' verdict: it fills the rules' gaps, decides their weakest cues (a
+//! bare imperative or statement) and overrules a cue phrase only when it is
+//! nearly sure; explicit markers stand. The thresholds and how they were
+//! chosen are in docs/policy-measurements.md.
 
 use std::collections::BTreeMap;
 
+use super::decider::{CLASSES, label};
 use super::rules::{self, Cue, Strength};
 use super::transcript::Sentence;
 use super::{Decision, DecisionSource};
 use crate::domain::{MemoryType, Scope};
 
-/// Where the rules found no cue, a vote for a type this likely keeps it.
-const VOTE_FILLS: f64 = 0.3;
-/// The strongest of the rules' cues a clear vote overrules: a user's
-/// imperative (a preference by default) and a plain statement (a fact);
-/// cue phrases and explicit markers stand.
-const VOTE_OVERRULES: Strength = Strength::Imperative;
-/// The least probability of "not worth keeping" that drops a weak cue.
-const VOTE_DROPS: f64 = 0.7;
-/// The least probability of another type that retypes a weak cue.
-const VOTE_RETYPES: f64 = 0.3;
+/// When the learned decider's vote is heeded, by the strength of the rules'
+/// deciding cue. Explicit markers always stand.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Heeded {
+    /// Where the rules found no cue, the least probability of being worth
+    /// keeping that keeps the transcript.
+    pub fills: f64,
+    /// Under a weak cue (a bare imperative or statement), the least
+    /// probability of being worth keeping that keeps it.
+    pub keeps_weak: f64,
+    /// Under a cue phrase or a shape, the probability of being worth
+    /// keeping below which it is dropped.
+    pub drops_phrase: f64,
+    /// Under a cue phrase or a shape, the least probability of another
+    /// type (among the types) that retypes it; above 1, never.
+    pub retypes_phrase: f64,
+}
 
-/// What the classifier fitted on the labelled examples says of a transcript.
+/// The thresholds the server uses, chosen in folds of the training
+/// examples (docs/policy-measurements.md).
+pub(super) const HEEDED: Heeded = Heeded {
+    fills: 0.3,
+    keeps_weak: 0.3,
+    drops_phrase: 0.05,
+    retypes_phrase: 0.7,
+};
+
+/// What the decider fitted on the labelled examples says of a transcript.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Vote {
-    /// The likeliest class: the type to keep it as, or `None` (not worth
-    /// keeping).
-    pub label: Option<MemoryType>,
-    /// How likely that class is, 0 to 1.
-    pub probability: f64,
+    /// The probability of each class: not worth keeping, then the memory
+    /// types by code.
+    pub probabilities: [f64; CLASSES],
 }
 
 /// What a vote changes of the rules' verdict, when it changes anything.
@@ -41,33 +57,66 @@ pub(super) enum Verdict {
 }
 
 impl Vote {
+    /// The likeliest class and its probability; on a tie, the lower class.
+    pub fn likeliest(&self) -> (Option<MemoryType>, f64) {
+        let best = (0..CLASSES).fold(0, |best, c| {
+            if self.probabilities[c] > self.probabilities[best] {
+                c
+            } else {
+                best
+            }
+        });
+        (label(best), self.probabilities[best])
+    }
+
+    /// The probability that the transcript is worth keeping at all.
+    pub fn worth_keeping(&self) -> f64 {
+        1.0 - self.probabilities[0]
+    }
+
+    /// The likeliest type, and its probability among the types.
+    fn likeliest_type(&self) -> (MemoryType, f64) {
+        let best = (2..CLASSES).fold(1, |best, c| {
+            if self.probabilities[c] > self.probabilities[best] {
+                c
+            } else {
+                best
+            }
+        });
+        let memory_type = label(best).unwrap_or(MemoryType::Fact);
+        (
+            memory_type,
+            self.probabilities[best] / self.worth_keeping().max(1e-9),
+        )
+    }
+
     /// The vote as a decision's `vote` metadata says it: "NOTE 0.60".
     pub(super) fn describe(&self) -> String {
-        let label = self.label.map_or("NOT_STORED", MemoryType::label);
-        format!("{label} {:.2}", self.probability)
+        let (label, probability) = self.likeliest();
+        let label = label.map_or("NOT_STORED", MemoryType::label);
+        format!("{label} {probability:.2}")
     }
 
     /// What the vote changes of the rules' verdict on a transcript, whose
     /// deciding cue is `ruled` (none when the rules found none), or `None`
     /// when the rules' verdict stands.
-    pub(super) fn verdict(&self, ruled: Option<&Cue>) -> Option<Verdict> {
-        match (ruled, self.label) {
-            (None, Some(memory_type)) if self.probability >= VOTE_FILLS => {
+    pub(super) fn verdict(&self, ruled: Option<&Cue>, heeded: &Heeded) -> Option<Verdict> {
+        let (memory_type, typed) = self.likeliest_type();
+        let keep = self.worth_keeping();
+        match ruled {
+            Some(cue) if cue.strength == Strength::Marker => None,
+            None if keep >= heeded.fills => Some(Verdict::Keep(memory_type)),
+            None => None,
+            Some(cue) if cue.strength < Strength::Phrase => Some(if keep >= heeded.keeps_weak {
+                Verdict::Keep(memory_type)
+            } else {
+                Verdict::Drop
+            }),
+            Some(_) if keep < heeded.drops_phrase => Some(Verdict::Drop),
+            Some(cue) if memory_type != cue.memory_type && typed >= heeded.retypes_phrase => {
                 Some(Verdict::Keep(memory_type))
             }
-            (Some(cue), None)
-                if cue.strength <= VOTE_OVERRULES && self.probability >= VOTE_DROPS =>
-            {
-                Some(Verdict::Drop)
-            }
-            (Some(cue), Some(memory_type))
-                if cue.strength <= VOTE_OVERRULES
-                    && memory_type != cue.memory_type
-                    && self.probability >= VOTE_RETYPES =>
-            {
-                Some(Verdict::Keep(memory_type))
-            }
-            _ => None,
+            Some(_) => None,
         }
     }
 
@@ -108,6 +157,16 @@ impl Vote {
             ),
         )
     }
+}
+
+/// Whether any of `sentences` (those a kept summary would start from)
+/// names a credential.
+pub(super) fn names_a_credential(sentences: &[Sentence]) -> bool {
+    let credentials = &super::lexicon::lexicon().credentials;
+    sentences.iter().take(3).any(|s| {
+        let lower = format!(" {} ", s.text.to_lowercase());
+        credentials.iter().any(|c| lower.contains(c))
+    })
 }
 
 /// The metadata of a decision the labelled examples' vote made.
