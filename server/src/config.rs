@@ -199,6 +199,34 @@ pub struct Config {
     #[arg(long, env = "ENGRAM_EMBEDDER_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub embedder_timeout: Duration,
 
+    /// Reranking of each search's best candidates: "none", or "api" (an API
+    /// speaking the common POST {base}/rerank protocol of
+    /// text-embeddings-inference, Cohere and Jina; needs
+    /// --reranker-base-url and --reranker-model, key in
+    /// ENGRAM_RERANKER_API_KEY). Whenever the API fails or is late, a
+    /// search keeps its own order.
+    #[arg(long, env = "ENGRAM_RERANKER", default_value = "none", value_parser = ["none", "api"])]
+    pub reranker: String,
+
+    /// Base URL of the reranking API (e.g. http://localhost:8080); "/rerank"
+    /// is appended. With --reranker api.
+    #[arg(long, env = "ENGRAM_RERANKER_BASE_URL")]
+    pub reranker_base_url: Option<String>,
+
+    /// The model the reranking API is asked for. With --reranker api.
+    #[arg(long, env = "ENGRAM_RERANKER_MODEL")]
+    pub reranker_model: Option<String>,
+
+    /// How long a search waits for the reranker, e.g. "2s" (at most half
+    /// of what is left of the caller's deadline); past it, the search keeps
+    /// its own order.
+    #[arg(long, env = "ENGRAM_RERANKER_TIMEOUT", default_value = "2s", value_parser = parse_duration)]
+    pub reranker_timeout: Duration,
+
+    /// How many of a search's best candidates the reranker reorders.
+    #[arg(long, env = "ENGRAM_RERANKER_DEPTH", default_value_t = 30, value_parser = clap::value_parser!(u32).range(2..=200))]
+    pub reranker_depth: u32,
+
     /// A file of API keys, one a line: `KEY ROLE NAMESPACES`, where ROLE is
     /// read, write or admin and NAMESPACES a comma-separated list of names
     /// and prefixes ending in * (* alone: all); KEY may be sha256:HEX, the
@@ -518,6 +546,31 @@ impl Config {
                 })
             }
         }
+    }
+
+    /// The reranker to use, if any.
+    pub fn reranker(&self) -> anyhow::Result<Option<crate::rerank::Reranker>> {
+        let flags = self.reranker_base_url.is_some() || self.reranker_model.is_some();
+        if self.reranker == "none" {
+            if flags {
+                bail!("--reranker-base-url and --reranker-model go with --reranker api");
+            }
+            return Ok(None);
+        }
+        let (Some(base_url), Some(model)) = (&self.reranker_base_url, &self.reranker_model) else {
+            bail!("--reranker api needs --reranker-base-url and --reranker-model");
+        };
+        let api = ApiConfig::new(
+            "--reranker-base-url",
+            base_url,
+            model,
+            crate::rerank::RERANKER_API_KEY_ENV,
+            self.reranker_timeout,
+        )?;
+        Ok(Some(crate::rerank::Reranker::new(
+            api,
+            self.reranker_depth as usize,
+        )?))
     }
 
     /// When engram.v1 calls are shed.

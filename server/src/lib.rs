@@ -17,5 +17,6 @@ pub mod jobs;
 pub mod llm;
 pub mod metrics;
 pub mod openai;
+pub mod rerank;
 pub mod server;
 pub mod store;

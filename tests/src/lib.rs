@@ -11,6 +11,7 @@
 pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod fake_openai;
+pub mod fake_rerank;
 pub mod postgres;
 pub mod scrape;
 pub mod tcp_proxy;

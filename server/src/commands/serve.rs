@@ -75,6 +75,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let retrieval = Arc::new(Retrieval {
         text: index,
         semantic,
+        reranker: config.reranker()?,
     });
 
     let listener = TcpListener::bind(config.listen)

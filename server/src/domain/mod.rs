@@ -352,6 +352,9 @@ pub struct Neighbours {
     pub seq: i64,
     pub before: Option<i64>,
     pub after: Option<i64>,
+    /// Whether the memory `seq` asks something (its content has a question
+    /// mark): the memory after it is likely its answer.
+    pub asks: bool,
 }
 
 /// Whether a create stored a new memory or reinforced an identical one.

@@ -12,10 +12,10 @@ use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{
     ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope, Validity,
 };
-use crate::engine::entities;
 use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
+use crate::engine::{dates, entities};
 use crate::error::Result;
 use crate::index;
 use crate::store::{KnowledgeQuery, Store};
@@ -283,7 +283,7 @@ pub async fn build(
             lines: relevant
                 .into_iter()
                 .map(|(memory, priority)| Line {
-                    text: format!("[{}] {}", memory.memory_type.label(), shown_text(&memory)),
+                    text: memory_line(&memory),
                     item: Item {
                         kind: ItemKind::Memory,
                         id: memory.id,
@@ -352,7 +352,7 @@ async fn about(
             .take(MAX_ABOUT_LINES)
             .enumerate()
             .map(|(i, memory)| Line {
-                text: format!("[{}] {}", memory.memory_type.label(), shown_text(&memory)),
+                text: memory_line(&memory),
                 item: Item {
                     kind: ItemKind::Memory,
                     id: memory.id,
@@ -472,6 +472,37 @@ async fn relevant_memories(
         .into_iter()
         .map(|h| (h.memory, h.score))
         .collect())
+}
+
+/// A memory's line: its type, the day an event happened, and its text
+/// with each relative time it says resolved ("yesterday (7 May 2023)"),
+/// so that a reader reading it later knows when.
+fn memory_line(memory: &Memory) -> String {
+    let text = shown_text(memory);
+    let mut dated = String::with_capacity(text.len() + 32);
+    let mut rest = 0;
+    for span in dates::find(&text, memory.occurred_at) {
+        if !span.relative {
+            continue;
+        }
+        let Some(at) = text[rest..].find(&span.text).map(|at| rest + at) else {
+            continue;
+        };
+        let end = at + span.text.len();
+        dated.push_str(&text[rest..end]);
+        dated.push_str(&format!(" ({})", span.label()));
+        rest = end;
+    }
+    dated.push_str(&text[rest..]);
+    let label = memory.memory_type.label();
+    if memory.memory_type == MemoryType::Event {
+        format!(
+            "[{label}, {}] {dated}",
+            dates::day_label(memory.occurred_at)
+        )
+    } else {
+        format!("[{label}] {dated}")
+    }
 }
 
 fn shown_text(memory: &Memory) -> String {

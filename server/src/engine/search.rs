@@ -11,6 +11,9 @@ use crate::error::Result;
 use crate::index::{TextIndex, TextQuery, VectorIndex, VectorMatch};
 use crate::store::Store;
 
+mod cues;
+mod reranking;
+
 /// Default weight of full-text relevance.
 pub const DEFAULT_RELEVANCE_WEIGHT: f64 = 0.6;
 /// Default weight of recency.
@@ -19,9 +22,14 @@ pub const DEFAULT_RECENCY_WEIGHT: f64 = 0.2;
 pub const DEFAULT_IMPORTANCE_WEIGHT: f64 = 0.2;
 /// Default weight of meaning (cosine) against words (BM25) within
 /// relevance, when an embedder is configured.
-pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.5;
+pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.4;
 /// Default share of a conversation neighbour's relevance a memory gets.
-pub const DEFAULT_CONTEXT_WEIGHT: f64 = 0.3;
+pub const DEFAULT_CONTEXT_WEIGHT: f64 = 0.5;
+/// How many times the context share the memory after one that asks
+/// something (its likely answer) gets, at most all of it.
+const ANSWER_CONTEXT: f64 = 2.0;
+/// Default lift of a memory naming the entities a query names.
+pub const DEFAULT_ENTITY_WEIGHT: f64 = 0.0;
 /// Conversation context: the best candidates whose neighbours are looked up,
 /// per requested hit (at least [`MIN_LENDERS`]). A candidate further down
 /// has too little relevance to lend for its neighbour to make the cut.
@@ -50,8 +58,14 @@ pub struct Weights {
     /// Conversation context: a memory's relevance `r` becomes
     /// `r + context·n·(1 − r)`, `n` being the relevance of its best
     /// neighbour (the memory written just before or after it in the same
-    /// session) among the best candidates.
+    /// session) among the best candidates; the memory after one that asks
+    /// something gets [`ANSWER_CONTEXT`] times the share.
     pub context: f64,
+    /// Entities: a memory naming the entities the query names (by any of
+    /// their names) is lifted by `entity·share`, `share` being the
+    /// fraction of them it names (see `cues`: relevances are then scaled
+    /// back into 0..1 by the largest lift).
+    pub entity: f64,
     pub recency: f64,
     pub importance: f64,
     /// Recency halves every `half_life` microseconds of age.
@@ -64,6 +78,7 @@ impl Default for Weights {
             relevance: DEFAULT_RELEVANCE_WEIGHT,
             semantic: DEFAULT_SEMANTIC_WEIGHT,
             context: DEFAULT_CONTEXT_WEIGHT,
+            entity: DEFAULT_ENTITY_WEIGHT,
             recency: DEFAULT_RECENCY_WEIGHT,
             importance: DEFAULT_IMPORTANCE_WEIGHT,
             half_life: DEFAULT_HALF_LIFE_MICROS,
@@ -138,6 +153,24 @@ async fn read_within(
     Ok(())
 }
 
+/// Reads the memories of `seqs` not yet in `memories` into it.
+async fn read_missing(
+    store: &dyn Store,
+    request: &SearchRequest,
+    seqs: impl Iterator<Item = i64>,
+    memories: &mut HashMap<i64, Memory>,
+    now: Micros,
+) -> Result<()> {
+    let unread: Vec<i64> = seqs.filter(|seq| !memories.contains_key(seq)).collect();
+    if !unread.is_empty() {
+        let read = store
+            .memories_by_seq(&request.scope, &request.filter, &unread, now)
+            .await?;
+        memories.extend(read.into_iter().map(|m| (m.seq, m)));
+    }
+    Ok(())
+}
+
 /// Semantic retrieval: the embedder for queries, the vector index, and how
 /// far the backfill got.
 pub struct Semantic {
@@ -153,6 +186,8 @@ pub struct Semantic {
 pub struct Retrieval {
     pub text: Arc<TextIndex>,
     pub semantic: Option<Semantic>,
+    /// Reorders the best candidates, when configured.
+    pub reranker: Option<crate::rerank::Reranker>,
 }
 
 /// How a search used meaning.
@@ -201,6 +236,7 @@ pub async fn look_up(
     now: Micros,
     deadline: Option<Duration>,
 ) -> Result<Searched> {
+    let started = std::time::Instant::now();
     let embedding_wait = deadline.map(|d| d.mul_f64(QUERY_EMBEDDING_SHARE));
     let candidates = (request.limit * CANDIDATES_PER_HIT).clamp(MIN_CANDIDATES, MAX_CANDIDATES);
     // First: it waits until every acknowledged write is applied, to the
@@ -259,7 +295,23 @@ pub async fn look_up(
             }
         },
     };
+    cues::lift(store, request, &mut ranked, now).await?;
     let mut memories = add_context(store, request, &mut ranked, now).await?;
+    cues::lift_by_text(store, request, &mut ranked, &mut memories, now).await?;
+    if let Some(reranker) = &retrieval.reranker {
+        // Half of what is left: the reply still has memories to read.
+        let left = deadline.map(|d| d.saturating_sub(started.elapsed()).mul_f64(0.5));
+        reranking::rerank(
+            store,
+            reranker,
+            request,
+            &mut ranked,
+            &mut memories,
+            now,
+            left,
+        )
+        .await?;
+    }
     sort_and_cut(&mut ranked, request.limit);
     if ranked.is_empty() {
         return Ok(Searched {
@@ -325,15 +377,21 @@ async fn add_context(
         return Ok(HashMap::new());
     }
     let relevance: HashMap<i64, f64> = best.into_iter().collect();
-    // Each receiver's best lender.
-    let mut lent: HashMap<i64, f64> = HashMap::new();
+    // Each receiver's best lender, as a share of relevance: the answer
+    // after a question gets more.
+    let answer = (weights.context * ANSWER_CONTEXT).min(1.0);
+    let mut lent: HashMap<i64, (f64, f64)> = HashMap::new();
     for n in &neighbours {
         let Some(&given) = relevance.get(&n.seq) else {
             continue;
         };
-        for receiver in [n.before, n.after].into_iter().flatten() {
-            let share = lent.entry(receiver).or_default();
-            *share = share.max(given);
+        let after = if n.asks { answer } else { weights.context };
+        for (receiver, share) in [(n.before, weights.context), (n.after, after)] {
+            let Some(receiver) = receiver else { continue };
+            let best = lent.entry(receiver).or_default();
+            if share * given > best.0 * best.1 {
+                *best = (share, given);
+            }
         }
     }
     let known: HashSet<i64> = ranked.iter().map(|r| r.seq).collect();
@@ -358,8 +416,8 @@ async fn add_context(
             .map(|m| Ranked::scored(m.seq, 0.0, m.importance, m.occurred_at, weights, now)),
     );
     for r in ranked.iter_mut() {
-        if let Some(&neighbour) = lent.get(&r.seq) {
-            let relevance = r.relevance + weights.context * neighbour * (1.0 - r.relevance);
+        if let Some(&(share, neighbour)) = lent.get(&r.seq) {
+            let relevance = r.relevance + share * neighbour * (1.0 - r.relevance);
             *r = Ranked {
                 context: neighbour,
                 semantic: r.semantic,
@@ -474,6 +532,8 @@ pub struct Ranked {
     pub context: f64,
     pub recency: f64,
     pub importance: f64,
+    /// When the remembered thing happened.
+    pub occurred_at: Micros,
 }
 
 impl Ranked {
@@ -509,6 +569,7 @@ impl Ranked {
             context: 0.0,
             recency,
             importance,
+            occurred_at,
         }
     }
 }
@@ -638,6 +699,7 @@ mod tests {
         let cosines = HashMap::from([(1, 0.1)]);
         let weights = Weights {
             relevance: 1.0,
+            semantic: 0.5,
             recency: 0.0,
             importance: 0.0,
             ..Weights::default()

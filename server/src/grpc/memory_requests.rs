@@ -649,6 +649,7 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
     // Shares of relevance.
     let semantic = weight("semantic", w.semantic, defaults.semantic, 1.0);
     let context = weight("context", w.context, defaults.context, 1.0);
+    let entity = weight("entity", w.entity, defaults.entity, 1.0);
     if relevance + recency + importance <= 0.0 {
         v.add("weights", "at least one weight must be above 0");
     }
@@ -659,6 +660,7 @@ fn weights(v: &mut Violations, weights: Option<&pb::SearchWeights>) -> Weights {
         relevance,
         semantic,
         context,
+        entity,
         recency,
         importance,
         half_life,

@@ -414,6 +414,10 @@ pub trait Tx: Send {
     /// `ids`.
     async fn mentioning(&mut self, ids: &[String]) -> Result<Vec<i64>>;
 
+    /// Of the memories `seqs`, those naming any of the entities `ids`,
+    /// each with how many of them it names.
+    async fn mentions_among(&mut self, ids: &[String], seqs: &[i64]) -> Result<Vec<(i64, i64)>>;
+
     /// Makes the entity `from` a name of the entity `into`.
     async fn merge_entities(&mut self, into: &str, from: &str) -> Result<()>;
 

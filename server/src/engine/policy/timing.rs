@@ -3,22 +3,7 @@
 //! about the next few minutes (nothing to keep).
 
 use super::lexicon::lexicon;
-
-/// The months, by name.
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
+use crate::engine::dates::MONTHS;
 /// The months' short names.
 const SHORT_MONTHS: &[&str] = &[
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",

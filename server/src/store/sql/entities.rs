@@ -465,6 +465,35 @@ pub async fn mentioning<D: Dialect>(conn: &mut D, ids: &[String]) -> Result<Vec<
         .collect()
 }
 
+/// Of the memories `seqs`, those naming any of the entities `ids`, each
+/// with how many of them it names.
+pub async fn mentions_among<D: Dialect>(
+    conn: &mut D,
+    ids: &[String],
+    seqs: &[i64],
+) -> Result<Vec<(i64, i64)>> {
+    if ids.is_empty() || seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql =
+        Sql::new("SELECT memory_seq, count(*) AS named FROM memory_entities WHERE entity_id IN (");
+    sql.values(|v| {
+        for id in ids {
+            v.bind(id.clone());
+        }
+    })
+    .push(") AND ")
+    .in_seqs("memory_seq", seqs)
+    .push(" GROUP BY memory_seq");
+    let rows = conn.fetch_all(sql).await?;
+    rows.iter()
+        .map(|row| {
+            let c = Columns::<D>::of(row);
+            Ok((c.get("memory_seq")?, c.get("named")?))
+        })
+        .collect()
+}
+
 /// Makes the entity `from` a name of `into` (another entity): its names
 /// and mentions move to `into`, and `from` is gone.
 pub async fn merge<D: Dialect>(conn: &mut D, into: &str, from: &str) -> Result<()> {

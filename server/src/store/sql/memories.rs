@@ -492,15 +492,18 @@ pub async fn conversation_neighbours<D: Dialect>(
         return Ok(Vec::new());
     }
     // The literal `<> ''` matches the partial index's predicate.
-    let mut sql = Sql::new(format!(
+    let mut sql = Sql::new(
         "SELECT m.seq, \
            (SELECT p.seq FROM memories p WHERE p.namespace = m.namespace \
               AND p.origin_session_id = m.origin_session_id AND p.origin_session_id <> '' \
               AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1) AS before_seq, \
            (SELECT n.seq FROM memories n WHERE n.namespace = m.namespace \
               AND n.origin_session_id = m.origin_session_id AND n.origin_session_id <> '' \
-              AND n.seq > m.seq ORDER BY n.seq LIMIT 1) AS after_seq \
-         FROM memories m{} WHERE m.origin_session_id <> '' AND m.namespace = ",
+              AND n.seq > m.seq ORDER BY n.seq LIMIT 1) AS after_seq, \
+           m.content LIKE ",
+    );
+    sql.bind("%?%").push(format!(
+        " AS asks FROM memories m{} WHERE m.origin_session_id <> '' AND m.namespace = ",
         D::NOT_INDEXED
     ));
     sql.bind(namespace).push(" AND ").in_seqs("m.seq", seqs);
@@ -513,6 +516,7 @@ pub async fn conversation_neighbours<D: Dialect>(
                 seq: c.get("seq")?,
                 before: c.get("before_seq")?,
                 after: c.get("after_seq")?,
+                asks: c.get("asks")?,
             })
         })
         .collect()

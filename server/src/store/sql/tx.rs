@@ -434,6 +434,10 @@ impl<D: Dialect> Tx for SqlTx<'_, D> {
         entities::mentioning(self.conn, ids).await
     }
 
+    async fn mentions_among(&mut self, ids: &[String], seqs: &[i64]) -> Result<Vec<(i64, i64)>> {
+        entities::mentions_among(self.conn, ids, seqs).await
+    }
+
     async fn merge_entities(&mut self, into: &str, from: &str) -> Result<()> {
         self.may_write()?;
         entities::merge(self.conn, into, from).await

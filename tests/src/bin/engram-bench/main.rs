@@ -109,6 +109,11 @@ enum Command {
         /// an earlier one invalidates it and search leaves it out.
         #[arg(long)]
         as_facts: bool,
+        /// Write each question's ranking to this file, a JSON object per
+        /// line (mode, category, question, evidence ranks and contents, the
+        /// top ten hits): what the misses look like.
+        #[arg(long)]
+        rankings: Option<PathBuf>,
     },
     /// Throughput and latency against one server, side by side with the
     /// empty-call baseline (grpc.health Check): creates at 1 and at
@@ -259,6 +264,7 @@ async fn main() -> anyhow::Result<()> {
             embedder,
             server_binary,
             as_facts,
+            rankings,
         } => {
             let memory_type = if as_facts {
                 engram_client::proto::MemoryType::Fact
@@ -270,6 +276,7 @@ async fn main() -> anyhow::Result<()> {
                 embedder.as_deref(),
                 server_binary.as_deref(),
                 memory_type,
+                rankings.as_deref(),
             )
             .await
         }

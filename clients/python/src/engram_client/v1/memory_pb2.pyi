@@ -1577,6 +1577,7 @@ class SearchWeights(_message.Message):
     RECENCY_HALF_LIFE_FIELD_NUMBER: _builtins.int
     SEMANTIC_FIELD_NUMBER: _builtins.int
     CONTEXT_FIELD_NUMBER: _builtins.int
+    ENTITY_FIELD_NUMBER: _builtins.int
     relevance: _builtins.float
     """Weight of full-text relevance, ≥ 0. Default 0.6."""
     recency: _builtins.float
@@ -1587,15 +1588,26 @@ class SearchWeights(_message.Message):
     """With an embedder configured: the weight of meaning against words
     within relevance, 0 to 1 (relevance = semantic·cosine +
     (1 − semantic)·BM25, both min-max normalised over the candidates).
-    Default 0.5; 0 searches by words only. Ignored without an embedder.
+    Default 0.4; 0 searches by words only. Ignored without an embedder.
     """
     context: _builtins.float
     """Conversation context, 0 to 1: a memory written just before or after a
     match in the same session (see Memory.origin_session_id) — the
     question before an answer, the answer after a question — is lifted by
     this share of its neighbour's relevance, even if it shares no word with
-    the query: relevance = (own + context·neighbour) / (1 + context).
-    Default 0.3; 0 ranks every memory on its own.
+    the query: relevance = own + context·neighbour·(1 − own). The memory
+    after one that asks something (its likely answer) gets twice the share,
+    at most all of it. Default 0.5; 0 ranks every memory on its own.
+    """
+    entity: _builtins.float
+    """Entities, 0 to 1: a memory naming the entities the query names (by any
+    of their names, so an alias finds memories naming the entity by
+    another; see GetEntity) is lifted: relevance = (own + entity·share) /
+    (1 + the largest lift of the search), share being the fraction of the
+    query's entities it names.
+    Default 0 (off): on conversations, where nearly every memory names the
+    people the questions ask about, it did not help (see
+    docs/semantic-search-measurements.md).
     """
     @_builtins.property
     def recency_half_life(self) -> _duration_pb2.Duration:
@@ -1610,13 +1622,16 @@ class SearchWeights(_message.Message):
         recency_half_life: _duration_pb2.Duration | None = ...,
         semantic: _builtins.float | None = ...,
         context: _builtins.float | None = ...,
+        entity: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_context", b"_context", "_importance", b"_importance", "_recency", b"_recency", "_relevance", b"_relevance", "_semantic", b"_semantic", "context", b"context", "importance", b"importance", "recency", b"recency", "recency_half_life", b"recency_half_life", "relevance", b"relevance", "semantic", b"semantic"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_context", b"_context", "_entity", b"_entity", "_importance", b"_importance", "_recency", b"_recency", "_relevance", b"_relevance", "_semantic", b"_semantic", "context", b"context", "entity", b"entity", "importance", b"importance", "recency", b"recency", "recency_half_life", b"recency_half_life", "relevance", b"relevance", "semantic", b"semantic"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_context", b"_context", "_importance", b"_importance", "_recency", b"_recency", "_relevance", b"_relevance", "_semantic", b"_semantic", "context", b"context", "importance", b"importance", "recency", b"recency", "recency_half_life", b"recency_half_life", "relevance", b"relevance", "semantic", b"semantic"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_context", b"_context", "_entity", b"_entity", "_importance", b"_importance", "_recency", b"_recency", "_relevance", b"_relevance", "_semantic", b"_semantic", "context", b"context", "entity", b"entity", "importance", b"importance", "recency", b"recency", "recency_half_life", b"recency_half_life", "relevance", b"relevance", "semantic", b"semantic"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__context: _TypeAlias = _typing.Literal["context"]  # noqa: Y015
     _WhichOneofArgType__context: _TypeAlias = _typing.Literal["_context", b"_context"]  # noqa: Y015
+    _WhichOneofReturnType__entity: _TypeAlias = _typing.Literal["entity"]  # noqa: Y015
+    _WhichOneofArgType__entity: _TypeAlias = _typing.Literal["_entity", b"_entity"]  # noqa: Y015
     _WhichOneofReturnType__importance: _TypeAlias = _typing.Literal["importance"]  # noqa: Y015
     _WhichOneofArgType__importance: _TypeAlias = _typing.Literal["_importance", b"_importance"]  # noqa: Y015
     _WhichOneofReturnType__recency: _TypeAlias = _typing.Literal["recency"]  # noqa: Y015
@@ -1627,6 +1642,8 @@ class SearchWeights(_message.Message):
     _WhichOneofArgType__semantic: _TypeAlias = _typing.Literal["_semantic", b"_semantic"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__context) -> _WhichOneofReturnType__context | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__entity) -> _WhichOneofReturnType__entity | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
     @_typing.overload
@@ -1654,7 +1671,12 @@ class SearchMemoriesRequest(_message.Message):
     case or accents. Chinese, Japanese and Korean text is matched by
     character pairs, so a word finds the sentence it is in. Common English
     stop words are ignored unless the query has nothing else. No query
-    syntax: quotes and operators are plain text.
+    syntax: quotes and operators are plain text. Beyond its words, a date
+    or period the query names ("on October 13, 2023", "in May 2023", "last
+    week", resolved against now) lifts the memories of what happened then
+    (occurred_at); a speaker it names lifts what they said (a memory
+    written as "Name: …"); a question asking when ("When did …") lifts the
+    memories that say when.
     """
     limit: _builtins.int
     """How many hits to return, 1 to 100; 0 means 10."""

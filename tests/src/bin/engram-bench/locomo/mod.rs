@@ -82,7 +82,15 @@ pub async fn locomo(
     embedder: Option<&str>,
     server_binary: Option<&Path>,
     memory_type: MemoryType,
+    rankings: Option<&Path>,
 ) -> anyhow::Result<()> {
+    let mut rankings = rankings
+        .map(|path| {
+            std::fs::File::create(path)
+                .map(std::io::BufWriter::new)
+                .with_context(|| format!("creating {}", path.display()))
+        })
+        .transpose()?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(data)
         .with_context(|| format!("reading {}", data.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -169,6 +177,9 @@ pub async fn locomo(
                     .into_iter()
                     .filter_map(|h| h.memory?.metadata.get("dia_id").cloned())
                     .collect();
+                if let Some(out) = rankings.as_mut() {
+                    write_ranking(out, mode.name, conversation, question, &ranked)?;
+                }
                 mode.overall.add(&question.evidence, &ranked);
                 mode.by_category
                     .entry(question.category)
@@ -220,6 +231,50 @@ pub async fn locomo(
             summary(&mut mode.latencies)
         );
     }
+    Ok(())
+}
+
+/// One question's ranking as a JSON line: where each piece of evidence
+/// ranked (`null` past the twentieth hit) and what ranked above it.
+fn write_ranking(
+    out: &mut impl std::io::Write,
+    mode: &str,
+    conversation: &dataset::Conversation,
+    question: &dataset::Question,
+    ranked: &[String],
+) -> anyhow::Result<()> {
+    let said = |id: &str| {
+        conversation
+            .turns
+            .iter()
+            .find(|t| t.dia_id == id)
+            .map(|t| format!("[{}] {}", t.date, t.content))
+    };
+    let evidence: Vec<serde_json::Value> = question
+        .evidence
+        .iter()
+        .map(|id| {
+            serde_json::json!({
+                "id": id,
+                "rank": ranked.iter().position(|r| r == id).map(|p| p + 1),
+                "content": said(id),
+            })
+        })
+        .collect();
+    let top: Vec<serde_json::Value> = ranked
+        .iter()
+        .take(10)
+        .map(|id| serde_json::json!([id, said(id)]))
+        .collect();
+    let line = serde_json::json!({
+        "mode": mode,
+        "conversation": conversation.name,
+        "category": question.category,
+        "question": question.text,
+        "evidence": evidence,
+        "top": top,
+    });
+    writeln!(out, "{line}")?;
     Ok(())
 }
 

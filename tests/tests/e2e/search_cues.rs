@@ -1,0 +1,184 @@
+//! What a search reads in a query beyond its words (issue 28): a date it
+//! names lifts what happened then, a speaker it names lifts what they said,
+//! the answer after a matching question is lifted more than the turn
+//! before it, and BuildContext says when an event happened and what its
+//! "yesterday" was.
+
+use engram_client::Engram;
+use engram_client::proto::{self, MemoryType};
+use engram_tests::{Server, create, hit_contents, input, scope};
+
+/// Noon UTC of a day.
+fn noon(year: i32, month: u32, day: u32) -> prost_types::Timestamp {
+    format!("{year:04}-{month:02}-{day:02}T12:00:00Z")
+        .parse()
+        .expect("a valid date")
+}
+
+fn happened(
+    memory_type: MemoryType,
+    content: &str,
+    at: prost_types::Timestamp,
+) -> proto::MemoryInput {
+    proto::MemoryInput {
+        occurred_at: Some(at),
+        ..input(memory_type, content)
+    }
+}
+
+async fn search(engram: &Engram, ns: &proto::Scope, query: &str) -> Vec<String> {
+    let response = engram
+        .memory()
+        .search_memories(proto::SearchMemoriesRequest {
+            scope: Some(ns.clone()),
+            query: query.into(),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .expect("search");
+    hit_contents(&response)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Unrelated memories, so that the words that matter are rare.
+async fn filler(engram: &Engram, ns: &proto::Scope) {
+    for content in [
+        "The office plants need water on Mondays",
+        "The printer on the second floor jams often",
+        "Team lunch moved to the Thai place",
+        "The quarterly report is due in April",
+    ] {
+        create(engram, ns, input(MemoryType::Fact, content)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_date_in_the_query_lifts_what_happened_that_day() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("cues-date");
+    filler(&engram, &ns).await;
+    let lake = "Melanie painted a lake at dawn";
+    let sunset = "Melanie painted a sunset over the bay";
+    create(
+        &engram,
+        &ns,
+        happened(MemoryType::Event, sunset, noon(2023, 10, 13)),
+    )
+    .await;
+    // Shorter, so its words weigh more.
+    create(
+        &engram,
+        &ns,
+        happened(MemoryType::Event, lake, noon(2023, 11, 2)),
+    )
+    .await;
+    let undated = search(&engram, &ns, "What did Melanie paint?").await;
+    assert_eq!(undated[..2], [lake, sunset]);
+    for query in [
+        "What did Melanie paint on October 13, 2023?",
+        "what did melanie paint on 13 october 2023",
+        "What did Melanie paint in October 2023?",
+    ] {
+        let dated = search(&engram, &ns, query).await;
+        assert_eq!(dated[..2], [sunset, lake], "{query}");
+    }
+}
+
+#[tokio::test]
+async fn a_speaker_named_in_the_query_lifts_what_they_said() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("cues-speaker");
+    filler(&engram, &ns).await;
+    let melanie = "Melanie: we went hiking in the mountains with the kids";
+    let caroline = "Caroline: we went hiking in the mountains last summer";
+    create(&engram, &ns, input(MemoryType::Fact, melanie)).await;
+    // Newer, so it wins a tie of words.
+    create(&engram, &ns, input(MemoryType::Fact, caroline)).await;
+    let anyone = search(&engram, &ns, "who went hiking in the mountains").await;
+    assert_eq!(anyone[..2], [caroline, melanie]);
+    let named = search(
+        &engram,
+        &ns,
+        "Where did Melanie go hiking in the mountains?",
+    )
+    .await;
+    assert_eq!(named[..2], [melanie, caroline]);
+}
+
+#[tokio::test]
+async fn the_answer_after_a_matching_question_outranks_the_turn_before_it() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("cues-answer");
+    filler(&engram, &ns).await;
+    let session = proto::Scope {
+        session_id: "chat-1".into(),
+        ..ns.clone()
+    };
+    let before = "Jon: I went out with friends yesterday";
+    let question = "Gina: What was the poetry reading about?";
+    let answer = "Jon: Stories of people finding their voice";
+    for turn in [before, question, answer] {
+        let memory = proto::MemoryInput {
+            level: proto::MemoryLevel::Global.into(),
+            ..input(MemoryType::Event, turn)
+        };
+        create(&engram, &session, memory).await;
+    }
+    // The answer gets all of its question's relevance, the turn before
+    // only the share.
+    let found = search(&engram, &ns, "what was the poetry reading about").await;
+    let mut first_two = found[..2].to_vec();
+    first_two.sort();
+    assert_eq!(first_two, [question, answer], "{found:?}");
+    assert_eq!(found[2], before, "{found:?}");
+}
+
+#[tokio::test]
+async fn context_lines_say_when_an_event_happened_and_resolve_relative_days() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("cues-context");
+    let event = "Caroline went to the LGBTQ support group yesterday";
+    create(
+        &engram,
+        &ns,
+        happened(MemoryType::Event, event, noon(2023, 5, 8)),
+    )
+    .await;
+    let fact = "Caroline moved from Sweden four years ago";
+    create(
+        &engram,
+        &ns,
+        happened(MemoryType::Fact, fact, noon(2023, 6, 9)),
+    )
+    .await;
+    let context = engram
+        .memory()
+        .build_context(proto::BuildContextRequest {
+            scope: Some(ns.clone()),
+            query: "Caroline support group Sweden".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("build context");
+    assert!(
+        context.text.contains(
+            "- [EVENT, 8 May 2023] Caroline went to the LGBTQ support group yesterday (7 May 2023)\n"
+        ),
+        "{}",
+        context.text
+    );
+    assert!(
+        context
+            .text
+            .contains("- [FACT] Caroline moved from Sweden four years ago (2019)\n"),
+        "{}",
+        context.text
+    );
+}
