@@ -339,7 +339,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // value with a digit, not a word ("password isolation", "sent the
         // password to Maria").
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?(?:[ \t]+|[-:=])["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:in|on|for|of|at)[ \t]+[\w' -]{1,40}?[ \t]+(?:is now|is|was|will be)(?-u:\b)|[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?(?:[ \t]+|[-:=])["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
             1,
             Password,
         ),
@@ -822,6 +822,7 @@ mod tests {
                 "tk_94be2c71a0f34d5e8b6c",
             ),
             ("the wifi pw:Hazel#Cove9 for guests", "Hazel#Cove9"),
+            ("door code for the cabin this weekend is 4471", "4471"),
             // Set to a value, used as one, or shaped as a token (issue 28).
             (
                 "I set the staging API key to 9f86d081884c7d659a2feaa0c55ad015 yesterday",
