@@ -266,11 +266,16 @@ fn count(word: &str) -> Option<i64> {
 }
 
 fn month_number(name: &str) -> Option<i64> {
-    let name = name.to_ascii_lowercase();
-    let prefix = &name[..name.len().min(3)];
+    // By characters: case-insensitive matching lets "ſ" (long s) and the
+    // Kelvin sign in, which are more than one byte.
+    let prefix: String = name
+        .chars()
+        .take(3)
+        .collect::<String>()
+        .to_ascii_lowercase();
     MONTHS
         .iter()
-        .position(|m| m.starts_with(prefix))
+        .position(|m| m.starts_with(&prefix))
         .map(|i| i as i64 + 1)
 }
 
@@ -425,5 +430,7 @@ mod tests {
             .is_empty()
         );
         assert!(find("This is the week's plan; I may come", ANCHOR).is_empty());
+        // Letters that fold to ASCII ones but are not: no date, and no panic.
+        assert!(find("ſeptember 2023, \u{212a}", ANCHOR).is_empty());
     }
 }
