@@ -19,6 +19,7 @@ macro_rules! enum_codes {
     };
 }
 
+pub mod dates;
 pub mod entity;
 pub mod episode;
 pub mod identity;

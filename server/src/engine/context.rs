@@ -10,12 +10,12 @@ use std::collections::HashSet;
 
 use crate::domain::episode::{Episode, MistakeCard, TaskKnowledge};
 use crate::domain::{
-    ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope, Validity,
+    ListQuery, Memory, MemoryFilter, MemoryOrder, MemoryType, Micros, Scope, Validity, dates,
 };
+use crate::engine::entities;
 use crate::engine::outcomes::MIN_SUCCESS_RATE;
 use crate::engine::search::Retrieval;
 use crate::engine::search::{self, SearchRequest, Weights};
-use crate::engine::{dates, entities};
 use crate::error::Result;
 use crate::index;
 use crate::store::{KnowledgeQuery, Store};

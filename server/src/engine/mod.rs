@@ -7,7 +7,6 @@ pub mod consolidation;
 pub mod context;
 pub mod contradictions;
 pub mod create_batch;
-pub mod dates;
 pub mod dedup;
 pub mod entities;
 pub mod episode_learning;

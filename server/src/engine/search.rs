@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch};
+use crate::domain::{Memory, MemoryFilter, Micros, Scope, TextMatch, dates};
 use crate::embed::{BackfillProgress, EmbedError, Embedder};
 use crate::error::Result;
 use crate::index::{TextIndex, TextQuery, VectorIndex, VectorMatch};
@@ -239,6 +239,9 @@ pub async fn look_up(
     let started = std::time::Instant::now();
     let embedding_wait = deadline.map(|d| d.mul_f64(QUERY_EMBEDDING_SHARE));
     let candidates = (request.limit * CANDIDATES_PER_HIT).clamp(MIN_CANDIDATES, MAX_CANDIDATES);
+    // The times the query names find the memories that mention them,
+    // whatever words those use.
+    let times = dates::query_terms(&dates::find(&request.query, now));
     // First: it waits until every acknowledged write is applied, to the
     // vector index too.
     let matches = retrieval
@@ -250,6 +253,7 @@ pub async fn look_up(
             limit: candidates,
             now,
             max_terms: None,
+            extra_terms: &times,
         })
         .await?;
     let semantic = retrieval

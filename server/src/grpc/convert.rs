@@ -3,6 +3,7 @@
 use engram::v1 as pb;
 use prost_types::Timestamp;
 
+use crate::domain::dates::{self, Grain, TimeSpan};
 use crate::domain::entity::Entity;
 use crate::domain::episode::{
     Episode, Learned, MistakeCard, MistakeReport, Outcome, Stats, Step, TaskRule,
@@ -47,6 +48,10 @@ pub fn entity(entity: Entity) -> pb::Entity {
 
 pub fn memory(memory: Memory) -> pb::Memory {
     let etag = memory.etag();
+    let time_mentions = dates::find(&memory.content, memory.occurred_at)
+        .into_iter()
+        .map(time_mention)
+        .collect();
     pb::Memory {
         id: memory.id,
         scope: Some(scope(memory.scope)),
@@ -73,6 +78,25 @@ pub fn memory(memory: Memory) -> pb::Memory {
         invalidated_by: memory.invalidated_by,
         invalidation_reason: memory.invalidation_reason,
         links: Vec::new(),
+        time_mentions,
+    }
+}
+
+/// A time a memory's content speaks of, as the API shows it.
+fn time_mention(span: TimeSpan) -> pb::TimeMention {
+    let grain = match span.grain {
+        Grain::Day => pb::TimeGrain::Day,
+        Grain::Week => pb::TimeGrain::Week,
+        Grain::Month => pb::TimeGrain::Month,
+        Grain::Year => pb::TimeGrain::Year,
+    };
+    pb::TimeMention {
+        label: span.label(),
+        text: span.text,
+        start_time: Some(timestamp(span.start)),
+        end_time: Some(timestamp(span.end)),
+        grain: grain as i32,
+        relative: span.relative,
     }
 }
 

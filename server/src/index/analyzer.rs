@@ -170,6 +170,23 @@ pub struct DocTerms {
 }
 
 impl DocTerms {
+    /// Adds terms made outside the analysis (a memory's dates, see
+    /// `dates::stored_terms`), each counted as an occurrence.
+    pub fn add(&mut self, extra: Vec<String>) {
+        if extra.is_empty() {
+            return;
+        }
+        self.length = self
+            .length
+            .saturating_add(u32::try_from(extra.len()).unwrap_or(u32::MAX));
+        for term in extra {
+            match self.terms.binary_search_by(|(t, _)| t.as_str().cmp(&term)) {
+                Ok(at) => self.terms[at].1 += 1,
+                Err(at) => self.terms.insert(at, (term, 1)),
+            }
+        }
+    }
+
     /// How often `term` occurs (0 when it does not).
     pub fn frequency(&self, term: &str) -> u32 {
         self.terms

@@ -16,12 +16,14 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{Index, TantivyDocument, Term};
 
 use super::analyzer::{self, DocTerms};
+use crate::domain::dates::{self, TimeSpan};
 use crate::domain::{Memory, Micros};
 
 /// The version of the schema and of the analysis. An index written with
 /// another version is rebuilt at start. 2: `occurred_at` replaces
-/// `update_time` (recency and the occurred range filter read it).
-pub const FORMAT: u32 = 2;
+/// `update_time` (recency and the occurred range filter read it). 3: the
+/// times a memory's text mentions are terms (`dates::stored_terms`).
+pub const FORMAT: u32 = 3;
 
 /// The tokenizer of the text field: see [`TermList`].
 const TERM_LIST: &str = "engram_term_list";
@@ -53,16 +55,24 @@ pub struct IndexedDoc {
     pub valid_from: Micros,
     /// [`NEVER`] while the memory is still true.
     pub valid_to: Micros,
-    /// The terms of its content, summary and tags.
+    /// The terms of its content, summary and tags, and those of the times
+    /// its content and summary mention, resolved against `occurred_at`.
     pub terms: DocTerms,
 }
 
 impl IndexedDoc {
     /// Analyses `memory` into what the index keeps.
     pub fn new(memory: &Memory) -> IndexedDoc {
-        let text = [memory.content.as_str(), memory.summary.as_str()]
+        let said = [memory.content.as_str(), memory.summary.as_str()];
+        let text = said
             .into_iter()
             .chain(memory.tags.iter().map(String::as_str));
+        let mut terms = analyzer::doc_terms(text);
+        let mentioned: Vec<TimeSpan> = said
+            .iter()
+            .flat_map(|text| dates::find(text, memory.occurred_at))
+            .collect();
+        terms.add(dates::stored_terms(&mentioned));
         IndexedDoc {
             seq: memory.seq,
             namespace: memory.scope.namespace.clone(),
@@ -84,7 +94,7 @@ impl IndexedDoc {
             expire_time: memory.expire_time.unwrap_or(NEVER),
             valid_from: memory.valid_from,
             valid_to: memory.valid_to.unwrap_or(NEVER),
-            terms: analyzer::doc_terms(text),
+            terms,
         }
     }
 }

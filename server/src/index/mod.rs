@@ -87,6 +87,9 @@ pub struct TextQuery<'a> {
     /// whole memory's words needs its distinctive ones, and each common
     /// word would visit most of the namespace. `None`: every term.
     pub max_terms: Option<usize>,
+    /// Terms searched beside the text's words: those of the times the
+    /// query names (`dates::query_terms`).
+    pub extra_terms: &'a [String],
 }
 
 /// Whether `text` has anything to search for.

@@ -159,7 +159,12 @@ pub(super) fn run(
     query: &TextQuery,
 ) -> tantivy::Result<Vec<TextMatch>> {
     let namespace = query.scope.namespace.as_str();
-    let terms = super::analyzer::query_terms(query.text);
+    let mut terms = super::analyzer::query_terms(query.text);
+    for extra in query.extra_terms {
+        if !terms.contains(extra) {
+            terms.push(extra.clone());
+        }
+    }
     if terms.is_empty() || query.limit == 0 {
         return Ok(Vec::new());
     }

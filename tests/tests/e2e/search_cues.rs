@@ -1,5 +1,5 @@
 //! What a search reads in a query beyond its words (issue 28): a date it
-//! names lifts what happened then, a speaker it names lifts what they said,
+//! names finds the memories that speak of it and lifts what happened then, a speaker it names lifts what they said,
 //! the answer after a matching question is lifted more than the turn
 //! before it, and BuildContext says when an event happened and what its
 //! "yesterday" was.
@@ -86,6 +86,116 @@ async fn a_date_in_the_query_lifts_what_happened_that_day() {
         let dated = search(&engram, &ns, query).await;
         assert_eq!(dated[..2], [sunset, lake], "{query}");
     }
+}
+
+/// Midnight UTC of a day.
+fn midnight(year: i32, month: u32, day: u32) -> prost_types::Timestamp {
+    format!("{year:04}-{month:02}-{day:02}T00:00:00Z")
+        .parse()
+        .expect("a valid date")
+}
+
+/// The first hit of `query`, if any.
+async fn first_hit(engram: &Engram, ns: &proto::Scope, query: &str) -> Option<String> {
+    search(engram, ns, query).await.into_iter().next()
+}
+
+/// A memory's relative dates are resolved against its `occurred_at` when it
+/// is written: `time_mentions` shows them, and a query naming that day,
+/// its week, month or year finds the memory though they share no word. An
+/// update of the content resolves them again.
+#[tokio::test]
+async fn a_relative_date_is_resolved_when_written_and_found_by_the_time_it_names() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("cues-mentioned");
+    filler(&engram, &ns).await;
+    let support = "Caroline went to the LGBTQ support group yesterday";
+    let created = create(
+        &engram,
+        &ns,
+        happened(MemoryType::Event, support, noon(2023, 5, 8)),
+    )
+    .await
+    .memory
+    .expect("the memory");
+    let elsewhere = "Caroline bought a new bike";
+    create(
+        &engram,
+        &ns,
+        happened(MemoryType::Event, elsewhere, noon(2023, 6, 20)),
+    )
+    .await;
+
+    let memory = engram
+        .memory()
+        .get_memory(proto::GetMemoryRequest {
+            scope: Some(ns.clone()),
+            id: created.id.clone(),
+        })
+        .await
+        .expect("get");
+    assert_eq!(
+        memory.time_mentions,
+        [proto::TimeMention {
+            text: "yesterday".into(),
+            start_time: Some(midnight(2023, 5, 7)),
+            end_time: Some(midnight(2023, 5, 8)),
+            grain: proto::TimeGrain::Day as i32,
+            label: "7 May 2023".into(),
+            relative: true,
+        }]
+    );
+    assert_eq!(created.time_mentions, memory.time_mentions);
+
+    for query in [
+        "What happened on 7 May 2023?",
+        "what happened on May 7, 2023",
+        "What happened in May 2023?",
+    ] {
+        assert_eq!(
+            first_hit(&engram, &ns, query).await.as_deref(),
+            Some(support),
+            "{query}"
+        );
+    }
+    // Other days say nothing of it.
+    assert_eq!(
+        search(&engram, &ns, "What happened on 6 May 2023?").await,
+        Vec::<String>::new()
+    );
+    // Words still count beside the day: both name Caroline, one the day.
+    let both = search(&engram, &ns, "What did Caroline do on 7 May 2023?").await;
+    assert_eq!(both, [support, elsewhere]);
+
+    // An update of the content resolves its dates again.
+    let moved = "Caroline went to the LGBTQ support group two days ago";
+    engram
+        .memory()
+        .update_memory(proto::UpdateMemoryRequest {
+            scope: Some(ns.clone()),
+            id: created.id.clone(),
+            memory: Some(proto::MemoryInput {
+                content: moved.into(),
+                ..Default::default()
+            }),
+            update_mask: Some(prost_types::FieldMask {
+                paths: vec!["content".into()],
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("update");
+    assert_eq!(
+        first_hit(&engram, &ns, "What happened on 6 May 2023?")
+            .await
+            .as_deref(),
+        Some(moved)
+    );
+    assert_eq!(
+        search(&engram, &ns, "What happened on 7 May 2023?").await,
+        Vec::<String>::new()
+    );
 }
 
 #[tokio::test]

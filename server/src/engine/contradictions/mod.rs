@@ -799,6 +799,7 @@ impl Contradictions {
             limit,
             now,
             max_terms: Some(QUERY_TERMS),
+            extra_terms: &[],
         })?;
         let seqs: Vec<i64> = matches.iter().map(|m| m.seq).collect();
         let closest = if seqs.is_empty() {

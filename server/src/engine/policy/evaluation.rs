@@ -114,10 +114,6 @@ fn unseen() {
             include_str!("../../../data/policy/examples.json"),
         ),
         (
-            "examples_varied_a (unseen by the rules)",
-            include_str!("../../../data/policy/examples_varied_a.json"),
-        ),
-        (
             "examples_varied_b (unseen by the rules)",
             include_str!("../../../data/policy/examples_varied_b.json"),
         ),
@@ -125,6 +121,18 @@ fn unseen() {
         let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
         score(name, &cases.iter().collect::<Vec<_>>(), false);
     }
+}
+
+#[test]
+#[ignore = "prints the rules' accuracy on the first varied training set with every miss"]
+fn varied_a() {
+    // The rules were tuned on this set's misses (issue 28); the second
+    // varied set, read by `unseen` in totals only, checks that they
+    // generalise.
+    run(
+        "examples_varied_a",
+        include_str!("../../../data/policy/examples_varied_a.json"),
+    );
 }
 
 #[test]

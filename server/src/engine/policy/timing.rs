@@ -3,7 +3,7 @@
 //! about the next few minutes (nothing to keep).
 
 use super::lexicon::lexicon;
-use crate::engine::dates::MONTHS;
+use crate::domain::dates::MONTHS;
 /// The months' short names.
 const SHORT_MONTHS: &[&str] = &[
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",

@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Ranked, SearchRequest, read_missing, sort};
-use crate::domain::{Memory, Micros};
-use crate::engine::{dates, entities, unit};
+use crate::domain::{Memory, Micros, dates};
+use crate::engine::{entities, unit};
 use crate::error::Result;
 use crate::store::Store;
 

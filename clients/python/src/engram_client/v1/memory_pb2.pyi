@@ -140,6 +140,36 @@ into it instead (MERGED).
 """
 Global___MemoryLinkKind: _TypeAlias = MemoryLinkKind  # noqa: Y015
 
+class _TimeGrain:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TimeGrainEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TimeGrain.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TIME_GRAIN_UNSPECIFIED: _TimeGrain.ValueType  # 0
+    TIME_GRAIN_DAY: _TimeGrain.ValueType  # 1
+    """One day, or a few (a weekend is Saturday and Sunday)."""
+    TIME_GRAIN_WEEK: _TimeGrain.ValueType  # 2
+    """A week, Monday to Sunday."""
+    TIME_GRAIN_MONTH: _TimeGrain.ValueType  # 3
+    """A calendar month."""
+    TIME_GRAIN_YEAR: _TimeGrain.ValueType  # 4
+    """A calendar year."""
+
+class TimeGrain(_TimeGrain, metaclass=_TimeGrainEnumTypeWrapper):
+    """How much time a TimeMention names."""
+
+TIME_GRAIN_UNSPECIFIED: TimeGrain.ValueType  # 0
+TIME_GRAIN_DAY: TimeGrain.ValueType  # 1
+"""One day, or a few (a weekend is Saturday and Sunday)."""
+TIME_GRAIN_WEEK: TimeGrain.ValueType  # 2
+"""A week, Monday to Sunday."""
+TIME_GRAIN_MONTH: TimeGrain.ValueType  # 3
+"""A calendar month."""
+TIME_GRAIN_YEAR: TimeGrain.ValueType  # 4
+"""A calendar year."""
+Global___TimeGrain: _TypeAlias = TimeGrain  # noqa: Y015
+
 class _MemoryOrder:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -455,6 +485,7 @@ class Memory(_message.Message):
     INVALIDATED_BY_FIELD_NUMBER: _builtins.int
     INVALIDATION_REASON_FIELD_NUMBER: _builtins.int
     LINKS_FIELD_NUMBER: _builtins.int
+    TIME_MENTIONS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned identifier (a UUIDv7, time-ordered). Output only."""
     level: _common_pb2.MemoryLevel.ValueType
@@ -557,6 +588,17 @@ class Memory(_message.Message):
         GetMemory only; every other read leaves it empty. Output only.
         """
 
+    @_builtins.property
+    def time_mentions(self) -> _containers.RepeatedCompositeFieldContainer[Global___TimeMention]:
+        """The times its content speaks of ("yesterday", "last week", "in May
+        2023", "October 13, 2023"), in the order written, each resolved against
+        occurred_at to the whole UTC days it names: "yesterday" in a memory that
+        occurred on 8 May 2023 is 7 May 2023. The full-text index keeps them
+        from the moment the memory is written, so a search naming a day, week,
+        month or year ("what happened on 7 May 2023?") finds the memories that
+        speak of it whatever their words. English expressions only. Output only.
+        """
+
     def __init__(
         self,
         *,
@@ -585,10 +627,11 @@ class Memory(_message.Message):
         invalidated_by: _builtins.str = ...,
         invalidation_reason: _builtins.str = ...,
         links: _abc.Iterable[Global___MemoryLink] | None = ...,
+        time_mentions: _abc.Iterable[Global___TimeMention] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_access_time", b"last_access_time", "occurred_at", b"occurred_at", "scope", b"scope", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "links", b"links", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "links", b"links", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "time_mentions", b"time_mentions", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -710,6 +753,56 @@ class MemoryInput(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
 
 Global___MemoryInput: _TypeAlias = MemoryInput  # noqa: Y015
+
+@_typing.final
+class TimeMention(_message.Message):
+    """A time a memory's content speaks of, resolved to a span of days."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
+    END_TIME_FIELD_NUMBER: _builtins.int
+    GRAIN_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    RELATIVE_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The expression as written, e.g. "yesterday" or "last week"."""
+    grain: Global___TimeGrain.ValueType
+    """How much time it names."""
+    label: _builtins.str
+    """The span as a reader would say it: "7 May 2023", "the week of 1 May
+    2023", "May 2023", "2023".
+    """
+    relative: _builtins.bool
+    """Whether it was said relative to when the memory occurred ("yesterday",
+    "next month") rather than as a date.
+    """
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """The first instant of the span: midnight UTC of its first day."""
+
+    @_builtins.property
+    def end_time(self) -> _timestamp_pb2.Timestamp:
+        """The instant just past the span: midnight UTC after its last day."""
+
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
+        end_time: _timestamp_pb2.Timestamp | None = ...,
+        grain: Global___TimeGrain.ValueType = ...,
+        label: _builtins.str = ...,
+        relative: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "start_time", b"start_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "grain", b"grain", "label", b"label", "relative", b"relative", "start_time", b"start_time", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimeMention: _TypeAlias = TimeMention  # noqa: Y015
 
 @_typing.final
 class MemoryLink(_message.Message):

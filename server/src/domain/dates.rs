@@ -7,6 +7,11 @@
 //! Spans are whole days, weeks (Monday to Sunday), months or years in UTC,
 //! the calendar the rest of the service speaks. English only; what is not
 //! recognised is simply not a time expression.
+//!
+//! The full-text index keeps what a memory's text mentions as terms of the
+//! periods it names ([`stored_terms`]), resolved when the memory is
+//! written, and a search adds the terms of the periods its query names
+//! ([`query_terms`]).
 
 use std::sync::LazyLock;
 
@@ -83,6 +88,99 @@ impl TimeSpan {
     pub fn contains(&self, at: Micros) -> bool {
         (self.start..self.end).contains(&at)
     }
+
+    /// Its first and last day, in days since 1970.
+    fn days(&self) -> (i64, i64) {
+        let first = self.start.div_euclid(DAY);
+        (first, (self.end.div_euclid(DAY) - 1).max(first))
+    }
+}
+
+/// The most days a span is indexed or searched by, one term each (a
+/// weekend is two).
+const MAX_TERM_DAYS: i64 = 7;
+
+/// The full-text index's terms for the spans a memory's text mentions
+/// (issue 28): each span at its own grain and at every coarser one that
+/// holds it — a day also as its week, month and year, a week as its
+/// month and year, a month as its year. So "yesterday", written in a
+/// memory of 8 May 2023, is found by a query for 7 May 2023, for the week
+/// of 1 May 2023, for May 2023 and for 2023.
+///
+/// A term starts with `@`, which no word's term can (words are letters
+/// and digits).
+pub fn stored_terms(spans: &[TimeSpan]) -> Vec<String> {
+    let mut terms = Vec::new();
+    for span in spans {
+        let (first, last) = span.days();
+        let mut own = Vec::new();
+        match span.grain {
+            Grain::Day => {
+                for day in first..=last.min(first + MAX_TERM_DAYS - 1) {
+                    own.push(day_term(day));
+                    own.push(week_term(day));
+                    own.push(month_term(day));
+                    own.push(year_term(day));
+                }
+            }
+            Grain::Week => {
+                own.push(week_term(first));
+                own.extend([first, last].map(month_term));
+                own.extend([first, last].map(year_term));
+            }
+            Grain::Month => own.extend([month_term(first), year_term(first)]),
+            Grain::Year => own.push(year_term(first)),
+        }
+        own.sort_unstable();
+        own.dedup();
+        terms.extend(own);
+    }
+    terms
+}
+
+/// The terms a query naming `spans` searches by: each span at its own
+/// grain, which the index holds for every finer one within it (see
+/// [`stored_terms`]). Distinct, in order.
+pub fn query_terms(spans: &[TimeSpan]) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for span in spans {
+        let (first, last) = span.days();
+        let own = match span.grain {
+            Grain::Day => (first..=last.min(first + MAX_TERM_DAYS - 1))
+                .map(day_term)
+                .collect(),
+            Grain::Week => vec![week_term(first)],
+            Grain::Month => vec![month_term(first)],
+            Grain::Year => vec![year_term(first)],
+        };
+        for term in own {
+            if !terms.contains(&term) {
+                terms.push(term);
+            }
+        }
+    }
+    terms
+}
+
+fn day_term(day: i64) -> String {
+    let (year, month, day) = civil(day);
+    format!("@{year:04}-{month:02}-{day:02}")
+}
+
+/// The term of the Monday-to-Sunday week holding `day`, by its Monday.
+fn week_term(day: i64) -> String {
+    let (year, month, day) = civil(day - weekday_of(day));
+    format!("@w{year:04}-{month:02}-{day:02}")
+}
+
+fn month_term(day: i64) -> String {
+    let (year, month, _) = civil(day);
+    format!("@{year:04}-{month:02}")
+}
+
+fn year_term(day: i64) -> String {
+    let (year, _, _) = civil(day);
+    format!("@{year:04}")
 }
 
 /// The date of `at` as a reader would say it: "8 May 2023".
@@ -418,6 +516,45 @@ mod tests {
         let may = &find("May 2023", ANCHOR)[0];
         assert!(may.contains(ANCHOR) && !may.relative);
         assert!(!may.contains(ANCHOR + 30 * DAY));
+    }
+
+    #[test]
+    fn a_mentioned_day_is_found_by_its_day_week_month_and_year() {
+        let stored = stored_terms(&find("I went to the support group yesterday", ANCHOR));
+        assert_eq!(
+            stored,
+            ["@2023", "@2023-05", "@2023-05-07", "@w2023-05-01"],
+            "a day, and the week (from Monday 1 May), month and year holding it"
+        );
+        for query in ["on 7 May 2023", "last week", "in May 2023", "in 2023"] {
+            let searched = query_terms(&find(query, ANCHOR));
+            assert_eq!(searched.len(), 1, "{query}: {searched:?}");
+            assert!(stored.contains(&searched[0]), "{query}: {searched:?}");
+        }
+        // Another day, or a month the memory does not speak of, is not.
+        for query in ["on 6 May 2023", "in June 2023", "in 2022"] {
+            let searched = query_terms(&find(query, ANCHOR));
+            assert!(!stored.contains(&searched[0]), "{query}: {searched:?}");
+        }
+    }
+
+    #[test]
+    fn coarser_mentions_are_found_by_their_grain_and_coarser_only() {
+        let stored = stored_terms(&find("next month, and last week", ANCHOR));
+        assert_eq!(
+            stored,
+            ["@2023", "@2023-06", "@2023", "@2023-05", "@w2023-05-01"]
+        );
+        // A query for a day within them is not a match: the memory does
+        // not say which day.
+        let day = query_terms(&find("on 2 May 2023", ANCHOR));
+        assert!(!stored.contains(&day[0]));
+        // A weekend searches by both of its days; the same day twice
+        // once.
+        assert_eq!(
+            query_terms(&find("last weekend, and on 6 May 2023", ANCHOR)),
+            ["@2023-05-06", "@2023-05-07"]
+        );
     }
 
     #[test]
