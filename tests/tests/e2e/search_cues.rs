@@ -292,3 +292,67 @@ async fn context_lines_say_when_an_event_happened_and_resolve_relative_days() {
         context.text
     );
 }
+
+/// With the `entity` weight, a query naming an entity — by any of its
+/// names — lifts the memories that name it, by whichever name; without
+/// it, words alone decide.
+#[tokio::test]
+async fn the_entity_weight_lifts_memories_naming_the_entity_by_any_name() {
+    let server = Server::start().await;
+    let engram = server.client().await;
+    let ns = scope("cues-entity");
+    filler(&engram, &ns).await;
+    let named = "The billing service is run by Globex";
+    let unnamed = "The payments team owns billing and owns the invoices";
+    for content in [named, unnamed, "The team wiki is hosted by Initech"] {
+        create(&engram, &ns, input(MemoryType::Fact, content)).await;
+    }
+    // Initech is another name of Globex from now on.
+    engram
+        .memory()
+        .merge_entities(proto::MergeEntitiesRequest {
+            scope: Some(ns.clone()),
+            entity: "Globex".into(),
+            duplicate: "Initech".into(),
+        })
+        .await
+        .expect("merge");
+    let ranked = |entity: f64| {
+        let (engram, ns) = (engram.clone(), ns.clone());
+        async move {
+            let hits = engram_tests::search(
+                &engram,
+                proto::SearchMemoriesRequest {
+                    scope: Some(ns),
+                    query: "who owns billing at Initech?".into(),
+                    limit: 10,
+                    weights: Some(proto::SearchWeights {
+                        entity: Some(entity),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )
+            .await;
+            hits.into_iter()
+                .map(|h| h.memory.expect("memory").content)
+                .collect::<Vec<_>>()
+        }
+    };
+    let at = |list: &[String], content: &str| {
+        list.iter()
+            .position(|c| c == content)
+            .unwrap_or_else(|| panic!("{content:?} is not among {list:?}"))
+    };
+    let words = ranked(0.0).await;
+    assert!(
+        at(&words, unnamed) < at(&words, named),
+        "by words alone the payments team's memory leads: {words:?}"
+    );
+    // The query names Globex as Initech; the memory names it as Globex.
+    let lifted = ranked(1.0).await;
+    assert!(
+        at(&lifted, named) < at(&lifted, unnamed),
+        "with the entity weight the memory naming Globex leads: {lifted:?}"
+    );
+}
