@@ -661,6 +661,8 @@ impl Contradictions {
                 .filter(|m| gist.shares_words_with(&m.content, 1)),
         );
         let mut cosines = HashMap::new();
+        // One wait for every vector the check makes: past it, words alone.
+        let waited = std::time::Instant::now();
         if let Some(semantic) = &self.retrieval.semantic
             && let Ok(vector) = semantic
                 .embedder
@@ -691,7 +693,10 @@ impl Contradictions {
                 .collect();
             if !unembedded.is_empty() {
                 let texts: Vec<String> = unembedded.iter().map(|m| m.content.clone()).collect();
-                if let Ok(vectors) = semantic.embedder.embed_cached(&texts).await {
+                let left = EMBEDDING_WAIT.saturating_sub(waited.elapsed());
+                if let Ok(Ok(vectors)) =
+                    tokio::time::timeout(left, semantic.embedder.embed_cached(&texts)).await
+                {
                     for (memory, other) in unembedded.iter().zip(vectors) {
                         cosines.insert(memory.seq, crate::embed::dot(&vector, &other));
                     }
@@ -845,8 +850,9 @@ pub const CONTRADICTABLE: [MemoryType; 5] = [
 /// applied.
 const MAX_UNAPPLIED: usize = 16;
 
-/// How long a write waits for its memory's vector before it looks for
-/// contradictions by words only.
+/// How long a write waits, in all, for the vectors its contradiction check
+/// makes (its own, and those of candidates written moments ago) before it
+/// judges by words only.
 const EMBEDDING_WAIT: Duration = Duration::from_millis(500);
 
 /// The first `max` bytes of `text`, cut at a character boundary.
