@@ -6,8 +6,10 @@
 //! secret, token or key, connection strings with a password, bearer
 //! tokens, PEM private keys, the keys and tokens of common providers (AWS,
 //! GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, Hugging Face,
-//! npm, SendGrid, Twilio), JSON Web Tokens and payment card numbers (Luhn
-//! checked). A password stated in prose takes its whole sentence with it
+//! npm, SendGrid, Twilio), JSON Web Tokens, payment card numbers (Luhn
+//! checked), and a generated-looking value stated shortly after a word
+//! naming a key, token, secret or password, however the prose between
+//! runs (unless named a digest or an id). A password stated in prose takes its whole sentence with it
 //! (the sentence is about nothing else); any other secret is replaced by
 //! [`REDACTED`] where it stands, so the rest of its sentence survives.
 
