@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use engram_client::proto::MemoryType;
 use engram_client::{Engram, MemoryClient, proto};
 use engram_tests::{Server, scope};
 
@@ -33,6 +34,8 @@ pub struct Load {
     pub database: Option<String>,
     pub replicas: usize,
     pub lag_writes: usize,
+    /// The type of the memories the namespaces are filled with.
+    pub fill_type: MemoryType,
 }
 
 pub async fn load(config: Load) -> anyhow::Result<()> {
@@ -142,7 +145,15 @@ pub async fn load(config: Load) -> anyhow::Result<()> {
 
     let (big, small, empty) = (scope("big"), scope("small"), scope("empty"));
     let mut rng = Text::new(0xcafe);
-    fill(&clients, &small, &mut rng, 0, config.small).await?;
+    fill(
+        &clients,
+        &small,
+        config.fill_type,
+        &mut rng,
+        0,
+        config.small,
+    )
+    .await?;
     if config.embedder.is_some() {
         // The backfill embeds in the order of writing: what the create
         // phases wrote first, so that the rates below are the fills' own.
@@ -168,7 +179,15 @@ pub async fn load(config: Load) -> anyhow::Result<()> {
     let mut stored = 0;
     for &size in &config.sizes {
         let started = Instant::now();
-        fill(&clients, &big, &mut rng, stored, size - stored).await?;
+        fill(
+            &clients,
+            &big,
+            config.fill_type,
+            &mut rng,
+            stored,
+            size - stored,
+        )
+        .await?;
         let load_rate = (size - stored) as f64 / started.elapsed().as_secs_f64();
         if config.embedder.is_some() {
             wait_embedded(&engram, &big).await?;

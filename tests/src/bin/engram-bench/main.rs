@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::{Parser, Subcommand};
+use engram_client::proto::MemoryType;
 use engram_tests::Server;
 
 use crate::bounds::bounds;
@@ -182,6 +183,13 @@ enum Command {
         /// Writes timed for the cross-replica visibility lag.
         #[arg(long, default_value_t = 200)]
         lag_writes: usize,
+        /// Fill the big and small namespaces with EVENTs instead of FACTs.
+        /// An EVENT is never checked for contradictions, so with
+        /// `--embedder` the fill is not slowed by embedding each write for
+        /// the check: use it to reach 100,000 embedded memories in minutes
+        /// (the searches read the same kind of index either way).
+        #[arg(long)]
+        fill_events: bool,
     },
     /// The cost of metrics: grpc.health Check and CreateMemory on a server
     /// with `--metrics-listen` beside one without, in alternating rounds
@@ -314,6 +322,7 @@ async fn main() -> anyhow::Result<()> {
             database,
             replicas,
             lag_writes,
+            fill_events,
         } => {
             if replicas > 1 && database.is_none() {
                 bail!(
@@ -348,6 +357,11 @@ async fn main() -> anyhow::Result<()> {
                 database,
                 replicas: usize::from(replicas),
                 lag_writes,
+                fill_type: if fill_events {
+                    MemoryType::Event
+                } else {
+                    MemoryType::Fact
+                },
             })
             .await
         }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use engram_client::proto;
+use engram_client::proto::{self, MemoryType};
 use engram_tests::{Server, scope};
 
 use crate::footprint::disk_mib;
@@ -49,6 +49,7 @@ pub async fn transfer(
         fill(
             &[engram.memory()],
             &scope(&format!("tenant-{n}")),
+            MemoryType::Fact,
             &mut rng,
             0,
             count,

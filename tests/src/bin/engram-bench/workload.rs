@@ -24,12 +24,13 @@ pub fn search_request(namespace: &proto::Scope, query: &str) -> proto::SearchMem
     }
 }
 
-/// Stores `count` synthetic memories in `namespace`, 500 per batch, each
-/// batch through the next of `clients` (replicas of one database, or one
-/// server). Each memory's content starts with its number.
+/// Stores `count` synthetic memories of `memory_type` in `namespace`, 500
+/// per batch, each batch through the next of `clients` (replicas of one
+/// database, or one server). Each memory's content starts with its number.
 pub async fn fill(
     clients: &[MemoryClient],
     namespace: &proto::Scope,
+    memory_type: MemoryType,
     rng: &mut Text,
     from: usize,
     count: usize,
@@ -43,7 +44,7 @@ pub async fn fill(
         let batch = (0..n)
             .map(|i| {
                 input(
-                    MemoryType::Fact,
+                    memory_type,
                     &format!("{} {}", from + stored + i, rng.sentence(14)),
                 )
             })
