@@ -2,8 +2,8 @@
 """Checks and counts the labelled policy sets (issue 15).
 
 Validates dev.json, heldout.json, new_cases.json, fresh.json, fresh2.json,
-fresh3.json, examples.json, examples_varied_a.json, examples_varied_b.json and
-secrets.json and prints their counts. Exits 1,
+fresh3.json, multilingual.json, examples.json, examples_varied_a.json,
+examples_varied_b.json and secrets.json and prints their counts. Exits 1,
 listing every problem, when a check fails:
 
 - each file is a JSON array of objects with the expected fields;
@@ -13,13 +13,14 @@ listing every problem, when a check fails:
 - "injection" is true when present; "supersedes" only on PREFERENCE/DECISION;
 - every payment card number among the secrets passes the Luhn check;
 - no transcript is in more than one of dev.json, heldout.json, fresh.json,
-  fresh2.json, fresh3.json, examples.json, examples_varied_a.json and
-  examples_varied_b.json;
+  fresh2.json, fresh3.json, multilingual.json, examples.json,
+  examples_varied_a.json and examples_varied_b.json;
 - every type is in each of those files, >= 15 positives of each type over dev
   and held-out, >= 12 of each type in fresh.json, 15 in fresh2.json, 13 in
-  fresh3.json, 26 in examples.json and 20 in each examples_varied file, >= 40 %
-  negatives in each file, no duplicate transcript in fresh.json, fresh2.json,
-  fresh3.json or any training file;
+  fresh3.json, 8 in multilingual.json, 26 in examples.json and 20 in each
+  examples_varied file, >= 40 % negatives in each file, no duplicate
+  transcript in fresh.json, fresh2.json, fresh3.json, multilingual.json or
+  any training file;
   secrets.json has exactly 50 cases.
 
 Python 3 standard library only: python3 tests/data/policy/stats.py
@@ -167,13 +168,15 @@ def main():
     fresh = load("fresh.json")
     fresh2 = load("fresh2.json")
     fresh3 = load("fresh3.json")
+    multilingual = load("multilingual.json")
     examples = load("examples.json")
     varied_a = load("examples_varied_a.json")
     varied_b = load("examples_varied_b.json")
     secrets = load("secrets.json")
     for name, cases in (("new_cases.json", new), ("dev.json", dev), ("heldout.json", held_out),
                         ("fresh.json", fresh), ("fresh2.json", fresh2),
-                        ("fresh3.json", fresh3), ("examples.json", examples),
+                        ("fresh3.json", fresh3), ("multilingual.json", multilingual),
+                        ("examples.json", examples),
                         ("examples_varied_a.json", varied_a), ("examples_varied_b.json", varied_b)):
         check_policy(name, cases)
     check_secret_set(secrets)
@@ -207,11 +210,13 @@ def main():
     later = (("fresh.json", "second held-out set", fresh, 12),
              ("fresh2.json", "third held-out set", fresh2, 15),
              ("fresh3.json", "fourth held-out set", fresh3, 13),
+             ("multilingual.json", "German, French and Spanish held-out set", multilingual, 8),
              ("examples.json", "the vote's training examples", examples, 26),
              ("examples_varied_a.json", "varied training examples", varied_a, 20),
              ("examples_varied_b.json", "varied training examples", varied_b, 20))
     texts = {"dev.json": dev, "heldout.json": held_out, "fresh.json": fresh,
-             "fresh2.json": fresh2, "fresh3.json": fresh3, "examples.json": examples,
+             "fresh2.json": fresh2, "fresh3.json": fresh3, "multilingual.json": multilingual,
+             "examples.json": examples,
              "examples_varied_a.json": varied_a, "examples_varied_b.json": varied_b}
     texts = {name: {key(c) for c in cases} for name, cases in texts.items()}
     for name, what, cases, least in later:

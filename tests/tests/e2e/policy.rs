@@ -157,6 +157,9 @@ const FRESH2: &str = include_str!("../../data/policy/fresh2.json");
 /// A fourth held-out set, written for issue 28 by someone who had read no
 /// labelled case and no code; nobody tuning the classifier reads it.
 const FRESH3: &str = include_str!("../../data/policy/fresh3.json");
+/// German, French and Spanish (issue 28), written by someone who had read
+/// no labelled case and no code; nobody tuning the classifier reads it.
+const MULTILINGUAL: &str = include_str!("../../data/policy/multilingual.json");
 /// The training-only examples the decider of the vote also learns from
 /// (the rules were never tuned on them).
 const EXAMPLES: &str = include_str!("../../../server/data/policy/examples.json");
@@ -222,6 +225,8 @@ async fn the_larger_labelled_set_is_shaped_as_promised_and_its_accuracy_printed(
     for (name, set) in SUMMARISED {
         summarise("rules classifier", name, &evaluate(&engram, &ns, set).await);
     }
+    let multilingual = evaluate(&engram, &ns, MULTILINGUAL).await;
+    summarise("rules classifier", "multilingual", &multilingual);
     assert!(
         held_out.store >= TARGET_HELD_OUT_STORE && held_out.memory_type >= TARGET_HELD_OUT_TYPE,
         "held-out accuracy {:.3} / {:.3} is below the targets {TARGET_HELD_OUT_STORE} / {TARGET_HELD_OUT_TYPE}",
@@ -271,6 +276,7 @@ async fn with_an_embedder_the_labelled_examples_vote() {
         ("fresh", FRESH),
         ("fresh2", FRESH2),
         ("fresh3", FRESH3),
+        ("multilingual", MULTILINGUAL),
     ] {
         let rules = evaluate(&rules_only.client().await, &ns, set).await;
         let voted = evaluate(&engram, &ns, set).await;

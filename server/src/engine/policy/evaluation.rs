@@ -110,6 +110,10 @@ fn unseen() {
             include_str!("../../../../tests/data/policy/fresh3.json"),
         ),
         (
+            "multilingual (unseen)",
+            include_str!("../../../../tests/data/policy/multilingual.json"),
+        ),
+        (
             "examples (unseen by the rules)",
             include_str!("../../../data/policy/examples.json"),
         ),

@@ -54,6 +54,11 @@ pub(super) struct Lexicon {
     /// Words that name a credential: the learned vote keeps no sentence
     /// with one that the rules would not keep.
     pub credentials: Vec<&'static str>,
+    /// A user's sentence with one of these takes back the cues before it.
+    pub retractions: Vec<&'static str>,
+    /// A sentence that starts with one of these is courtesy: only a marker
+    /// makes it knowledge.
+    pub thanks: Vec<&'static str>,
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
@@ -108,6 +113,8 @@ impl Lexicon {
             change_cues: take("change_cues")?,
             not_subject: take("not_subject")?,
             credentials: take("credentials")?,
+            retractions: take("retractions")?,
+            thanks: take("thanks")?,
         };
         match sections.keys().next() {
             Some(unknown) => Err(format!("unknown section [{unknown}]")),
@@ -162,15 +169,15 @@ mod tests {
         let lexicon = Lexicon::parse(CUES).unwrap();
         let kind = lexicon.kind(MemoryType::Preference);
         assert_eq!(kind.markers.first(), Some(&"i prefer"));
-        assert_eq!(
-            kind.cues.last(),
-            Some(&"dont "),
+        assert!(
+            kind.cues.contains(&"dont "),
             "quoted phrases keep their spaces"
         );
         assert!(lexicon.kind(MemoryType::Event).markers.is_empty());
         assert_eq!(lexicon.rank(MemoryType::Preference), 0);
         assert_eq!(lexicon.rank(MemoryType::Fact), KINDS.len() - 1);
-        assert_eq!(lexicon.transient.last(), Some(&" again"));
+        assert!(lexicon.transient.contains(&" again"));
+        assert_eq!(lexicon.thanks.last(), Some(&"muchas gracias"));
         assert_eq!(lexicon.not_subject.len(), 105);
     }
 

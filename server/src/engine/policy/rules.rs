@@ -86,7 +86,8 @@ fn find_cue(sentence: &str, cues: &[&'static str]) -> Option<&'static str> {
 pub(super) fn strongest_cue(sentence: &Sentence) -> Option<Cue> {
     let lexicon = lexicon();
     let lower = sentence.text.to_lowercase();
-    if sentence.hedged || lower.ends_with('?') {
+    let courtesy = lexicon.thanks.iter().any(|t| lower.starts_with(t));
+    if sentence.hedged || lower.ends_with('?') || courtesy {
         let note = lexicon.kind(MemoryType::Note);
         return find_cue(&lower, &note.markers)
             .map(|phrase| Cue::new(Strength::Marker, MemoryType::Note, phrase));
@@ -168,7 +169,13 @@ pub(super) fn strongest_cue(sentence: &Sentence) -> Option<Cue> {
 /// among equals, the earlier kind.
 pub(super) fn deciding_cue(sentences: &[Sentence]) -> Option<Deciding> {
     let mut best: Option<Deciding> = None;
-    for (index, sentence) in sentences.iter().enumerate() {
+    // Where a user takes back what was said ("forget it, that was the old
+    // invite"), only what follows counts.
+    let from = sentences
+        .iter()
+        .rposition(retracts)
+        .map_or(0, |retraction| retraction + 1);
+    for (index, sentence) in sentences.iter().enumerate().skip(from) {
         if let Some(cue) = strongest_cue(sentence)
             && best.is_none_or(|b| cue.beats(&b.cue))
         {
@@ -183,18 +190,27 @@ pub(super) fn deciding_cue(sentences: &[Sentence]) -> Option<Deciding> {
     // agrees to do something from now on (the user's preference).
     let below = |strength| best.is_none_or(|b| b.cue.strength < strength);
     if below(Strength::Marker) {
-        if let Some(sentence) = shapes::lesson_shape(sentences) {
+        if let Some(sentence) = shapes::lesson_shape(&sentences[from..]) {
             let cue = Cue::new(Strength::Phrase, MemoryType::Lesson, LESSON_SHAPE_CUE);
+            let sentence = from + sentence;
             return Some(Deciding { cue, sentence });
         }
         if below(Strength::Phrase)
-            && let Some(sentence) = shapes::acknowledged_instruction(sentences)
+            && let Some(sentence) = shapes::acknowledged_instruction(&sentences[from..])
         {
             let cue = Cue::new(Strength::Phrase, MemoryType::Preference, ACKNOWLEDGED_CUE);
+            let sentence = from + sentence;
             return Some(Deciding { cue, sentence });
         }
     }
     best
+}
+
+/// Whether a user's (not the assistant's) sentence takes back what was
+/// said before it.
+fn retracts(sentence: &Sentence) -> bool {
+    sentence.speaker != Speaker::Assistant
+        && find_cue(&sentence.text.to_lowercase(), &lexicon().retractions).is_some()
 }
 
 /// The rules' decision: the kind of the deciding cue, or nothing.

@@ -48,13 +48,17 @@ pub(super) fn imperative(lower: &str) -> Option<&'static str> {
         "almost", "nearly", "have", "has", "had", "was", "were", "is", "are",
     ];
     let words: Vec<&str> = lower.split_whitespace().collect();
-    if let Some(at) = words.iter().position(|w| *w == "always" || *w == "never")
+    // "aisle seats always, and no red-eyes" counts; punctuation is not a word.
+    let bare = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned();
+    if let Some(at) = words
+        .iter()
+        .position(|w| bare(w) == "always" || bare(w) == "never")
         && at > 0
         && at + 1 < words.len()
         && !SUBJECTS
             .contains(&words[at - 1].trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
     {
-        return Some(if words[at] == "always" {
+        return Some(if bare(words[at]) == "always" {
             "always"
         } else {
             "never"
@@ -133,6 +137,17 @@ pub(super) fn is_statement(lower: &str) -> bool {
         " accepts ",
         " happen ",
         " happens ",
+        // German, French, Spanish.
+        " ist ",
+        " sind ",
+        " hat ",
+        " est ",
+        " sont ",
+        " es ",
+        " son ",
+        " está ",
+        " están ",
+        " tiene ",
     ];
     const VAGUE_SUBJECTS: &[&str] = &[
         "this ",
@@ -144,6 +159,13 @@ pub(super) fn is_statement(lower: &str) -> bool {
         "which ",
         "who ",
         "everything ",
+        "das ",
+        "es ",
+        "ce ",
+        "c'est ",
+        "ça ",
+        "eso ",
+        "esto ",
     ];
     let words = lower.split_whitespace().count();
     words >= 5

@@ -156,6 +156,16 @@ fn states_schedules_one_off_choices_and_narration_are_not_events_or_decisions() 
     assert!(happened_at_a_time(
         "we signed with the new landlord on 2 may."
     ));
+    // What is to be done by a time is a to-do.
+    assert!(!happened_at_a_time(
+        "chase the signed contract by friday, we can't ship until it's signed."
+    ));
+    assert!(!happened_at_a_time(
+        "remind me before the renewal on 1 june, the card expired."
+    ));
+    assert!(happened_at_a_time(
+        "the contract was signed by friday's call at 16:00."
+    ));
     for transcript in [
         "User: let's go with the second one.",
         "User: between the two logos I prefer the darker one.",
@@ -289,4 +299,93 @@ fn long_summaries_are_cut_to_300_characters() {
         "very long explanation ".repeat(30)
     ));
     assert!(d.summary.chars().count() <= MAX_SUMMARY_CHARS);
+}
+
+#[test]
+fn german_french_and_spanish_cues_decide_as_english_ones_do() {
+    for (transcript, memory_type, summary) in [
+        (
+            "Nutzer: Ich bevorzuge kurze Antworten ohne Einleitung.\nAssistent: Verstanden.",
+            MemoryType::Preference,
+            "Ich bevorzuge kurze Antworten ohne Einleitung.",
+        ),
+        (
+            "Utilisateur : Nous avons décidé de garder Postgres pour la facturation.",
+            MemoryType::Decision,
+            "Nous avons décidé de garder Postgres pour la facturation.",
+        ),
+        (
+            "Usuario: Lo que aprendimos: sin copia de seguridad no se despliega.",
+            MemoryType::Lesson,
+            "Lo que aprendimos: sin copia de seguridad no se despliega.",
+        ),
+        (
+            "Ich: Erinnere mich bitte im März an die Steuererklärung.",
+            MemoryType::Note,
+            "Erinnere mich bitte im März an die Steuererklärung.",
+        ),
+        (
+            "Moi : Ma femme Claire est allergique aux noix.",
+            MemoryType::Fact,
+            "Ma femme Claire est allergique aux noix.",
+        ),
+        (
+            "Yo: Ayer lanzamos la tienda nueva en Sevilla.",
+            MemoryType::Event,
+            "Ayer lanzamos la tienda nueva en Sevilla.",
+        ),
+    ] {
+        let d = decide(transcript);
+        assert!(d.should_store, "{transcript}: {}", d.reason);
+        assert_eq!(d.memory_type, memory_type, "{transcript}");
+        assert!(
+            d.summary.starts_with(summary),
+            "{transcript}: the speaker's label is not kept, got {:?}",
+            d.summary
+        );
+    }
+    for hedged in [
+        "Nutzer: Vielleicht nehmen wir Redis, ich weiß nicht.",
+        "Utilisateur : On verra si on garde Postgres.",
+        "Usuario: Tal vez prefiero el modo oscuro.",
+    ] {
+        assert!(!decide(hedged).should_store, "{hedged}");
+    }
+}
+
+#[test]
+fn what_a_user_takes_back_is_not_kept() {
+    for retracted in [
+        "User: remember that the demo is on Thursday.\nAssistant: Noted.\nUser: wait, forget it, they cancelled.",
+        "Nutzer: Merk dir, dass die Demo am Donnerstag ist.\nAssistent: Notiert.\nNutzer: Vergiss es, sie ist abgesagt.",
+        "Usuario: Apunta que la demo es el jueves.\nAsistente: Apuntado.\nUsuario: No, bórralo, la cancelaron.",
+    ] {
+        let d = decide(retracted);
+        assert!(!d.should_store, "{retracted}: {}", d.reason);
+    }
+    // What follows the retraction still counts; the assistant retracts
+    // nothing of the user's.
+    let d =
+        decide("User: use tabs.\nUser: scratch that.\nUser: we decided to use spaces everywhere.");
+    assert_eq!(d.memory_type, MemoryType::Decision);
+    assert_eq!(d.summary, "we decided to use spaces everywhere.");
+    let d = decide(
+        "User: I prefer dark mode in every editor.\nAssistant: Never mind the old theme, switching now.",
+    );
+    assert_eq!(d.memory_type, MemoryType::Preference);
+}
+
+#[test]
+fn thanks_is_courtesy_unless_a_marker_says_more() {
+    for courtesy in [
+        "User: thanks for yesterday, the launch went down well",
+        "Nutzer: Danke für gestern!",
+        "Utilisateur : Merci pour ton aide hier soir.",
+    ] {
+        assert!(!decide(courtesy).should_store, "{courtesy}");
+    }
+    let d = decide("User: Thanks! We decided to use Kafka for the event bus.");
+    assert_eq!(d.memory_type, MemoryType::Decision);
+    let d = decide("User: thanks, and note to self: renew the TLS certificate in May.");
+    assert_eq!(d.memory_type, MemoryType::Note);
 }

@@ -175,6 +175,23 @@ pub(super) fn happened_at_a_time(lower: &str) -> bool {
     if !past || words.iter().any(|w| HABITUAL.contains(w)) {
         return false;
     }
+    // What is to be done by a time is a to-do, not an event ("follow up
+    // with their legal team by Friday, we can't send data until it's
+    // signed").
+    const AHEAD: &[&str] = &["remind", "reminder", "follow-up"];
+    let deadline = |pair: &[&str]| {
+        (pair[0] == "by" || pair[0] == "before")
+            && (TIMES.contains(&pair[1])
+                || MONTHS.contains(&pair[1])
+                || matches!(pair[1], "end" | "eod" | "tomorrow" | "the"))
+    };
+    if words.iter().any(|w| AHEAD.contains(w))
+        || words
+            .windows(2)
+            .any(|pair| deadline(pair) || pair == ["follow", "up"])
+    {
+        return false;
+    }
     let clock = |w: &str| {
         let mut parts = w.split(':');
         matches!((parts.next(), parts.next(), parts.next()),

@@ -89,7 +89,16 @@ fn split_speaker(line: &str) -> (Speaker, &str) {
         ("user:", Speaker::User),
         ("human:", Speaker::User),
         ("me:", Speaker::User),
+        ("nutzer:", Speaker::User),
+        ("benutzer:", Speaker::User),
+        ("ich:", Speaker::User),
+        ("utilisateur:", Speaker::User),
+        ("moi:", Speaker::User),
+        ("usuario:", Speaker::User),
+        ("yo:", Speaker::User),
         ("assistant:", Speaker::Assistant),
+        ("assistent:", Speaker::Assistant),
+        ("asistente:", Speaker::Assistant),
         ("ai:", Speaker::Assistant),
         ("agent:", Speaker::Assistant),
         ("bot:", Speaker::Assistant),
@@ -98,13 +107,21 @@ fn split_speaker(line: &str) -> (Speaker, &str) {
     ];
     let trimmed = line.trim_start();
     for (prefix, speaker) in SPEAKERS {
-        if let Some(head) = trimmed.get(..prefix.len())
-            && head.eq_ignore_ascii_case(prefix)
-        {
-            return (*speaker, trimmed[prefix.len()..].trim_start());
+        let name = &prefix[..prefix.len() - 1];
+        // "User: …", or in French typography "Utilisateur : …".
+        for head_len in [prefix.len(), prefix.len() + 1] {
+            if let Some(head) = trimmed.get(..head_len)
+                && head
+                    .get(..name.len())
+                    .is_some_and(|h| h.eq_ignore_ascii_case(name))
+                && head
+                    .get(name.len()..)
+                    .is_some_and(|r| r.trim_start() == ":")
+            {
+                return (*speaker, trimmed[head_len..].trim_start());
+            }
         }
         // "User (teacher): …"
-        let name = &prefix[..prefix.len() - 1];
         if let Some(head) = trimmed.get(..name.len() + 2)
             && head.eq_ignore_ascii_case(&format!("{name} ("))
             && let Some((role, rest)) = trimmed[name.len() + 2..].split_once("): ")
@@ -113,10 +130,13 @@ fn split_speaker(line: &str) -> (Speaker, &str) {
             return (*speaker, rest.trim_start());
         }
     }
-    // "Name: text" with a short single-word name.
+    // "Name: text" (or "Name : text") with a short single-word name.
     match trimmed.split_once(": ") {
         Some((name, rest))
-            if !name.is_empty() && name.len() <= 20 && !name.contains(' ') && !rest.is_empty() =>
+            if !name.trim_end().is_empty()
+                && name.trim_end().len() <= 20
+                && !name.trim_end().contains(' ')
+                && !rest.is_empty() =>
         {
             (Speaker::Named, rest)
         }

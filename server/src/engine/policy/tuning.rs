@@ -330,6 +330,10 @@ fn held_out() {
             "fresh3",
             include_str!("../../../../tests/data/policy/fresh3.json"),
         ),
+        (
+            "multilingual",
+            include_str!("../../../../tests/data/policy/multilingual.json"),
+        ),
     ] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
         let screened: Vec<Screened> = cases

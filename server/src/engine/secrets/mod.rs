@@ -345,6 +345,14 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             1,
             Password,
         ),
+        // A card's security code, which goes with its number: "CVV 123",
+        // "cvc: 4821", "security code is 737", "Prüfnummer 123",
+        // "cryptogramme 123", "código de seguridad 123".
+        pattern(
+            r"(?i)(?-u:\b)(?:cvv2?|cvc2?|cid|csc|(?:card )?security code|card code|prüfnummer|kartenprüfnummer|cryptogramme(?: visuel)?|code de sécurité|código de seguridad)(?:[ \t]+(?:is|was|ist|est|es))?[ \t]*[:=#-]?[ \t]*(\d{3,4})(?-u:\b)",
+            1,
+            CardNumber,
+        ),
     ]
 });
 

@@ -307,6 +307,29 @@ fn a_line_of_many_passwords_is_redacted_whole() {
 }
 
 #[test]
+fn a_cards_security_code_goes_with_it() {
+    for stated in [
+        "card ends 4242, CVV 123, expiry 09/27",
+        "the cvc: 4821",
+        "security code is 737",
+        "Kartennummer liegt vor, Prüfnummer 123",
+        "le cryptogramme visuel est 123",
+        "el código de seguridad es 123",
+    ] {
+        assert_eq!(kinds(stated), [SecretKind::CardNumber], "{stated}");
+        assert!(!redact(stated).text.contains("23"), "{stated}");
+    }
+    for not in [
+        "the CVV field is required on checkout",
+        "we never store the security code",
+        "CVV2 checks failed for 12 orders",
+        "cid 12345678 is the customer",
+    ] {
+        assert!(find(not).is_empty(), "{not}: {:?}", find(not));
+    }
+}
+
+#[test]
 fn card_numbers_pass_luhn() {
     for card in [
         "4111 1111 1111 1111",
