@@ -299,6 +299,47 @@ pub(crate) mod tests {
         assert!(dot(&v[0], &v[1]) > 0.9999);
     }
 
+    /// What one short query costs, as a search embeds it: `cargo test
+    /// --profile profiling -p engram-server --lib embed::local::tests::query_cost
+    /// -- --ignored --nocapture` (in a debug build the model is unoptimised).
+    #[test]
+    #[ignore = "prints what embedding one query costs"]
+    fn query_cost() {
+        let queries: Vec<String> = (0..300)
+            .map(|i| format!("where did project {i} deploy the billing service"))
+            .collect();
+        model().embed(&queries[..1]).unwrap();
+        let mut times: Vec<f64> = queries
+            .iter()
+            .map(|q| {
+                let started = std::time::Instant::now();
+                model().embed(std::slice::from_ref(q)).unwrap();
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "one query of 8 words: p50 {:.2} ms, p90 {:.2} ms over {}",
+            times[times.len() / 2],
+            times[times.len() * 9 / 10],
+            times.len()
+        );
+        let memories: Vec<String> = (0..1024)
+            .map(|i| {
+                format!(
+                    "memory {i}: the billing service of project {i} deploys from the release \
+                     branch every Tuesday after the payments team signs off on the migration"
+                )
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        model().embed(&memories).unwrap();
+        println!(
+            "1,024 memories of 25 words: {:.0} memories/s",
+            memories.len() as f64 / started.elapsed().as_secs_f64()
+        );
+    }
+
     #[test]
     fn a_folder_without_a_model_is_refused_with_a_reason() {
         let empty = tempfile::tempdir().unwrap();

@@ -242,11 +242,27 @@ pub async fn look_up(
     // The times the query names find the memories that mention them,
     // whatever words those use.
     let times = dates::query_terms(&dates::find(&request.query, now));
-    // First: it waits until every acknowledged write is applied, to the
-    // vector index too.
-    let matches = retrieval
-        .text
-        .search(&TextQuery {
+    let semantic = retrieval
+        .semantic
+        .as_ref()
+        .filter(|_| request.weights.semantic > 0.0);
+    // The query is embedded while the words are looked up: embedding it
+    // is most of a hybrid search's time.
+    let embedded = async {
+        match semantic {
+            Some(semantic) => Some(
+                semantic
+                    .embedder
+                    .embed_query(&request.query, embedding_wait)
+                    .await,
+            ),
+            None => None,
+        }
+    };
+    // The word lookup first waits until every acknowledged write is
+    // applied, to the vector index too.
+    let (matches, embedded) = futures_util::future::join(
+        retrieval.text.search(&TextQuery {
             scope: &request.scope,
             filter: &request.filter,
             text: &request.query,
@@ -254,19 +270,14 @@ pub async fn look_up(
             now,
             max_terms: None,
             extra_terms: &times,
-        })
-        .await?;
-    let semantic = retrieval
-        .semantic
-        .as_ref()
-        .filter(|_| request.weights.semantic > 0.0);
-    let (mut ranked, used) = match semantic {
+        }),
+        embedded,
+    )
+    .await;
+    let matches = matches?;
+    let (mut ranked, used) = match semantic.zip(embedded) {
         None => (rank(matches, &request.weights, now), SemanticUse::Off),
-        Some(semantic) => match semantic
-            .embedder
-            .embed_query(&request.query, embedding_wait)
-            .await
-        {
+        Some((semantic, embedded)) => match embedded {
             Err(err) => {
                 if matches!(err, EmbedError::Paused(_)) {
                     tracing::debug!(error = %err, "searching by words only");

@@ -22,6 +22,7 @@ struct Measured {
     search_latencies: Vec<Duration>,
     one_check: Vec<Duration>,
     one_create: Vec<Duration>,
+    one_search: Vec<Duration>,
 }
 
 /// Starts a server with each of `servers`' flags and measures them in
@@ -80,8 +81,13 @@ pub async fn compare(
             }
         }
     }
-    // One client, one call at a time, interleaved call by call.
+    // One client, one call at a time, interleaved call by call; each
+    // search asks something new (an embedder embeds every query).
     let base = per_round * rounds;
+    let queries: Vec<String> = (0..config.sequential)
+        .map(|i| rng.sentence(2 + i % 3))
+        .collect();
+    let searched = config.searches > 0;
     for i in 0..config.sequential {
         for which in [i % 2, 1 - i % 2] {
             let target = &targets[which];
@@ -92,6 +98,11 @@ pub async fn compare(
             let begun = Instant::now();
             target.create(i, content).await?;
             measured[which].one_create.push(begun.elapsed());
+            if searched {
+                let begun = Instant::now();
+                target.search(i, queries[i].clone()).await?;
+                measured[which].one_search.push(begun.elapsed());
+            }
         }
     }
 
@@ -115,7 +126,6 @@ pub async fn compare(
         median(&mut with.create_rates),
         "   ",
     );
-    let searched = !without.search_rates.is_empty();
     if searched {
         row(
             format!("SearchMemories, {} in flight, calls/s", config.concurrency),
@@ -195,6 +205,13 @@ pub async fn compare(
         &mut without.one_create,
         &mut with.one_create,
     );
+    if searched {
+        ms_row(
+            "SearchMemories, 1 client, p50".into(),
+            &mut without.one_search,
+            &mut with.one_search,
+        );
+    }
     Ok([first, second])
 }
 

@@ -77,6 +77,7 @@ struct Rounds {
     rounds: u16,
     /// SearchMemories per server at `--concurrency` in flight (10 hits
     /// among the memories written so far), over all rounds; 0 for none.
+    /// When not 0, the one-client calls search too, a new query each.
     #[arg(long, default_value_t = 0)]
     searches: usize,
     /// Calls of each kind measured one at a time per server.
@@ -220,6 +221,12 @@ enum Command {
         /// else each on a SQLite file.
         #[arg(long, value_name = "POSTGRES_URL")]
         database: Option<String>,
+        /// Give both servers this `--embedder` (e.g.
+        /// `local:target/models/all-MiniLM-L6-v2`); with `--searches` the
+        /// one-client searches then embed each query. Creates embed their
+        /// content for the contradiction check: pair it with fewer writes.
+        #[arg(long)]
+        embedder: Option<String>,
     },
     /// The operator commands on a database of `--memories` memories: a
     /// backup while `--concurrency` creates stay in flight (and how many of
@@ -300,7 +307,8 @@ async fn main() -> anyhow::Result<()> {
             rounds,
             baseline,
             database,
-        } => versions(&rounds, &baseline, database.as_deref()).await,
+            embedder,
+        } => versions(&rounds, &baseline, database.as_deref(), embedder.as_deref()).await,
         Command::Transfer {
             memories,
             namespaces,

@@ -86,7 +86,7 @@ impl Target {
     }
 
     /// Call `i`'s SearchMemories of `query` in the namespace written to.
-    async fn search(&self, i: usize, query: String) -> anyhow::Result<()> {
+    pub async fn search(&self, i: usize, query: String) -> anyhow::Result<()> {
         let request = search_request(&self.writes, &query);
         self.stub[i % self.stub.len()]
             .clone()
