@@ -30,9 +30,9 @@ pub(super) struct Fit {
 
 /// The fit the server uses; chosen in folds of the training examples.
 pub(super) const FIT: Fit = Fit {
-    hidden: 32,
-    steps: 150,
-    learning_rate: 3e-3,
+    hidden: 64,
+    steps: 300,
+    learning_rate: 1e-3,
     weight_decay: 1e-2,
     seed: 28,
 };
@@ -253,7 +253,7 @@ mod tests {
     fn a_decider_learns_its_examples_and_fits_the_same_way_every_time() {
         let (rows, classes) = clusters();
         for fit in [FIT, Fit { hidden: 0, ..FIT }] {
-            let fit = Fit { steps: 300, ..fit };
+            let fit = Fit { steps: 1000, ..fit };
             let decider = Decider::fit(&rows, &classes, fit).unwrap();
             assert_eq!(decider, Decider::fit(&rows, &classes, fit).unwrap());
             assert_eq!(decider.width(), 4);
