@@ -207,10 +207,24 @@ pub(super) fn deciding_cue(sentences: &[Sentence]) -> Option<Deciding> {
 }
 
 /// Whether a user's (not the assistant's) sentence takes back what was
-/// said before it.
+/// said before it: a retraction as a whole phrase ("forget it", not
+/// "forget it's due"), not negated ("don't forget it").
 fn retracts(sentence: &Sentence) -> bool {
+    const NEGATIONS: &[&str] = &["don't ", "dont ", "do not ", "never ", "not "];
+    let lower = sentence.text.to_lowercase();
     sentence.speaker != Speaker::Assistant
-        && find_cue(&sentence.text.to_lowercase(), &lexicon().retractions).is_some()
+        && lexicon().retractions.iter().any(|phrase| {
+            lower.match_indices(phrase).any(|(at, _)| {
+                let before = &lower[..at];
+                let after = lower[at + phrase.len()..].chars().next();
+                before
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_alphanumeric())
+                    && after.is_none_or(|c| !c.is_alphanumeric() && c != '\'' && c != '’')
+                    && !NEGATIONS.iter().any(|n| before.ends_with(n))
+            })
+        })
 }
 
 /// The rules' decision: the kind of the deciding cue, or nothing.

@@ -373,6 +373,15 @@ fn what_a_user_takes_back_is_not_kept() {
         "User: I prefer dark mode in every editor.\nAssistant: Never mind the old theme, switching now.",
     );
     assert_eq!(d.memory_type, MemoryType::Preference);
+    // Not a retraction: a longer word, or a negated one.
+    for kept in [
+        "User: remind me to file the VAT return, I'll forget it's due on the 7th.",
+        "User: remind me to file the VAT return. Don't forget it, the fine is steep.",
+    ] {
+        let d = decide(kept);
+        assert!(d.should_store, "{kept}: {}", d.reason);
+        assert_eq!(d.memory_type, MemoryType::Note, "{kept}");
+    }
 }
 
 #[test]
