@@ -86,7 +86,12 @@ fn find_cue(sentence: &str, cues: &[&'static str]) -> Option<&'static str> {
 pub(super) fn strongest_cue(sentence: &Sentence) -> Option<Cue> {
     let lexicon = lexicon();
     let lower = sentence.text.to_lowercase();
-    let courtesy = lexicon.thanks.iter().any(|t| lower.starts_with(t));
+    // "thanks, …", not "Thanksgiving is …".
+    let courtesy = lexicon.thanks.iter().any(|t| {
+        lower.strip_prefix(t).is_some_and(|rest| {
+            t.ends_with(' ') || rest.chars().next().is_none_or(|c| !c.is_alphanumeric())
+        })
+    });
     if sentence.hedged || lower.ends_with('?') || courtesy {
         let note = lexicon.kind(MemoryType::Note);
         return find_cue(&lower, &note.markers)

@@ -390,6 +390,7 @@ fn thanks_is_courtesy_unless_a_marker_says_more() {
         "User: thanks for yesterday, the launch went down well",
         "Nutzer: Danke für gestern!",
         "Utilisateur : Merci pour ton aide hier soir.",
+        "User: ty for yesterday, the deploy went fine",
     ] {
         assert!(!decide(courtesy).should_store, "{courtesy}");
     }
@@ -397,4 +398,7 @@ fn thanks_is_courtesy_unless_a_marker_says_more() {
     assert_eq!(d.memory_type, MemoryType::Decision);
     let d = decide("User: thanks, and note to self: renew the TLS certificate in May.");
     assert_eq!(d.memory_type, MemoryType::Note);
+    let d = decide("User: Thanksgiving dinner is at my sister's house in Ohio every year.");
+    assert!(d.should_store, "{}", d.reason);
+    assert_eq!(d.memory_type, MemoryType::Fact);
 }
