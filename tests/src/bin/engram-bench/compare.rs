@@ -126,7 +126,9 @@ pub async fn compare(
         median(&mut with.create_rates),
         "   ",
     );
-    if searched {
+    // Fewer searches than rounds leave the concurrent rounds without any.
+    let concurrent = !without.search_rates.is_empty();
+    if concurrent {
         row(
             format!("SearchMemories, {} in flight, calls/s", config.concurrency),
             median(&mut without.search_rates),
@@ -155,7 +157,7 @@ pub async fn compare(
         [&mut without.create_rates, &mut with.create_rates],
         [&mut without.check_rates, &mut with.check_rates],
     );
-    if searched {
+    if concurrent {
         share(
             "SearchMemories",
             [&mut without.search_rates, &mut with.search_rates],
@@ -188,7 +190,7 @@ pub async fn compare(
         &mut without.create_latencies,
         &mut with.create_latencies,
     );
-    if searched {
+    if concurrent {
         ms_row(
             format!("SearchMemories, {} in flight, p50", config.concurrency),
             &mut without.search_latencies,
