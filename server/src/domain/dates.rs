@@ -96,6 +96,15 @@ impl TimeSpan {
     }
 }
 
+/// What every time term starts with.
+pub const TERM_MARK: char = '@';
+
+/// Whether `term` is a time term (of [`stored_terms`] or [`query_terms`])
+/// rather than a word's.
+pub fn is_term(term: &str) -> bool {
+    term.starts_with(TERM_MARK)
+}
+
 /// The most days a span is indexed or searched by, one term each (a
 /// weekend is two).
 const MAX_TERM_DAYS: i64 = 7;
@@ -107,8 +116,8 @@ const MAX_TERM_DAYS: i64 = 7;
 /// memory of 8 May 2023, is found by a query for 7 May 2023, for the week
 /// of 1 May 2023, for May 2023 and for 2023.
 ///
-/// A term starts with `@`, which no word's term can (words are letters
-/// and digits).
+/// A term starts with [`TERM_MARK`], which no word's term can (words are
+/// letters and digits).
 pub fn stored_terms(spans: &[TimeSpan]) -> Vec<String> {
     let mut terms = Vec::new();
     for span in spans {

@@ -170,20 +170,20 @@ pub struct DocTerms {
 }
 
 impl DocTerms {
-    /// Adds terms made outside the analysis (a memory's dates, see
-    /// `dates::stored_terms`), each counted as an occurrence.
-    pub fn add(&mut self, extra: Vec<String>) {
-        if extra.is_empty() {
-            return;
-        }
-        self.length = self
-            .length
-            .saturating_add(u32::try_from(extra.len()).unwrap_or(u32::MAX));
-        for term in extra {
-            match self.terms.binary_search_by(|(t, _)| t.as_str().cmp(&term)) {
-                Ok(at) => self.terms[at].1 += 1,
-                Err(at) => self.terms.insert(at, (term, 1)),
+    /// `terms` counted: each distinct one with how often it occurs.
+    pub fn counted(mut terms: Vec<String>) -> DocTerms {
+        let length = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+        terms.sort_unstable();
+        let mut counted: Vec<(String, u32)> = Vec::new();
+        for term in terms {
+            match counted.last_mut() {
+                Some((last, count)) if *last == term => *count += 1,
+                _ => counted.push((term, 1)),
             }
+        }
+        DocTerms {
+            terms: counted,
+            length,
         }
     }
 
@@ -205,16 +205,7 @@ pub fn doc_terms<'a>(parts: impl IntoIterator<Item = &'a str>) -> DocTerms {
                 all.push(word);
             });
         }
-        let length = u32::try_from(all.len()).unwrap_or(u32::MAX);
-        all.sort_unstable();
-        let mut terms: Vec<(String, u32)> = Vec::new();
-        for term in all {
-            match terms.last_mut() {
-                Some((last, count)) if *last == term => *count += 1,
-                _ => terms.push((term, 1)),
-            }
-        }
-        DocTerms { terms, length }
+        DocTerms::counted(all)
     })
 }
 

@@ -55,9 +55,11 @@ pub struct IndexedDoc {
     pub valid_from: Micros,
     /// [`NEVER`] while the memory is still true.
     pub valid_to: Micros,
-    /// The terms of its content, summary and tags, and those of the times
-    /// its content and summary mention, resolved against `occurred_at`.
+    /// The terms of its content, summary and tags.
     pub terms: DocTerms,
+    /// The terms of the times its content and summary mention, resolved
+    /// against `occurred_at` (`dates::stored_terms`).
+    pub times: DocTerms,
 }
 
 impl IndexedDoc {
@@ -67,12 +69,10 @@ impl IndexedDoc {
         let text = said
             .into_iter()
             .chain(memory.tags.iter().map(String::as_str));
-        let mut terms = analyzer::doc_terms(text);
         let mentioned: Vec<TimeSpan> = said
             .iter()
             .flat_map(|text| dates::find(text, memory.occurred_at))
             .collect();
-        terms.add(dates::stored_terms(&mentioned));
         IndexedDoc {
             seq: memory.seq,
             namespace: memory.scope.namespace.clone(),
@@ -94,7 +94,17 @@ impl IndexedDoc {
             expire_time: memory.expire_time.unwrap_or(NEVER),
             valid_from: memory.valid_from,
             valid_to: memory.valid_to.unwrap_or(NEVER),
-            terms,
+            terms: analyzer::doc_terms(text),
+            times: DocTerms::counted(dates::stored_terms(&mentioned)),
+        }
+    }
+
+    /// How often `term` (a word's or a time's) occurs in the memory.
+    pub fn frequency(&self, term: &str) -> u32 {
+        if dates::is_term(term) {
+            self.times.frequency(term)
+        } else {
+            self.terms.frequency(term)
         }
     }
 }
@@ -126,6 +136,10 @@ pub struct Fields {
     /// The namespaced terms of content, summary and tags, with frequencies
     /// and lengths (no positions: there are no phrase queries).
     pub text: Field,
+    /// The namespaced terms of the times the memory mentions, with
+    /// frequencies and no lengths (every memory weighs as one of average
+    /// length).
+    pub times: Field,
     pub namespace: Field,
     pub agent_id: Field,
     pub user_id: Field,
@@ -168,15 +182,18 @@ pub fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let fast_text = || TextOptions::default().set_fast("raw");
     let fast_number = || NumericOptions::default().set_fast();
-    let text = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(TERM_LIST)
-            .set_index_option(IndexRecordOption::WithFreqs)
-            .set_fieldnorms(true),
-    );
+    let term_list = |lengths: bool| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TERM_LIST)
+                .set_index_option(IndexRecordOption::WithFreqs)
+                .set_fieldnorms(lengths),
+        )
+    };
     let fields = Fields {
         seq: builder.add_i64_field(names::SEQ, INDEXED | FAST),
-        text: builder.add_text_field("text", text),
+        text: builder.add_text_field("text", term_list(true)),
+        times: builder.add_text_field("times", term_list(false)),
         namespace: builder.add_text_field(names::NAMESPACE, fast_text()),
         agent_id: builder.add_text_field(names::AGENT_ID, fast_text()),
         user_id: builder.add_text_field(names::USER_ID, fast_text()),
@@ -202,9 +219,15 @@ impl Fields {
         Term::from_field_i64(self.seq, seq)
     }
 
-    /// The term `term` of `namespace` in the text field.
-    pub fn text_term(&self, namespace: &str, term: &str) -> Term {
-        Term::from_field_text(self.text, &namespaced(namespace, term))
+    /// The term `term` of `namespace`: in the times field when it is a
+    /// time's, else in the text field.
+    pub fn term(&self, namespace: &str, term: &str) -> Term {
+        let field = if dates::is_term(term) {
+            self.times
+        } else {
+            self.text
+        };
+        Term::from_field_text(field, &namespaced(namespace, term))
     }
 
     /// `doc` as a tantivy document. Empty scope fields are left out (a
@@ -213,6 +236,9 @@ impl Fields {
         let mut out = TantivyDocument::default();
         out.add_i64(self.seq, doc.seq);
         out.add_text(self.text, term_list(&doc.namespace, &doc.terms));
+        if !doc.times.terms.is_empty() {
+            out.add_text(self.times, term_list(&doc.namespace, &doc.times));
+        }
         out.add_text(self.namespace, &doc.namespace);
         for (field, value) in [
             (self.agent_id, &doc.agent_id),
@@ -338,5 +364,22 @@ mod tests {
                 namespaced("tenant-a", "東京")
             ]
         );
+    }
+
+    #[test]
+    fn the_times_a_memory_mentions_are_terms_that_do_not_lengthen_its_text() {
+        let mut memory = Memory::plain(1, "a", "Caroline went to the support group yesterday");
+        memory.occurred_at = dates::days(2023, 5, 8) * 86_400_000_000;
+        let doc = IndexedDoc::new(&memory);
+        let words = analyzer::doc_terms([memory.content.as_str()]);
+        assert_eq!(doc.terms, words, "the words alone make the text's length");
+        for term in ["@2023-05-07", "@w2023-05-01", "@2023-05", "@2023"] {
+            assert_eq!(doc.frequency(term), 1, "{term}");
+        }
+        assert_eq!(doc.frequency("support"), 1);
+        assert_eq!(doc.frequency("@2023-05-08"), 0);
+        let fields = schema().1;
+        assert_eq!(fields.term("a", "@2023").field(), fields.times);
+        assert_eq!(fields.term("a", "support").field(), fields.text);
     }
 }

@@ -45,6 +45,8 @@ fn idf_boost(doc_freq: u64, docs: u64) -> Score {
 /// The namespace's BM25 statistics: committed segments plus the tail.
 struct Statistics<'a> {
     searcher: &'a Searcher,
+    /// The field of time terms, which has no lengths.
+    times: Field,
     segments: &'a [SegmentView],
     tail: Option<&'a NamespaceTail>,
     namespace: &'a str,
@@ -62,8 +64,13 @@ impl Statistics<'_> {
 }
 
 impl Bm25StatisticsProvider for Statistics<'_> {
-    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
-        Ok(self.counts.terms)
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        // Without lengths every document's is 1, and so is the mean.
+        Ok(if field == self.times {
+            self.counts.docs
+        } else {
+            self.counts.terms
+        })
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
@@ -181,6 +188,7 @@ pub(super) fn run(
     }
     let statistics = Statistics {
         searcher: &live.searcher,
+        times: fields.times,
         segments: &live.segments,
         tail,
         namespace,
@@ -192,7 +200,7 @@ pub(super) fn run(
     let mut index_terms: Vec<(Term, &str, u64)> = terms
         .iter()
         .map(|t| {
-            let term = fields.text_term(namespace, t);
+            let term = fields.term(namespace, t);
             let doc_freq = statistics.doc_freq(&term)?;
             Ok((term, t.as_str(), doc_freq))
         })

@@ -16,7 +16,7 @@ use tantivy::fieldnorm::FieldNormReader;
 use super::document::IndexedDoc;
 use super::filter::{DocView, Rule};
 use super::segment::Counts;
-use crate::domain::Micros;
+use crate::domain::{Micros, dates};
 
 /// The newest uncommitted change of one memory.
 #[derive(Debug, Clone)]
@@ -180,7 +180,7 @@ impl Tail {
         let tail = self.namespaces.entry(doc.namespace.clone()).or_default();
         tail.counts.docs += 1;
         tail.counts.terms += u64::from(normalised_length(doc.terms.length));
-        for (term, _) in &doc.terms.terms {
+        for (term, _) in doc.terms.terms.iter().chain(&doc.times.terms) {
             // Look up before inserting: most terms are there already, and
             // then the term need not be copied.
             let postings = match tail.terms.get_mut(term.as_str()) {
@@ -201,7 +201,7 @@ impl Tail {
             .counts
             .terms
             .saturating_sub(u64::from(normalised_length(doc.terms.length)));
-        for (term, _) in &doc.terms.terms {
+        for (term, _) in doc.terms.terms.iter().chain(&doc.times.terms) {
             if let Some(postings) = tail.terms.get_mut(term.as_str()) {
                 // The sequence number stays; `candidates` skips it.
                 postings.doc_freq = postings.doc_freq.saturating_sub(1);
@@ -234,12 +234,16 @@ impl Tail {
                 if doc.namespace != namespace || !rule.accepts(&TailDoc(doc)) {
                     continue;
                 }
-                let norm = FieldNormReader::fieldnorm_to_id(doc.terms.length);
+                let words = FieldNormReader::fieldnorm_to_id(doc.terms.length);
                 let score: f32 = terms
                     .iter()
-                    .map(|t| match doc.terms.frequency(t.term) {
+                    .map(|t| match doc.frequency(t.term) {
                         0 => 0.0,
-                        frequency => t.weight.score(norm, frequency),
+                        // The times field has no lengths: each reads as 1.
+                        frequency if dates::is_term(t.term) => t
+                            .weight
+                            .score(FieldNormReader::fieldnorm_to_id(1), frequency),
+                        frequency => t.weight.score(words, frequency),
                     })
                     .sum();
                 if score > 0.0 {
