@@ -328,6 +328,15 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             1,
             Password,
         ),
+        // A password after an email address, as a login is written down:
+        // "ops@example.com / Tr0ub4dor&3", "ops@example.com | …",
+        // "ops@example.com:Tr0ub4dor&3" — a value with a digit or a symbol
+        // after its first two characters ("a@b.com / PR-12" is not one).
+        pattern(
+            r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:[ \t]*[/|][ \t]*|:)([^\s/|,;]{2,}[0-9!#$%&*?^~_.-][^\s/|,;]{2,})",
+            1,
+            Password,
+        ),
         // A password stated in prose: "my password is hunter2", "the wifi
         // password in the Berlin office is …", "pw: …", "PIN 4321".
         pattern(
@@ -342,6 +351,21 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // password to Maria").
         pattern(
             r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:in|on|for|of|at)[ \t]+[\w' -]{1,40}?[ \t]+(?:is now|is|was|will be)(?-u:\b)|[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?(?:[ \t]+|[-:=])["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
+            1,
+            Password,
+        ),
+        // A password stated in German, French or Spanish: "das Passwort
+        // vom Gäste-WLAN ist Sonne2024!", "Kennwort: Tulpe77", "le mot de
+        // passe du wifi est Soleil#42", "la contraseña es Luna-2291". After
+        // a verb or a space, a value with a digit (not "ist abgelaufen",
+        // "est expiré"); after a colon or an equals sign, any value.
+        pattern(
+            r#"(?i)(?-u:\b)(?:passwort|kennwort|mot de passe|contraseña|contrasena|clave)(?:[ \t]+(?:vom|von|für|fuer|des|der|du|de la|de|del|pour|para)[ \t]+[\w' -]{1,40}?)?(?:[ \t]+(?:ist jetzt|ist|lautet|war|est maintenant|est|était|es ahora|es|era)(?-u:\b)[ \t]*|[ \t]+)["'“‘`«]?[ \t]*(\d{3,}[^\s"'”’`»,;]*|[^\s"'”’`»,;0-9]{3,}\d[^\s"'”’`»,;]*|[^\s"'”’`»,;0-9]{2}\d[^\s"'”’`»,;]{2,})"#,
+            1,
+            Password,
+        ),
+        pattern(
+            r#"(?i)(?-u:\b)(?:passwort|kennwort|mot de passe|contraseña|contrasena)[ \t]*[:=][ \t]*["'“‘`«]?[ \t]*([^\s"'”’`»,;]{4,})"#,
             1,
             Password,
         ),
@@ -372,7 +396,7 @@ static SECRET_KEY_40: LazyLock<Regex> = LazyLock::new(|| {
 /// `looks_generated`).
 static NEAR_A_KEY_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(?-u:\b)(?:api[_ -]?keys?|keys?|tokens?|secrets?|credentials?|passwords?)(?-u:\b)[^\n]{0,80}?(?-u:\b)([A-Za-z0-9_+/-]{24,}=*)",
+        r"(?i)(?-u:\b)(?:api[_ -]?keys?|keys?|tokens?|secrets?|credentials?|passwords?|schlüssel|passwort|clé|jeton|clave|contraseña)(?-u:\b)[^\n]{0,80}?(?-u:\b)([A-Za-z0-9_+/-]{24,}=*)",
     )
     .expect("the key-word pattern compiles")
 });

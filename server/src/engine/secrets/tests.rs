@@ -6,28 +6,78 @@ fn kinds(text: &str) -> Vec<SecretKind> {
     find(text).into_iter().map(|f| f.kind).collect()
 }
 
+/// Each of `stated` holds one password; none of `not` holds a secret.
+fn passwords(stated: &[&str], not: &[&str]) {
+    for text in stated {
+        assert_eq!(kinds(text), [SecretKind::Password], "{text}");
+    }
+    for text in not {
+        assert!(find(text).is_empty(), "{text}: {:?}", find(text));
+    }
+}
+
 #[test]
 fn passwords_and_codes_right_after_their_name() {
     let r = redact("The studio opens at 9. Gate code 90210, wifi password Maple!Fox42.");
     assert_eq!(r.text, "The studio opens at 9.");
     assert_eq!(r.kinds, [SecretKind::Password]);
-    for stated in [
-        "the office wifi password is now Blue-Heron-2291, they changed it",
-        "we rotated the shared database password to Qm7!rPz0vLx.",
-        "the garage keypad code is 8302, don't lose it",
-        "store my Gmail password Tr0ub4dor&3 so you can log in",
-        "the studio wifi is Loft4 / pw Tr0mb0ne!2023 — 4th floor",
-    ] {
-        assert_eq!(kinds(stated), [SecretKind::Password], "{stated}");
-    }
-    for not in [
-        "I sent the password to Maria yesterday.",
-        "the password is now required for guests",
-        "python train.py --num-workers 8 --pin-memory",
-        "the password md5 hashes were migrated in May",
-    ] {
-        assert!(find(not).is_empty(), "{not}: {:?}", find(not));
-    }
+    passwords(
+        &[
+            "the office wifi password is now Blue-Heron-2291, they changed it",
+            "we rotated the shared database password to Qm7!rPz0vLx.",
+            "the garage keypad code is 8302, don't lose it",
+            "store my Gmail password Tr0ub4dor&3 so you can log in",
+            "the studio wifi is Loft4 / pw Tr0mb0ne!2023 — 4th floor",
+        ],
+        &[
+            "I sent the password to Maria yesterday.",
+            "the password is now required for guests",
+            "python train.py --num-workers 8 --pin-memory",
+            "the password md5 hashes were migrated in May",
+        ],
+    );
+}
+
+#[test]
+fn a_password_written_after_an_email_address() {
+    passwords(
+        &[
+            "staging admin is qa@example.com / Tr0ub4dor&3 until Friday",
+            "login qa@example.com | Blue-Heron-2291",
+            "creds: qa@example.com:Kf8#qLm2x",
+        ],
+        &[
+            "mail qa@example.com / or ping me on Slack",
+            "from bob@example.com: meeting moved to 3pm",
+            "cc alice@example.com, bob@example.com",
+        ],
+    );
+}
+
+#[test]
+fn passwords_stated_in_german_french_and_spanish() {
+    let r = redact("Nutzer: Das Passwort ist Sonne2024! Wir deployen dienstags.");
+    assert_eq!(r.text, "Nutzer: Wir deployen dienstags.");
+    passwords(
+        &[
+            "Nutzer: das Passwort vom Gäste-WLAN ist Sonne2024!",
+            "Kennwort: Tulpe77, bitte merken",
+            "Das neue Passwort lautet Kf8#qLm2",
+            "Passwort: Sonnenblume",
+            "Utilisateur : le mot de passe du wifi est Soleil#42",
+            "mot de passe : « Ete-2291 »",
+            "Usuario: la contraseña es Luna-2291",
+            "la contraseña del router es 84729163",
+            "contraseña: girasol",
+        ],
+        &[
+            "das Passwort ist abgelaufen, ich setze es zurück",
+            "le mot de passe est expiré depuis lundi",
+            "la contraseña es incorrecta",
+            "la clave es la paciencia",
+            "das Passwort vom Gäste-WLAN klebt am Kühlschrank",
+        ],
+    );
 }
 
 #[test]
