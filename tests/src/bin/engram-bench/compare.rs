@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use engram_tests::Server;
 
-use crate::text::Text;
+use crate::text::{Queries, Text};
 use crate::throughput::{Target, throughput_round};
 use crate::timing::{Latency, SETTLE, median};
 use crate::{Rounds, start};
@@ -84,9 +84,7 @@ pub async fn compare(
     // One client, one call at a time, interleaved call by call; each
     // search asks something new (an embedder embeds every query).
     let base = per_round * rounds;
-    let queries: Vec<String> = (0..config.sequential)
-        .map(|i| rng.sentence(2 + i % 3))
-        .collect();
+    let queries = Queries::new(0x9e57).fresh(config.sequential);
     let searched = config.searches > 0;
     for i in 0..config.sequential {
         for which in [i % 2, 1 - i % 2] {

@@ -12,7 +12,7 @@ use engram_tests::{Server, scope};
 use crate::embedding::wait_embedded;
 use crate::footprint::{disk_mib, rss_mib};
 use crate::start;
-use crate::text::Text;
+use crate::text::{Queries, Text};
 use crate::throughput::{Target, throughput_round};
 use crate::timing::{Latency, SETTLE, median, time_each};
 use crate::workload::{create_request, fill, search_request};
@@ -165,11 +165,10 @@ pub async fn load(config: Load) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64()
         );
     }
-    let queries: Vec<String> = (0..config.searches.max(config.contexts))
-        .map(|i| rng.sentence(2 + i % 3))
-        .collect();
+    // Every measured search asks something not asked before (see Queries).
+    let mut asked = Queries::new(0x9e57);
     println!(
-        "latency in ms, p50 / p99, one client; queries of 2-4 words; the small namespace has {} memories",
+        "latency in ms, p50 / p99, one client; queries of 2-4 words, each asked once; the small namespace has {} memories",
         config.small
     );
     println!(
@@ -207,8 +206,7 @@ pub async fn load(config: Load) -> anyhow::Result<()> {
             caught_up(client, &big, stored).await?;
         }
         tokio::time::sleep(SETTLE).await;
-        let search_in = |namespace: proto::Scope| {
-            let queries = &queries;
+        let search_in = |namespace: proto::Scope, queries: Vec<String>| {
             time_each(config.searches, move |i| {
                 let request = search_request(&namespace, &queries[i]);
                 let client = client_of(i);
@@ -218,9 +216,10 @@ pub async fn load(config: Load) -> anyhow::Result<()> {
                 }
             })
         };
-        let in_big = search_in(big.clone()).await?;
-        let in_small = search_in(small.clone()).await?;
-        let in_empty = search_in(empty.clone()).await?;
+        let in_big = search_in(big.clone(), asked.fresh(config.searches)).await?;
+        let in_small = search_in(small.clone(), asked.fresh(config.searches)).await?;
+        let in_empty = search_in(empty.clone(), asked.fresh(config.searches)).await?;
+        let queries = asked.fresh(config.contexts);
         let context = time_each(config.contexts, |i| {
             let (client, request) = (
                 client_of(i),
@@ -267,10 +266,12 @@ pub async fn load(config: Load) -> anyhow::Result<()> {
     let server = server.start_again().await;
     let listening = starting.elapsed();
     let client = server.client().await.memory();
+    // The first search after the start asks something of its own.
+    let queries = asked.fresh(config.searches + 1);
     let first = Instant::now();
     client
         .clone()
-        .search_memories(search_request(&big, &queries[0]))
+        .search_memories(search_request(&big, &queries[config.searches]))
         .await?;
     let first_search = first.elapsed();
     let after = time_each(config.searches, |i| {

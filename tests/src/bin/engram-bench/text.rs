@@ -204,3 +204,34 @@ impl Text {
             .join(" ")
     }
 }
+
+/// Queries of 2–4 words, none asked before in the run: a server keeps the
+/// vectors of the queries it embedded recently, so a repeated query would
+/// measure that cache rather than embedding the query.
+pub struct Queries {
+    text: Text,
+    asked: std::collections::HashSet<String>,
+}
+
+impl Queries {
+    pub fn new(seed: u64) -> Queries {
+        Queries {
+            text: Text::new(seed),
+            asked: Default::default(),
+        }
+    }
+
+    /// `n` queries never asked before.
+    pub fn fresh(&mut self, n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                loop {
+                    let query = self.text.sentence(2 + i % 3);
+                    if self.asked.insert(query.clone()) {
+                        break query;
+                    }
+                }
+            })
+            .collect()
+    }
+}
