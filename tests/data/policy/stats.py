@@ -2,8 +2,9 @@
 """Checks and counts the labelled policy sets (issue 15).
 
 Validates dev.json, heldout.json, new_cases.json, fresh.json, fresh2.json,
-fresh3.json, multilingual.json, examples.json, examples_varied_a.json,
-examples_varied_b.json and secrets.json and prints their counts. Exits 1,
+fresh3.json, fresh4.json, multilingual.json, examples.json,
+examples_varied_a.json to examples_varied_d.json and secrets.json and prints
+their counts. Exits 1,
 listing every problem, when a check fails:
 
 - each file is a JSON array of objects with the expected fields;
@@ -13,14 +14,14 @@ listing every problem, when a check fails:
 - "injection" is true when present; "supersedes" only on PREFERENCE/DECISION;
 - every payment card number among the secrets passes the Luhn check;
 - no transcript is in more than one of dev.json, heldout.json, fresh.json,
-  fresh2.json, fresh3.json, multilingual.json, examples.json,
-  examples_varied_a.json and examples_varied_b.json;
+  fresh2.json, fresh3.json, fresh4.json, multilingual.json, examples.json
+  and the four examples_varied files;
 - every type is in each of those files, >= 15 positives of each type over dev
   and held-out, >= 12 of each type in fresh.json, 15 in fresh2.json, 13 in
-  fresh3.json, 8 in multilingual.json, 26 in examples.json and 20 in each
-  examples_varied file, >= 40 % negatives in each file, no duplicate
-  transcript in fresh.json, fresh2.json, fresh3.json, multilingual.json or
-  any training file;
+  fresh3.json and fresh4.json, 8 in multilingual.json, 26 in examples.json,
+  20 in examples_varied a, b and d and 17 in c, >= 40 % negatives in each
+  file, no duplicate transcript in fresh.json, fresh2.json, fresh3.json,
+  fresh4.json, multilingual.json or any training file;
   secrets.json has exactly 50 cases.
 
 Python 3 standard library only: python3 tests/data/policy/stats.py
@@ -36,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 # The labelled sets the server compiles in (engine/policy/examples.rs); the
 # others are only read by tests and stay beside this script.
 SHIPPED = HERE.parents[2] / "server" / "data" / "policy"
-SHIPPED_FILES = {"dev.json", "examples.json", "examples_varied_a.json", "examples_varied_b.json"}
+SHIPPED_FILES = {"dev.json", "examples.json", "examples_varied_a.json", "examples_varied_b.json",
+                 "examples_varied_c.json", "examples_varied_d.json"}
 TYPES = ["PREFERENCE", "DECISION", "LESSON", "FACT", "EVENT", "NOTE"]
 POLICY_FIELDS = {"transcript", "should_store", "memory_type", "why", "secrets", "injection", "supersedes"}
 SECRET_FIELDS = {"transcript", "secrets", "kind", "rest_worth_keeping"}
@@ -168,16 +170,20 @@ def main():
     fresh = load("fresh.json")
     fresh2 = load("fresh2.json")
     fresh3 = load("fresh3.json")
+    fresh4 = load("fresh4.json")
     multilingual = load("multilingual.json")
     examples = load("examples.json")
     varied_a = load("examples_varied_a.json")
     varied_b = load("examples_varied_b.json")
+    varied_c = load("examples_varied_c.json")
+    varied_d = load("examples_varied_d.json")
     secrets = load("secrets.json")
     for name, cases in (("new_cases.json", new), ("dev.json", dev), ("heldout.json", held_out),
                         ("fresh.json", fresh), ("fresh2.json", fresh2),
-                        ("fresh3.json", fresh3), ("multilingual.json", multilingual),
-                        ("examples.json", examples),
-                        ("examples_varied_a.json", varied_a), ("examples_varied_b.json", varied_b)):
+                        ("fresh3.json", fresh3), ("fresh4.json", fresh4),
+                        ("multilingual.json", multilingual), ("examples.json", examples),
+                        ("examples_varied_a.json", varied_a), ("examples_varied_b.json", varied_b),
+                        ("examples_varied_c.json", varied_c), ("examples_varied_d.json", varied_d)):
         check_policy(name, cases)
     check_secret_set(secrets)
     if problems:
@@ -210,14 +216,18 @@ def main():
     later = (("fresh.json", "second held-out set", fresh, 12),
              ("fresh2.json", "third held-out set", fresh2, 15),
              ("fresh3.json", "fourth held-out set", fresh3, 13),
+             ("fresh4.json", "fifth held-out set", fresh4, 13),
              ("multilingual.json", "German, French and Spanish held-out set", multilingual, 8),
              ("examples.json", "the vote's training examples", examples, 26),
              ("examples_varied_a.json", "varied training examples", varied_a, 20),
-             ("examples_varied_b.json", "varied training examples", varied_b, 20))
+             ("examples_varied_b.json", "varied training examples", varied_b, 20),
+             ("examples_varied_c.json", "varied training examples", varied_c, 17),
+             ("examples_varied_d.json", "varied training examples", varied_d, 20))
     texts = {"dev.json": dev, "heldout.json": held_out, "fresh.json": fresh,
-             "fresh2.json": fresh2, "fresh3.json": fresh3, "multilingual.json": multilingual,
-             "examples.json": examples,
-             "examples_varied_a.json": varied_a, "examples_varied_b.json": varied_b}
+             "fresh2.json": fresh2, "fresh3.json": fresh3, "fresh4.json": fresh4,
+             "multilingual.json": multilingual, "examples.json": examples,
+             "examples_varied_a.json": varied_a, "examples_varied_b.json": varied_b,
+             "examples_varied_c.json": varied_c, "examples_varied_d.json": varied_d}
     texts = {name: {key(c) for c in cases} for name, cases in texts.items()}
     for name, what, cases, least in later:
         labels, share = policy_counts(f"{name} ({what})", cases)

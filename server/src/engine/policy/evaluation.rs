@@ -4,6 +4,7 @@
 use super::shapes::{ACKNOWLEDGED_CUE, LESSON_SHAPE_CUE};
 use super::timing::{EVENT_CUE, FOR_LATER_CUE};
 use super::*;
+use std::collections::BTreeMap;
 
 fn run(name: &str, json: &str) {
     let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
@@ -13,6 +14,8 @@ fn run(name: &str, json: &str) {
 fn score(name: &str, cases: &[&serde_json::Value], misses: bool) {
     let (mut store, mut typed, mut positives) = (0, 0, 0);
     let (mut missed, mut extra, mut shaped) = (0, 0, 0);
+    // How each label was decided: by label, then by what was decided.
+    let mut decided: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
     for case in cases {
         let transcript = case["transcript"].as_str().unwrap();
         let want = case["should_store"].as_bool().unwrap();
@@ -46,6 +49,13 @@ fn score(name: &str, cases: &[&serde_json::Value], misses: bool) {
         {
             shaped += 1;
         }
+        let got = if d.should_store {
+            d.memory_type.label()
+        } else {
+            "-"
+        };
+        let label = case["memory_type"].as_str().unwrap_or("-");
+        *decided.entry(label).or_default().entry(got).or_default() += 1;
         if d.should_store == want {
             store += 1;
         } else if misses {
@@ -75,6 +85,11 @@ fn score(name: &str, cases: &[&serde_json::Value], misses: bool) {
         cases.len(),
         positives - missed - typed,
     );
+    // Totals only, so also printed for sets nobody reads.
+    for (label, got) in &decided {
+        let row: Vec<String> = got.iter().map(|(g, n)| format!("{g} {n}")).collect();
+        println!("  {label} decided as: {}", row.join(", "));
+    }
 }
 
 #[test]
@@ -110,6 +125,10 @@ fn unseen() {
             include_str!("../../../../tests/data/policy/fresh3.json"),
         ),
         (
+            "fresh4 (unseen)",
+            include_str!("../../../../tests/data/policy/fresh4.json"),
+        ),
+        (
             "multilingual (unseen)",
             include_str!("../../../../tests/data/policy/multilingual.json"),
         ),
@@ -120,6 +139,14 @@ fn unseen() {
         (
             "examples_varied_b (unseen by the rules)",
             include_str!("../../../data/policy/examples_varied_b.json"),
+        ),
+        (
+            "examples_varied_c (unseen by the rules)",
+            include_str!("../../../data/policy/examples_varied_c.json"),
+        ),
+        (
+            "examples_varied_d (unseen by the rules)",
+            include_str!("../../../data/policy/examples_varied_d.json"),
         ),
     ] {
         let cases: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();

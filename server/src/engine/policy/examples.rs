@@ -1,7 +1,7 @@
 //! The labelled examples' vote (issues 15 and 28): with an embedder, the
 //! labelled transcripts of the policy's dev split (server/data/policy/
 //! dev.json) and its training-only examples (examples.json and the varied
-//! examples_varied_a.json and examples_varied_b.json), all compiled in, are
+//! examples_varied_a.json to examples_varied_d.json), all compiled in, are
 //! read and their sentences embedded once, and the learned decider
 //! (`decider.rs`) is fitted on their features (`features.rs`): seven
 //! classes, one per memory type and one for "not worth keeping". The rules
@@ -30,11 +30,13 @@ use crate::embed::{Embedder, normalise};
 
 /// The labelled transcripts the decider learns from: the dev split and
 /// the examples written only for it.
-const LABELLED: [&str; 4] = [
+pub(super) const LABELLED: [&str; 6] = [
     include_str!("../../../data/policy/dev.json"),
     include_str!("../../../data/policy/examples.json"),
     include_str!("../../../data/policy/examples_varied_a.json"),
     include_str!("../../../data/policy/examples_varied_b.json"),
+    include_str!("../../../data/policy/examples_varied_c.json"),
+    include_str!("../../../data/policy/examples_varied_d.json"),
 ];
 
 /// How long a transcript's vectors may take; past it, the rules decide

@@ -186,7 +186,14 @@ fn file_of(index: usize, sizes: &[usize]) -> usize {
 fn folds() {
     let examples = examples::examples().unwrap();
     let (rows, classes) = featured(&examples);
-    let sizes = [235, 1819, 450, 450];
+    let sizes: Vec<usize> = examples::LABELLED
+        .iter()
+        .map(|json| {
+            serde_json::from_str::<Vec<serde_json::Value>>(json)
+                .unwrap()
+                .len()
+        })
+        .collect();
     let ruled: Vec<Ruled> = examples
         .iter()
         .enumerate()
@@ -271,9 +278,11 @@ fn folds() {
             started.elapsed(),
             best.1
         );
-        for (file, name) in ["dev", "examples", "varied_a", "varied_b"]
-            .iter()
-            .enumerate()
+        for (file, name) in [
+            "dev", "examples", "varied_a", "varied_b", "varied_c", "varied_d",
+        ]
+        .iter()
+        .enumerate()
         {
             let pick = |d: &[Option<MemoryType>]| -> (Vec<Option<MemoryType>>, Vec<usize>) {
                 ruled
@@ -329,6 +338,10 @@ fn held_out() {
         (
             "fresh3",
             include_str!("../../../../tests/data/policy/fresh3.json"),
+        ),
+        (
+            "fresh4",
+            include_str!("../../../../tests/data/policy/fresh4.json"),
         ),
         (
             "multilingual",

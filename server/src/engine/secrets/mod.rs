@@ -344,13 +344,14 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             1,
             Password,
         ),
-        // A password or a code given right after its name, or after "is" or
-        // "(changed) to": "wifi password Hazel#Cove9", "alarm code 4471",
+        // A password or a code given right after its name, or after "is",
+        // "it's" or "(changed) to": "wifi password Hazel#Cove9", "alarm
+        // code 4471", "the garage opener code, it's 7390#",
         // "the keypad code is 8302", "rotated the password to Qm7!rPz0" — a
         // value with a digit, not a word ("password isolation", "sent the
         // password to Maria").
         pattern(
-            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad) code)(?:[ \t]+(?:in|on|for|of|at)[ \t]+[\w' -]{1,40}?[ \t]+(?:is now|is|was|will be)(?-u:\b)|[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b))?(?:[ \t]+|[-:=])["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
+            r#"(?i)(?-u:\b)(?:password|passwd|passcode|pw|pin|(?:alarm|door|gate|safe|entry|access|lock|garage|building|keypad)(?:[ \t]+(?:opener|door|lock|entry|alarm|keypad))? code)(?:[ \t]+(?:in|on|for|of|at)[ \t]+[\w' -]{1,40}?[ \t]+(?:is now|is|was|will be)(?-u:\b)|[ \t]+(?:is now|is|was|(?:changed |set |rotated |reset )?to)(?-u:\b)|,?[ \t]+(?:it[’']s|it is|that[’']s)(?-u:\b))?(?:[ \t]+|[-:=])["'“‘`]?(\d{3,}[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{3,}\d[^\s"'”’`,;]*|[^\s"'”’`,;0-9]{2}\d[^\s"'”’`,;]{2,})"#,
             1,
             Password,
         ),
@@ -396,10 +397,29 @@ static SECRET_KEY_40: LazyLock<Regex> = LazyLock::new(|| {
 /// `looks_generated`).
 static NEAR_A_KEY_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(?-u:\b)(?:api[_ -]?keys?|keys?|tokens?|secrets?|credentials?|passwords?|schlüssel|passwort|clé|jeton|clave|contraseña)(?-u:\b)[^\n]{0,80}?(?-u:\b)([A-Za-z0-9_+/-]{24,}=*)",
+        r"(?i)(?-u:\b)(?:(?:api[_ -]?keys?|keys?|tokens?|secrets?|credentials?|passwords?|passwort|jeton|clave)(?-u:\b)|schlüssel|clé|contraseña)[^\n]{0,80}?(?-u:\b)([A-Za-z0-9_+/-]{24,}=*)",
     )
     .expect("the key-word pattern compiles")
 });
+
+/// A shorter generated value (16 to 23 characters) close after a word
+/// naming a key, a token or a secret ("den API-Key SWIASTGxK29fQ7LmPzR4vN8",
+/// "la clé sandbox c'est sbx_9f2KqLm41TzV0aXe"): only one that mixes upper
+/// case, lower case and digits (see `looks_minted`), which identifiers of
+/// that length near such words rarely do.
+static CLOSE_AFTER_A_KEY_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?-u:\b)(?:(?:api[_ -]?keys?|keys?|tokens?|secrets?|credentials?|jeton|clave)(?-u:\b)|schlüssel|clé)[^\n]{0,30}?(?-u:\b)([A-Za-z0-9_+/-]{16,23})(?-u:\b)",
+    )
+    .expect("the close key-word pattern compiles")
+});
+
+/// A generated value that mixes upper case, lower case and digits.
+fn looks_minted(value: &str) -> bool {
+    looks_generated(value)
+        && value.bytes().any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_lowercase())
+}
 
 /// Words that, just before a generated value, say it is a digest or an id
 /// rather than a secret ("the key fix is in commit 3f2a…").
@@ -430,6 +450,7 @@ pub fn prepare() {
     LazyLock::force(&CARD);
     LazyLock::force(&SECRET_KEY_40);
     LazyLock::force(&NEAR_A_KEY_WORD);
+    LazyLock::force(&CLOSE_AFTER_A_KEY_WORD);
 }
 
 /// Every secret in `text`, in order, without overlaps.
@@ -492,9 +513,15 @@ pub fn find(text: &str) -> Vec<Found> {
             });
         }
     }
-    for captures in NEAR_A_KEY_WORD.captures_iter(text) {
+    let near = NEAR_A_KEY_WORD
+        .captures_iter(text)
+        .map(|c| (c, looks_generated as fn(&str) -> bool));
+    let close = CLOSE_AFTER_A_KEY_WORD
+        .captures_iter(text)
+        .map(|c| (c, looks_minted as fn(&str) -> bool));
+    for (captures, looks_secret) in near.chain(close) {
         let m = captures.get(1).expect("the value group");
-        if looks_generated(m.as_str()) && !said_to_be_a_digest(&text[..m.start()]) {
+        if looks_secret(m.as_str()) && !said_to_be_a_digest(&text[..m.start()]) {
             found.push(Found {
                 kind: SecretKind::Token,
                 range: m.range(),

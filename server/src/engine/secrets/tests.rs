@@ -28,6 +28,7 @@ fn passwords_and_codes_right_after_their_name() {
             "the garage keypad code is 8302, don't lose it",
             "store my Gmail password Tr0ub4dor&3 so you can log in",
             "the studio wifi is Loft4 / pw Tr0mb0ne!2023 — 4th floor",
+            "remember the garage opener code, it's 7390#, so I don't have to text you",
         ],
         &[
             "I sent the password to Maria yesterday.",
@@ -52,6 +53,24 @@ fn a_password_written_after_an_email_address() {
             "cc alice@example.com, bob@example.com",
         ],
     );
+}
+
+#[test]
+fn a_shorter_minted_value_close_after_a_key_word() {
+    for stated in [
+        "Für Staging brauchst du den API-Key SWIASTGxK29fQ7LmPzR4vN8, der hat nur Leserechte.",
+        "Utilisateur : la clé sandbox c'est sbx_9f2KqLm41TzV0aXe mais ça",
+        "the token is Xk29fQ7LmPzR4vN8q",
+    ] {
+        assert_eq!(kinds(stated), [SecretKind::Token], "{stated}");
+    }
+    for not in [
+        "the key metric lives in user_12345_profile_v2",
+        "the token endpoint is oauth2_token_refresh_v2",
+        "the key fix is in commit 3f2a9c1d8e7b6a5f",
+    ] {
+        assert!(find(not).is_empty(), "{not}: {:?}", find(not));
+    }
 }
 
 #[test]
