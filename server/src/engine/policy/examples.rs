@@ -30,7 +30,7 @@ use crate::embed::{Embedder, normalise};
 
 /// The labelled transcripts the decider learns from: the dev split and
 /// the examples written only for it.
-pub(super) const LABELLED: [&str; 6] = [
+const LABELLED: [&str; 6] = [
     include_str!("../../../data/policy/dev.json"),
     include_str!("../../../data/policy/examples.json"),
     include_str!("../../../data/policy/examples_varied_a.json"),
@@ -188,6 +188,10 @@ pub(super) fn vote(model: &Decider, features: &[f32]) -> Vote {
 pub(super) struct Example {
     pub reading: Reading,
     pub class: usize,
+    /// Which of the labelled files (in [`LABELLED`]'s order) it is from;
+    /// read by the tuning tools (`tuning.rs`), which score each file.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub file: usize,
 }
 
 /// Fits the decider on `examples`, whose embedded sentences' `vectors`
@@ -224,7 +228,7 @@ pub(super) fn rows(
 /// The labelled examples, screened and read, in order.
 pub(super) fn examples() -> Result<Vec<Example>, String> {
     let mut examples = Vec::new();
-    for file in LABELLED {
+    for (index, file) in LABELLED.iter().enumerate() {
         let cases: Vec<serde_json::Value> =
             serde_json::from_str(file).map_err(|e| format!("the labelled examples: {e}"))?;
         for case in cases {
@@ -249,6 +253,7 @@ pub(super) fn examples() -> Result<Vec<Example>, String> {
             examples.push(Example {
                 reading: features::read(&text),
                 class: decider::class(label),
+                file: index,
             });
         }
     }
@@ -284,6 +289,7 @@ mod tests {
             .map(|t| Example {
                 reading: features::read(t),
                 class: 0,
+                file: 0,
             })
             .collect();
         let vectors = vec![

@@ -169,41 +169,20 @@ fn combined(ruled: &Ruled, vote: &Vote, heeded: &Heeded) -> Option<MemoryType> {
     }
 }
 
-/// The labelled training files' sizes, in the order examples.rs reads them.
-fn file_of(index: usize, sizes: &[usize]) -> usize {
-    let mut total = 0;
-    for (file, size) in sizes.iter().enumerate() {
-        total += size;
-        if index < total {
-            return file;
-        }
-    }
-    sizes.len()
-}
-
 #[test]
 #[ignore = "scores fits and thresholds in folds of the training examples (needs the test model)"]
 fn folds() {
     let examples = examples::examples().unwrap();
     let (rows, classes) = featured(&examples);
-    let sizes: Vec<usize> = examples::LABELLED
-        .iter()
-        .map(|json| {
-            serde_json::from_str::<Vec<serde_json::Value>>(json)
-                .unwrap()
-                .len()
-        })
-        .collect();
     let ruled: Vec<Ruled> = examples
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
+        .map(|e| {
             let d = rules::deciding_cue(&e.reading.sentences);
             Ruled {
                 class: e.class,
                 cue: d.map(|d| d.cue),
                 rules: d.map(|d| d.cue.memory_type),
-                file: file_of(i, &sizes),
+                file: e.file,
             }
         })
         .collect();
