@@ -22,9 +22,6 @@ use crate::domain::identity::content_hash;
 use crate::domain::{Embedding, Memory, MemoryFilter, Micros, Scope};
 use crate::store::Store;
 
-/// How many rows a search scores at a time.
-const SCAN_BLOCK: usize = 256;
-
 /// A match of the vector index.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VectorMatch {
@@ -180,7 +177,7 @@ struct Query {
 
 impl Query {
     /// `values` in as many bits as keep a dot product with any row of i8
-    /// codes within an i32 (15 bits up to 528 dimensions, about 14 at
+    /// codes within an i32 (15 bits up to 516 dimensions, about 13 at
     /// 1,536): the query's own rounding error stays far below the rows'.
     fn new(values: &[f32]) -> Query {
         let most = (i32::MAX as usize / (127 * values.len().max(1))).min(i16::MAX as usize);
@@ -210,29 +207,6 @@ fn dot_codes(query: &[i16], codes: &[i8]) -> i32 {
         return unsafe { dot_codes_avx2(query, codes) };
     }
     dot_codes_portable(query, codes)
-}
-
-/// The dot products of a query's codes with each row of `codes` (as many
-/// rows as `out` has), checking the CPU once for the whole block.
-fn dot_rows(query: &[i16], codes: &[i8], out: &mut [i32]) {
-    let rows = codes.chunks_exact(query.len().max(1));
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has just been found to support AVX2.
-        unsafe { dot_rows_avx2(query, rows, out) };
-        return;
-    }
-    for (row, out) in rows.zip(out) {
-        *out = dot_codes_portable(query, row);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot_rows_avx2(query: &[i16], rows: std::slice::ChunksExact<'_, i8>, out: &mut [i32]) {
-    for (row, out) in rows.zip(out) {
-        *out = dot_codes_avx2(query, row);
-    }
 }
 
 /// Sixteen codes at a time: widened to 16 bits, multiplied with the
@@ -274,8 +248,8 @@ fn dot_codes_avx2(query: &[i16], codes: &[i8]) -> i32 {
     total + rest
 }
 
-/// Sixteen independent sums, so the compiler vectorises the loop (into
-/// pairwise multiply-adds of 16-bit lanes). [`Query::new`] keeps every sum
+/// Where the CPU has no AVX2: sixteen independent sums, which the compiler
+/// vectorises as far as the target allows. [`Query::new`] keeps every sum
 /// within an i32.
 #[inline(always)]
 fn dot_codes_portable(query: &[i16], codes: &[i8]) -> i32 {
@@ -457,27 +431,18 @@ impl VectorIndex {
         // when its cosine would make the heap: few rows once it is full,
         // and the attributes are far more memory than the codes.
         let mut best = std::collections::BinaryHeap::with_capacity(limit + 1);
-        let mut dots = [0i32; SCAN_BLOCK];
-        for start in (0..rows.seqs.len()).step_by(SCAN_BLOCK) {
-            let end = (start + SCAN_BLOCK).min(rows.seqs.len());
-            let dots = &mut dots[..end - start];
-            let block = &rows.codes[start * self.dimensions..end * self.dimensions];
-            dot_rows(&query.codes, block, dots);
-            for (row, &dot) in (start..end).zip(dots.iter()) {
-                let cosine = dot as f32 * query.scale * rows.scales[row];
-                if best.len() == limit
-                    && best.peek().is_some_and(|Worst(worst, _)| cosine <= *worst)
-                {
-                    continue;
-                }
-                if !rule.accepts(&AttrsView(&rows.attrs[row], rows.seqs[row])) {
-                    continue;
-                }
-                if best.len() == limit {
-                    best.pop();
-                }
-                best.push(Worst(cosine, row));
+        for row in 0..rows.seqs.len() {
+            let cosine = rows.cosine(row, &query);
+            if best.len() == limit && best.peek().is_some_and(|Worst(worst, _)| cosine <= *worst) {
+                continue;
             }
+            if !rule.accepts(&AttrsView(&rows.attrs[row], rows.seqs[row])) {
+                continue;
+            }
+            if best.len() == limit {
+                best.pop();
+            }
+            best.push(Worst(cosine, row));
         }
         let mut matches: Vec<VectorMatch> = best
             .into_iter()
