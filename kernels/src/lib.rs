@@ -1,7 +1,10 @@
 //! Engram's own numeric kernels: the loops over every value of a tensor
-//! that the embedding model runs, in a crate of their own so that the
+//! that the embedding model runs, and over every stored vector that a
+//! vector search reads ([`codes`]), in a crate of their own so that the
 //! workspace compiles them optimised even in debug builds (see the root
 //! Cargo.toml), where the tests and `cargo run` embed thousands of texts.
+
+pub mod codes;
 
 /// Exact GELU of each value, `x·Φ(x) = x·(1 + erf(x/√2))/2`, with erf by
 /// a rational approximation accurate to float precision (Eigen's and XLA's).

@@ -33,7 +33,7 @@ mod evaluation;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tuning;
+pub(crate) mod tuning;
 
 use std::collections::BTreeMap;
 

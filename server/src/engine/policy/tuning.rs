@@ -28,7 +28,7 @@ fn cache_path() -> std::path::PathBuf {
 
 /// The test model's vectors of `texts`, from the cache where it has them.
 fn vectors(texts: &[String]) -> Vec<Vec<f32>> {
-    let mut cache = load_cache();
+    let mut cache = cached_sentence_vectors();
     let missing: Vec<String> = {
         let mut seen = std::collections::HashSet::new();
         texts
@@ -65,7 +65,8 @@ fn vectors(texts: &[String]) -> Vec<Vec<f32>> {
     texts.iter().map(|t| cache[t].clone()).collect()
 }
 
-fn load_cache() -> HashMap<String, Vec<f32>> {
+/// The sentence vectors a run has kept (none before the first).
+pub(crate) fn cached_sentence_vectors() -> HashMap<String, Vec<f32>> {
     let mut bytes = Vec::new();
     if let Ok(mut file) = std::fs::File::open(cache_path()) {
         file.read_to_end(&mut bytes).unwrap();
