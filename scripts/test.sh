@@ -78,7 +78,7 @@ scripts/postgres.sh cargo test --workspace --locked
 postgres_tests=(
   bounded contradiction_judge contradictions conversation_context embedder_api entities entity_model episodes hardening
   history llm near_duplicates
-  memories metrics occurred_at outcomes retention scopes search_and_context search_cues
+  memories metrics occurred_at outcomes provenance retention scopes search_and_context search_cues
   search_index semantic_search server supersede watch writer_limits
 )
 step "end-to-end tests of the database against PostgreSQL (ENGRAM_TEST_BACKEND=postgres): ${postgres_tests[*]}"

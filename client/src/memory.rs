@@ -124,6 +124,36 @@ impl MemoryClient {
         /// ```
         get_memory(GetMemoryRequest) -> Memory, safe;
 
+        /// Why the server holds a memory visible from the scope: its
+        /// provenance, the episode it came from, its history, what replaced
+        /// it — and the same in sentences (NOT_FOUND when not visible).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), engram_client::Error> {
+        /// # let engram = engram_client::Engram::from_env().await?;
+        /// use engram_client::{CreateMemory, proto::{ExplainMemoryRequest, MemoryType, Scope, WriteMethod}};
+        ///
+        /// let scope = Scope::new("docs-explain").with_agent("planner");
+        /// let created = engram
+        ///     .memory()
+        ///     .create_memory(CreateMemory::new(scope.clone(), MemoryType::Fact, "The sky is blue"))
+        ///     .await?
+        ///     .memory
+        ///     .unwrap();
+        /// let explained = engram
+        ///     .memory()
+        ///     .explain_memory(ExplainMemoryRequest { scope: Some(scope), id: created.id })
+        ///     .await?;
+        /// let provenance = explained.memory.unwrap().provenance.unwrap();
+        /// assert_eq!(provenance.method(), WriteMethod::CreateMemory);
+        /// assert_eq!(provenance.agent_id, "planner");
+        /// assert!(explained.explanation[0].starts_with("Written with CreateMemory"));
+        /// # Ok(())
+        /// # }
+        /// ```
+        explain_memory(ExplainMemoryRequest) -> ExplainMemoryResponse, safe;
+
         /// Changes the fields named in `update_mask`; with an `etag`, only if
         /// the memory has not changed since it was read (ABORTED otherwise).
         ///

@@ -54,6 +54,7 @@ REPEAT = {
         "CreateMemory": "request_id",
         "BatchCreateMemories": "request_id",
         "GetMemory": "safe",
+        "ExplainMemory": "safe",
         "UpdateMemory": "never",
         "DeleteMemory": "never",
         "ListMemories": "safe",

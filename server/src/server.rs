@@ -115,6 +115,9 @@ pub struct Limits {
     /// Whether near-duplicates merge into the memory they repeat
     /// (`--merge-near-duplicates`) rather than being linked to it.
     pub merge_near_duplicates: bool,
+    /// Whether Remember keeps its screened transcript in the stored
+    /// memory's provenance (`--keep-transcripts`).
+    pub keep_transcripts: bool,
 }
 
 /// Serves on `listener` until `shutdown` resolves, then reports NOT_SERVING,
@@ -216,6 +219,7 @@ pub async fn serve(
             llm,
             examples,
             contradictions,
+            limits.keep_transcripts,
         )))
         .max_decoding_message_size(max_request_bytes),
     );

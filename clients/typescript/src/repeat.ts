@@ -34,6 +34,7 @@ export const REPEAT: Readonly<Record<string, Readonly<Record<string, RepeatKind>
     CreateMemory: "request_id",
     BatchCreateMemories: "request_id",
     GetMemory: "safe",
+    ExplainMemory: "safe",
     UpdateMemory: "never",
     DeleteMemory: "never",
     ListMemories: "safe",

@@ -30,7 +30,8 @@
 //! history ([`FIRST_WITH_HISTORY`]); 3 adds links between memories
 //! (`memory_link`), entities and their names (`entity`, `entity_name`); 4
 //! adds which entities each memory names (`memory_entity`) and what the
-//! model read it to state of them (`memory_relation`). A version 1 file is
+//! model read it to state of them (`memory_relation`); 5 adds where each
+//! memory came from (`memory_provenance`). A version 1 file is
 //! still read: its memories are imported with the history imports gave them then (see
 //! [`crate::commands::import`]). A file before 4 has no links to
 //! entities: its memories name theirs again once imported, as the rules
@@ -48,7 +49,7 @@ use crate::domain::Micros;
 /// The header's `format`.
 pub const FORMAT: &str = "engram-export";
 /// The version of the format this server writes, and the newest it reads.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// The first version whose files carry memories' history
 /// (`memory_revision` records).
 pub const FIRST_WITH_HISTORY: u32 = 2;

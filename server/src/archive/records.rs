@@ -17,10 +17,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use self::knowledge::{
-    EntityNameRecord, EntityRecord, MemoryEntityRecord, MemoryLinkRecord, MemoryRelationRecord,
+    EntityNameRecord, EntityRecord, MemoryEntityRecord, MemoryLinkRecord, MemoryProvenanceRecord,
+    MemoryRelationRecord,
 };
 use crate::domain::entity::EntityType;
 use crate::domain::episode::{EpisodeContext, EpisodeStatus, Outcome, RuleOrigin};
+use crate::domain::provenance::WriteMethod;
 use crate::domain::{LinkKind, MemoryLevel, MemorySource, MemoryType, Micros};
 
 mod knowledge;
@@ -66,6 +68,11 @@ names!(source: MemorySource {
     MemorySource::PolicyLlm => "policy_llm",
     MemorySource::Learning => "learning",
     MemorySource::Consolidation => "consolidation",
+});
+names!(write_method: WriteMethod {
+    WriteMethod::CreateMemory => "create_memory",
+    WriteMethod::BatchCreateMemories => "batch_create_memories",
+    WriteMethod::Remember => "remember",
 });
 names!(link_kind: LinkKind {
     LinkKind::Conflicts => "conflicts",
@@ -167,6 +174,7 @@ pub enum Kind {
     Memory,
     MemoryRevision,
     MemoryLink,
+    MemoryProvenance,
     Episode,
     Step,
     TaskRule,
@@ -185,10 +193,11 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in export order.
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 18] = [
         Kind::Memory,
         Kind::MemoryRevision,
         Kind::MemoryLink,
+        Kind::MemoryProvenance,
         Kind::Episode,
         Kind::Step,
         Kind::TaskRule,
@@ -211,6 +220,7 @@ impl Kind {
             Kind::Memory => "memory",
             Kind::MemoryRevision => "memory_revision",
             Kind::MemoryLink => "memory_link",
+            Kind::MemoryProvenance => "memory_provenance",
             Kind::Episode => "episode",
             Kind::Step => "step",
             Kind::TaskRule => "task_rule",
@@ -236,6 +246,7 @@ pub enum Record {
     Memory(MemoryRecord),
     MemoryRevision(MemoryRevisionRecord),
     MemoryLink(MemoryLinkRecord),
+    MemoryProvenance(MemoryProvenanceRecord),
     Episode(EpisodeRecord),
     Step(StepRecord),
     TaskRule(TaskRuleRecord),
@@ -541,6 +552,7 @@ impl Record {
             Record::Memory(_) => Kind::Memory,
             Record::MemoryRevision(_) => Kind::MemoryRevision,
             Record::MemoryLink(_) => Kind::MemoryLink,
+            Record::MemoryProvenance(_) => Kind::MemoryProvenance,
             Record::Episode(_) => Kind::Episode,
             Record::Step(_) => Kind::Step,
             Record::TaskRule(_) => Kind::TaskRule,
@@ -563,6 +575,7 @@ impl Record {
             Record::Memory(r) => &r.namespace,
             Record::MemoryRevision(r) => &r.namespace,
             Record::MemoryLink(r) => &r.namespace,
+            Record::MemoryProvenance(r) => &r.namespace,
             Record::Episode(r) => &r.namespace,
             Record::Step(r) => &r.namespace,
             Record::TaskRule(r) => &r.namespace,
@@ -596,6 +609,7 @@ impl Record {
             | Record::MemoryEntity(_)
             | Record::MemoryRelation(_)
             | Record::MemoryLink(_)
+            | Record::MemoryProvenance(_)
             | Record::MemoryRevision(_)
             | Record::Step(_)
             | Record::LearningState(_)
@@ -620,6 +634,7 @@ impl Record {
             Record::MemoryLink(r) => {
                 format!("the link of memory {} to {}", r.memory_id, r.other_id)
             }
+            Record::MemoryProvenance(r) => format!("the provenance of memory {}", r.memory_id),
             Record::LearningState(r) => format!("the learning state of {}", r.namespace),
             Record::AgentScope(r) => format!("the agent scope of {}", r.agent_id),
             Record::EntityName(r) => format!("the entity name {:?}", r.name),

@@ -112,6 +112,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
             on_secret: config.on_secret(),
             contradictions: config.contradictions,
             merge_near_duplicates: config.merge_near_duplicates,
+            keep_transcripts: config.keep_transcripts,
         },
     )
     .await

@@ -25,6 +25,7 @@ pub mod episode;
 pub mod identity;
 pub mod outcome;
 pub mod policy;
+pub mod provenance;
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -295,6 +296,8 @@ pub struct NewMemory {
     pub occurred_at: Option<Micros>,
     /// The writer's session, kept whatever the level (provenance only).
     pub origin_session_id: String,
+    /// How and from what it is written, kept as its provenance.
+    pub origin: provenance::Origin,
 }
 
 /// A write's idempotency key (AIP-155): the caller's `request_id` and the

@@ -1,8 +1,9 @@
 //! Starting episodes and appending their steps, as units of work.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::domain::episode::{Appended, Episode, NewEpisode, Step, StepProblem};
+use crate::domain::episode::{Appended, Episode, NewEpisode, Step, StepProblem, StepWindow};
 use crate::domain::{Micros, RequestKey, Scope};
 use crate::engine::episode_learning::running;
 use crate::engine::learning::{JudgedSteps, judge_steps};
@@ -129,4 +130,40 @@ async fn append(
         rejections,
         step_count: count,
     })
+}
+
+/// Refuses, as a bad argument of `field(i)`, each of `episode_ids` (by
+/// position; empty ones name none) that `scope` does not see: what a write
+/// names as its source must be there.
+pub async fn check_named(
+    store: &dyn Store,
+    scope: &Scope,
+    episode_ids: &[&str],
+    field: impl Fn(usize) -> String,
+) -> Result<()> {
+    let no_steps = StepWindow { after: 0, limit: 0 };
+    let mut seen: HashMap<&str, bool> = HashMap::new();
+    let mut unseen = Vec::new();
+    for (i, &id) in episode_ids.iter().enumerate() {
+        if id.is_empty() {
+            continue;
+        }
+        let visible = match seen.get(id) {
+            Some(visible) => *visible,
+            None => {
+                let visible = store.get_episode(scope, id, no_steps).await?.is_some();
+                *seen.entry(id).or_insert(visible)
+            }
+        };
+        if !visible {
+            unseen.push(FieldViolation {
+                field: field(i),
+                description: format!("names no episode visible from the scope: {id}"),
+            });
+        }
+    }
+    match unseen.is_empty() {
+        true => Ok(()),
+        false => Err(Error::InvalidArgument(unseen)),
+    }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::domain::entity::Mention;
 use crate::domain::policy::Decision;
 use crate::domain::policy::Remembered;
+use crate::domain::provenance::Provenance;
 use crate::domain::{
     Actor, Created, LinkKind, Memory, MemoryLink, MemoryPatch, Micros, NewMemory, RequestKey,
     Scope, WriteResult,
@@ -597,14 +598,14 @@ pub async fn remember(
 /// The most links GetMemory shows of a memory.
 const MAX_LINKS_SHOWN: usize = 100;
 
-/// The memory `id` visible from `scope` and its first links (see
-/// [`MAX_LINKS_SHOWN`]), on one snapshot.
-pub async fn get_with_links(
+/// The memory `id` visible from `scope` with its first links (see
+/// [`MAX_LINKS_SHOWN`]) and its provenance, on one snapshot.
+pub async fn get_detailed(
     store: &dyn Store,
     scope: Scope,
     id: String,
     now: Micros,
-) -> Result<(Memory, Vec<MemoryLink>)> {
+) -> Result<Detailed> {
     let call = Arc::new((scope, id));
     unit::read(store, move |tx| {
         let call = call.clone();
@@ -615,10 +616,25 @@ pub async fn get_with_links(
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("memory {id} not found")))?;
             let links = tx.memory_links(id, MAX_LINKS_SHOWN).await?;
-            Ok((memory, links))
+            let provenance = tx.provenance(id).await?;
+            Ok(Detailed {
+                memory,
+                links,
+                provenance,
+            })
         })
     })
     .await
+}
+
+/// A memory with what only a read of that one memory shows.
+#[derive(Debug, Clone)]
+pub struct Detailed {
+    pub memory: Memory,
+    /// Its first links to other memories (see [`MAX_LINKS_SHOWN`]).
+    pub links: Vec<MemoryLink>,
+    /// Where it came from; `None` when written before provenance was kept.
+    pub provenance: Option<Provenance>,
 }
 
 /// The memory `id` visible from `scope`, if `etag` (when given) is still

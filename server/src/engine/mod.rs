@@ -11,6 +11,7 @@ pub mod dedup;
 pub mod entities;
 pub mod episode_learning;
 pub mod episodes;
+pub mod explain;
 pub mod forgetting;
 pub mod injection;
 pub mod learning;

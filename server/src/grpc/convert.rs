@@ -9,8 +9,10 @@ use crate::domain::episode::{
     Episode, Learned, MistakeCard, MistakeReport, Outcome, Stats, Step, TaskRule,
 };
 use crate::domain::outcome::{AgentScope, AntiPattern, Change, Heuristic, Recorded, TaskOutcome};
+use crate::domain::provenance::Provenance;
 use crate::domain::{Created, Memory, MemoryLink, Micros, Revision, Scope};
 use crate::engine::context::{ContextBlock, ItemKind};
+use crate::engine::memories::Detailed;
 use crate::engine::search::Hit;
 use crate::engine::watch::Event;
 
@@ -79,6 +81,28 @@ pub fn memory(memory: Memory) -> pb::Memory {
         invalidation_reason: memory.invalidation_reason,
         links: Vec::new(),
         time_mentions,
+        provenance: None,
+    }
+}
+
+/// A memory with its links and provenance (GetMemory, ExplainMemory).
+pub fn detailed(detailed: Detailed) -> pb::Memory {
+    pb::Memory {
+        links: detailed.links.into_iter().map(link).collect(),
+        provenance: detailed.provenance.map(provenance),
+        ..memory(detailed.memory)
+    }
+}
+
+pub fn provenance(provenance: Provenance) -> pb::Provenance {
+    pb::Provenance {
+        method: provenance.origin.method.code(),
+        key_id: provenance.actor.key_id,
+        agent_id: provenance.actor.agent_id,
+        episode_id: provenance.origin.episode_id,
+        transcript_sha256: provenance.origin.transcript_hash,
+        transcript: provenance.origin.transcript,
+        create_time: Some(timestamp(provenance.create_time)),
     }
 }
 

@@ -60,6 +60,20 @@ impl MemoryApi {
             .await
     }
 
+    /// Refuses memories that name an episode the scope does not see.
+    async fn check_episodes(
+        &self,
+        create: &requests::Create,
+        field: impl Fn(usize) -> String,
+    ) -> Result<(), Error> {
+        let ids: Vec<&str> = create
+            .memories
+            .iter()
+            .map(|m| m.origin.episode_id.as_str())
+            .collect();
+        self.engine.check_episodes(&create.scope, &ids, field).await
+    }
+
     /// Appends one streamed message's steps, recording each accepted or
     /// rejected step in `response`. Nothing about a message ends the stream:
     /// bad input, an unknown or completed episode, and even a storage failure
@@ -206,6 +220,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let key_id = caller_key(&request);
         let mut create = requests::create(begin(request)?, now)?;
         stamp(&mut create.memories, &key_id);
+        self.check_episodes(&create, |_| "memory.episode_id".into())
+            .await?;
         let created = self
             .store_memories(create, now)
             .await?
@@ -223,6 +239,8 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
         let key_id = caller_key(&request);
         let mut create = requests::batch_create(begin(request)?, now)?;
         stamp(&mut create.memories, &key_id);
+        self.check_episodes(&create, |i| format!("memories[{i}].episode_id"))
+            .await?;
         let created = self.store_memories(create, now).await?;
         Ok(Response::new(pb::BatchCreateMemoriesResponse {
             results: created.into_iter().map(convert::created).collect(),
@@ -232,13 +250,31 @@ impl pb::memory_service_server::MemoryService for MemoryApi {
     async fn get_memory(&self, request: Request<pb::GetMemoryRequest>) -> Reply<pb::Memory> {
         let req = begin(request)?;
         let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
-        let (memory, links) = self
+        let detailed = self
             .engine
-            .get_memory_with_links(scope, id, now_micros())
+            .get_memory_detailed(scope, id, now_micros())
             .await?;
-        let mut memory = convert::memory(memory);
-        memory.links = links.into_iter().map(convert::link).collect();
-        Ok(Response::new(memory))
+        Ok(Response::new(convert::detailed(detailed)))
+    }
+
+    async fn explain_memory(
+        &self,
+        request: Request<pb::ExplainMemoryRequest>,
+    ) -> Reply<pb::ExplainMemoryResponse> {
+        let req = begin(request)?;
+        let (scope, id) = requests::id_and_scope(req.scope.as_ref(), &req.id)?;
+        let explained = self.engine.explain_memory(scope, id, now_micros()).await?;
+        Ok(Response::new(pb::ExplainMemoryResponse {
+            memory: Some(convert::detailed(explained.detailed)),
+            episode: explained.episode.map(convert::episode),
+            revisions: explained
+                .revisions
+                .into_iter()
+                .map(convert::revision)
+                .collect(),
+            replaced_by: explained.replaced_by.map(convert::memory),
+            explanation: explained.sentences,
+        }))
     }
 
     async fn update_memory(&self, request: Request<pb::UpdateMemoryRequest>) -> Reply<pb::Memory> {

@@ -7,6 +7,7 @@ use super::page_token;
 use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
 use super::watch_cursor::CursorKey;
+use crate::domain::provenance::{Origin, WriteMethod};
 use crate::domain::{
     Actor, ContradictionPolicy, ListQuery, MemoryFilter, MemoryLevel, MemoryOrder, MemoryPatch,
     MemorySource, MemoryType, Micros, NewMemory, RequestKey, Scope, TimeRange, Validity,
@@ -74,7 +75,14 @@ pub fn create(mut req: pb::CreateMemoryRequest, now: Micros) -> Result<Create> {
         ContradictionPolicy::from_code,
     );
     let memory = match &req.memory {
-        Some(input) => Some(memory_input(&mut v, "memory", input, &scope, now)),
+        Some(input) => Some(memory_input(
+            &mut v,
+            "memory",
+            input,
+            &scope,
+            now,
+            WriteMethod::CreateMemory,
+        )),
         None => {
             v.add("memory", "is required");
             None
@@ -112,7 +120,17 @@ pub fn batch_create(mut req: pb::BatchCreateMemoriesRequest, now: Micros) -> Res
         .iter()
         .take(MAX_BATCH)
         .enumerate()
-        .map(|(i, input)| memory_input(&mut v, &format!("memories[{i}]"), input, &scope, now))
+        .map(|(i, input)| {
+            let field = format!("memories[{i}]");
+            memory_input(
+                &mut v,
+                &field,
+                input,
+                &scope,
+                now,
+                WriteMethod::BatchCreateMemories,
+            )
+        })
         .collect();
     v.finish(())?;
     Ok(Create {
@@ -130,6 +148,7 @@ fn memory_input(
     input: &pb::MemoryInput,
     scope: &Scope,
     now: Micros,
+    method: WriteMethod,
 ) -> NewMemory {
     let level = v
         .enum_value(
@@ -183,6 +202,19 @@ fn memory_input(
         expire_time: fields.expire_time,
         occurred_at: fields.occurred_at,
         origin_session_id: scope.session_id.clone(),
+        origin: Origin::written(
+            method,
+            episode_id(v, &format!("{field}.episode_id"), &input.episode_id),
+        ),
+    }
+}
+
+/// An optional episode id, checked to be one (that it names a visible
+/// episode is the handler's to check).
+pub fn episode_id(v: &mut Violations, field: &str, value: &str) -> String {
+    match value.is_empty() {
+        true => String::new(),
+        false => v.uuid(field, value),
     }
 }
 

@@ -68,6 +68,7 @@ scoped!(
     CreateMemoryRequest,
     BatchCreateMemoriesRequest,
     GetMemoryRequest,
+    ExplainMemoryRequest,
     UpdateMemoryRequest,
     DeleteMemoryRequest,
     ListMemoriesRequest,

@@ -8,7 +8,7 @@ use tonic::{Request, Response, Status};
 use super::memory_requests::{MAX_TAG_CHARS, MAX_TAGS};
 use super::request_key::Idempotent as _;
 use super::validate::{MAX_ID_CHARS, Violations};
-use super::{begin, caller_key, convert};
+use super::{begin, caller_key, convert, memory_requests};
 use crate::domain::ContradictionPolicy;
 use crate::engine::policy::{
     ClassifyMode, ClassifyRequest, Decision, DecisionSource, Policy, RememberRequest, Remembered,
@@ -138,6 +138,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
             req.contradictions,
             ContradictionPolicy::from_code,
         );
+        let episode_id = memory_requests::episode_id(&mut v, "episode_id", &req.episode_id);
         v.finish(())?;
         // Fingerprinted as the client sent it, before anything is taken out.
         let request_key = req.take_request_key();
@@ -147,6 +148,7 @@ impl pb::policy_service_server::PolicyService for PolicyApi {
             tags: std::mem::take(&mut req.tags),
             request_key,
             contradictions,
+            episode_id,
         };
         Ok(Response::new(remembered(
             self.policy.remember(request).await?,

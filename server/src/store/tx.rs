@@ -12,6 +12,7 @@ use futures_util::future::BoxFuture;
 use crate::domain::entity::{Entity, EntityQuery, Mention, StatedRelation};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
+use crate::domain::provenance::Provenance;
 use crate::domain::{
     Actor, LinkKind, Memory, MemoryLevel, MemoryLink, MemoryType, Micros, NewMemory, RequestKey,
     Scope, Validity,
@@ -430,6 +431,10 @@ pub trait Tx: Send {
         reason: &str,
         now: Micros,
     ) -> Result<()>;
+
+    /// Where the memory `id` came from (none for one written before
+    /// provenance was kept).
+    async fn provenance(&mut self, id: &str) -> Result<Option<Provenance>>;
 
     /// The first `limit` links from the memory `id`, oldest first.
     async fn memory_links(&mut self, id: &str, limit: usize) -> Result<Vec<MemoryLink>>;

@@ -14,6 +14,7 @@ use futures_util::future::join_all;
 use tempfile::TempDir;
 
 use engram_server::archive::records::Kind;
+use engram_server::domain::provenance::{Origin, Provenance, WriteMethod};
 use engram_server::domain::{
     Actor, ChangeAction, FeedBounds, FeedEvent, ListQuery, Memory, MemoryFilter, MemoryLevel,
     MemoryOrder, MemoryPatch, MemorySource, MemoryType, Micros, NewMemory, PageCursor, Scope,
@@ -114,6 +115,7 @@ conformance!(
     every_kind_of_record_reads_back_as_it_was_imported,
     an_invalidated_memory_is_kept_and_read_only_for_when_it_was_true,
     the_memories_changed_after_a_change_are_those_of_its_namespace_and_filter,
+    a_memory_s_provenance_reads_back_and_goes_with_it,
 );
 
 fn scope(namespace: &str) -> Scope {
@@ -140,6 +142,7 @@ fn fact(scope: Scope, level: MemoryLevel, content: &str, importance: f64) -> New
         expire_time: None,
         occurred_at: None,
         origin_session_id: String::new(),
+        origin: Origin::written(WriteMethod::CreateMemory, String::new()),
     }
 }
 
@@ -819,4 +822,61 @@ async fn the_memories_changed_after_a_change_are_those_of_its_namespace_and_filt
     );
     // After the last change: none.
     assert!(changed(events[2].seq, 100, all).await.is_empty());
+}
+
+async fn a_memory_s_provenance_reads_back_and_goes_with_it(harness: &Harness) {
+    let store = &*harness.store;
+    let origin = Origin {
+        method: WriteMethod::Remember,
+        episode_id: "0190b6b2-7c3e-7d41-9f3a-2b1c4d5e6f70".into(),
+        transcript_hash: "ab".repeat(32),
+        transcript: "User: the lesson — caf\u{e9} first".into(),
+    };
+    let actor = Actor {
+        key_id: "k1".into(),
+        agent_id: "planner".into(),
+    };
+    let new = NewMemory {
+        origin: origin.clone(),
+        actor: actor.clone(),
+        ..fact(
+            scope("provenance"),
+            MemoryLevel::Global,
+            "Kept with its source",
+            0.5,
+        )
+    };
+    let plain = fact(
+        scope("provenance"),
+        MemoryLevel::Global,
+        "Kept without",
+        0.5,
+    );
+    let (memory, other) = (create(store, new, 21).await, create(store, plain, 22).await);
+    let read = engine::get_detailed(store, scope("provenance"), memory.id.clone(), 23)
+        .await
+        .expect("read");
+    assert_eq!(
+        read.provenance,
+        Some(Provenance {
+            origin,
+            actor,
+            create_time: 21
+        })
+    );
+    let provenance_of = |id: String| {
+        unit::read(store, move |tx| {
+            let id = id.clone();
+            Box::pin(async move { tx.provenance(&id).await })
+        })
+    };
+    let seq = memory.seq;
+    unit::transact(store, move |tx| {
+        Box::pin(async move { tx.remove_memories(&[seq]).await })
+    })
+    .await
+    .expect("remove");
+    assert_eq!(provenance_of(memory.id).await.expect("read"), None);
+    let kept = provenance_of(other.id).await.expect("read").expect("kept");
+    assert_eq!(kept.origin.method, WriteMethod::CreateMemory);
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use engram_server::domain::provenance::{Origin, WriteMethod};
 use engram_server::domain::{
     Actor, Created, MemoryLevel, MemorySource, MemoryType, Micros, NewMemory, RequestKey, Scope,
     WriteResult,
@@ -52,6 +53,7 @@ fn fact(content: &str, expire_time: Option<Micros>) -> NewMemory {
         expire_time,
         occurred_at: None,
         origin_session_id: String::new(),
+        origin: Origin::written(WriteMethod::CreateMemory, String::new()),
     }
 }
 

@@ -135,6 +135,15 @@ impl Server {
             .expect("connect to engram-server")
     }
 
+    /// A client of the server that sends the API key `key`.
+    pub async fn client_with_key(&self, key: &str) -> Engram {
+        Engram::builder(&self.url)
+            .api_key(key)
+            .connect()
+            .await
+            .expect("connect to engram-server")
+    }
+
     /// The folder of the server's search index (the default: beside its
     /// database).
     pub fn index_dir(&self) -> PathBuf {

@@ -41,18 +41,8 @@ async fn every_change_to_a_memory_is_recorded_with_who_made_it_and_what_it_chang
     let keys = dir.path().join("keys");
     std::fs::write(&keys, "writer-key write notes\nadmin-key admin *\n").expect("keys");
     let server = Server::start_with_args(&["--auth-keys", keys.to_str().expect("utf-8")]).await;
-    let connect = |key: &'static str| {
-        let url = server.url.clone();
-        async move {
-            Engram::builder(&url)
-                .api_key(key)
-                .connect()
-                .await
-                .expect("connect")
-        }
-    };
-    let writer = connect("writer-key").await;
-    let admin = connect("admin-key").await;
+    let writer = server.client_with_key("writer-key").await;
+    let admin = server.client_with_key("admin-key").await;
     let agent = scope("notes").with_agent("planner");
 
     let create = |content: &str| proto::CreateMemoryRequest {

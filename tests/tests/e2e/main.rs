@@ -30,6 +30,7 @@ mod outcomes;
 mod overload;
 mod policy;
 mod postgres;
+mod provenance;
 mod readme;
 mod replicas;
 mod reranker;

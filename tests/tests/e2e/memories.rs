@@ -43,7 +43,17 @@ async fn create_get_update_delete_round_trip() {
         })
         .await
         .expect("get");
-    assert_eq!(got, stored);
+    // GetMemory alone shows where it came from.
+    let provenance = got.provenance.clone().expect("its provenance");
+    assert_eq!(provenance.method(), proto::WriteMethod::CreateMemory);
+    assert_eq!(provenance.create_time, stored.create_time);
+    assert_eq!(
+        proto::Memory {
+            provenance: None,
+            ..got
+        },
+        stored
+    );
 
     let updated = engram
         .memory()
@@ -81,7 +91,14 @@ async fn create_get_update_delete_round_trip() {
         })
         .await
         .expect("get after update");
-    assert_eq!(reread, updated);
+    assert!(reread.provenance.is_some(), "{reread:?}");
+    assert_eq!(
+        proto::Memory {
+            provenance: None,
+            ..reread
+        },
+        updated
+    );
 
     engram
         .memory()
@@ -192,7 +209,14 @@ async fn a_stale_etag_is_aborted_and_changes_nothing() {
         })
         .await
         .expect("get");
-    assert_eq!(current, second, "failed conditional writes change nothing");
+    assert_eq!(
+        proto::Memory {
+            provenance: None,
+            ..current
+        },
+        second,
+        "failed conditional writes change nothing"
+    );
     engram
         .memory()
         .delete_memory(proto::DeleteMemoryRequest {

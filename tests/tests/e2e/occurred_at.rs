@@ -49,15 +49,19 @@ fn happened(memory_type: MemoryType, content: &str, occurred_at: i64) -> proto::
     }
 }
 
+/// The memory `id` as GetMemory reads it, less its provenance (which
+/// only GetMemory shows), so that it compares with what the writes return.
 async fn get(engram: &Engram, ns: &proto::Scope, id: &str) -> proto::Memory {
-    engram
+    let mut got = engram
         .memory()
         .get_memory(proto::GetMemoryRequest {
             scope: Some(ns.clone()),
             id: id.to_owned(),
         })
         .await
-        .expect("get")
+        .expect("get");
+    assert!(got.provenance.take().is_some(), "{got:?}");
+    got
 }
 
 /// The hits of a search of `ns` for `query` with `filter`.

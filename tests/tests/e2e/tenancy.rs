@@ -30,7 +30,10 @@ fn role_allows(role: &str, method: &str) -> bool {
     let reads = ["Get", "List", "Search"]
         .iter()
         .any(|prefix| method.starts_with(prefix))
-        || matches!(method, "WatchMemories" | "BuildContext" | "Classify");
+        || matches!(
+            method,
+            "WatchMemories" | "BuildContext" | "Classify" | "ExplainMemory"
+        );
     match role {
         "read" => reads,
         "write" => !matches!(method, "Forget" | "SetAgentScope" | "MergeEntities"),
@@ -119,6 +122,11 @@ async fn call_every_rpc(
         id: unknown.clone(),
     };
     codes.insert("GetMemory", code(memory.get_memory(get).await));
+    let explain = proto::ExplainMemoryRequest {
+        scope: in_namespace(),
+        id: unknown.clone(),
+    };
+    codes.insert("ExplainMemory", code(memory.explain_memory(explain).await));
     let update = proto::UpdateMemoryRequest {
         scope: in_namespace(),
         id: unknown.clone(),

@@ -10,7 +10,7 @@
 //! and write a SQLite database file, so every server here keeps its data
 //! in one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -438,7 +438,8 @@ async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
         proto::MemoryOrder::CreateTimeAsc,
         proto::MemoryOrder::ImportanceDesc,
     ];
-    let mut listed = BTreeSet::new();
+    // Each memory listed, with a scope it was listed from.
+    let mut listed = BTreeMap::new();
     for (scope_name, scope) in &scopes {
         for (filter_name, filter) in &filters {
             for order in orders {
@@ -451,7 +452,9 @@ async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
                         page_token,
                     }
                 });
-                listed.extend(memories.iter().map(|m| m.id.clone()));
+                for m in &memories {
+                    listed.entry(m.id.clone()).or_insert_with(|| scope.clone());
+                }
                 answers.push((
                     format!("ListMemories {scope_name} {filter_name} {order:?}"),
                     format!("{memories:#?}"),
@@ -460,11 +463,21 @@ async fn answers(engram: &Engram, namespace: &str) -> Vec<(String, String)> {
         }
     }
 
-    for id in listed {
+    for (id, seen_from) in listed {
         answers.push((
             format!("ListMemoryRevisions {id}"),
             format!("{:#?}", history(engram, namespace, &id).await),
         ));
+        // With what only GetMemory shows: links and provenance.
+        let got = memory
+            .get_memory(proto::GetMemoryRequest {
+                scope: Some(seen_from),
+                id: id.clone(),
+            })
+            .await
+            .expect("get memory");
+        assert!(got.provenance.is_some(), "{got:?}");
+        answers.push((format!("GetMemory {id}"), format!("{got:#?}")));
     }
 
     let ns = scope(namespace);
@@ -1089,7 +1102,7 @@ async fn every_memory_s_history_moves_with_an_export_revision_for_revision_delet
     .await;
     assert!(exported.status.success(), "{}", stderr(&exported));
     let text = std::fs::read_to_string(&file).expect("read");
-    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":4,"#));
+    assert!(text.starts_with(r#"{"kind":"header","format":"engram-export","version":5,"#));
     let revisions: usize = before.iter().map(Vec::len).sum();
     assert!(
         text.contains(&format!(r#""memory_revision":{revisions}"#)),

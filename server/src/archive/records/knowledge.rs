@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::domain::entity::EntityType;
+use crate::domain::provenance::WriteMethod;
 use crate::domain::{LinkKind, Micros};
 
 /// A link from a memory to another (each link is two records, one each
@@ -19,6 +20,28 @@ pub struct MemoryLinkRecord {
     #[serde(with = "super::link_kind")]
     pub link_kind: LinkKind,
     pub reason: String,
+    pub create_time: Micros,
+}
+
+/// Where a memory came from (one record a memory; memories written before
+/// provenance was kept have none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryProvenanceRecord {
+    pub namespace: String,
+    pub memory_id: String,
+    /// How it was written: `create_memory`, `batch_create_memories` or
+    /// `remember`.
+    #[serde(with = "super::write_method")]
+    pub method: WriteMethod,
+    pub key_id: String,
+    pub agent_id: String,
+    /// The episode its writer named; empty when none.
+    pub episode_id: String,
+    /// For a Remember, the hex SHA-256 of its transcript; else empty.
+    pub transcript_sha256: String,
+    /// The screened transcript, when the server kept it; else empty.
+    pub transcript: String,
     pub create_time: Micros,
 }
 

@@ -21,6 +21,7 @@ impl Record {
                 required("memory_id", &r.memory_id)?;
                 required("other_id", &r.other_id)
             }
+            Record::MemoryProvenance(r) => required("memory_id", &r.memory_id),
             Record::MemoryRevision(r) => {
                 required("memory_id", &r.memory_id)?;
                 at_least("version", r.version, 1)?;

@@ -7,14 +7,17 @@ use std::sync::Arc;
 
 use super::examples::LabelledExamples;
 use super::{Decision, DecisionSource, Screened, classify_with_vote, llm, screen, supersede};
+use crate::domain::identity::sha256_hex;
 use crate::domain::policy::ClassifyMode;
 /// What a Remember answers: the decision, the memory it stored and the
 /// ones that memory superseded.
 pub use crate::domain::policy::Remembered;
+use crate::domain::provenance::{Origin, WriteMethod};
 use crate::domain::{
     Actor, ContradictionPolicy, MemorySource, NewMemory, RequestKey, Scope, now_micros,
 };
 use crate::engine::contradictions::Contradictions;
+use crate::engine::episodes;
 use crate::engine::memories;
 use crate::engine::write_plan;
 use crate::error::{Error, Result};
@@ -47,6 +50,9 @@ pub struct RememberRequest {
     pub request_key: Option<RequestKey>,
     /// What its memory's contradictions do; `None`: the server's default.
     pub contradictions: Option<ContradictionPolicy>,
+    /// The episode the transcript comes from (empty: none), kept in the
+    /// memory's provenance.
+    pub episode_id: String,
 }
 
 /// The memory policy over a store: the rules, and the model and the
@@ -58,6 +64,8 @@ pub struct Policy {
     examples: Option<Arc<LabelledExamples>>,
     /// What a remembered memory contradicts.
     contradictions: Arc<Contradictions>,
+    /// Whether a stored memory's provenance keeps the screened transcript.
+    keep_transcripts: bool,
 }
 
 impl Policy {
@@ -66,12 +74,14 @@ impl Policy {
         llm: Option<Arc<LlmClient>>,
         examples: Option<Arc<LabelledExamples>>,
         contradictions: Arc<Contradictions>,
+        keep_transcripts: bool,
     ) -> Self {
         Policy {
             store,
             llm,
             examples,
             contradictions,
+            keep_transcripts,
         }
     }
 
@@ -90,6 +100,7 @@ impl Policy {
             tags,
             request_key,
             contradictions,
+            episode_id,
         } = request;
         let model = self.model(classify.mode)?;
         let namespace = &classify.scope.namespace;
@@ -99,6 +110,8 @@ impl Policy {
         {
             return Ok(first);
         }
+        let field = |_| "episode_id".to_owned();
+        episodes::check_named(&*self.store, &classify.scope, &[&episode_id], field).await?;
         let (decided, screened) = self.decide(&classify, model).await;
         let now = now_micros();
         let scope = &classify.scope;
@@ -123,6 +136,15 @@ impl Policy {
             expire_time: None,
             occurred_at: None,
             origin_session_id: scope.session_id.clone(),
+            origin: Origin {
+                method: WriteMethod::Remember,
+                episode_id,
+                transcript_hash: sha256_hex(classify.transcript.as_bytes()),
+                transcript: match self.keep_transcripts {
+                    true => screened.text.clone(),
+                    false => String::new(),
+                },
+            },
         });
         // A fallback is not an answer worth pinning to the request id: a
         // retry after the model recovers should be classified again.

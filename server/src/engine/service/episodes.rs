@@ -58,6 +58,17 @@ impl Engine {
             .ok_or_else(|| Error::NotFound(format!("episode {id} not found")))
     }
 
+    /// Refuses, as a bad argument of `field(i)`, each of `episode_ids` (by
+    /// position; empty ones name none) that the scope does not see.
+    pub async fn check_episodes(
+        &self,
+        scope: &Scope,
+        episode_ids: &[&str],
+        field: impl Fn(usize) -> String,
+    ) -> Result<()> {
+        episodes::check_named(&*self.store, scope, episode_ids, field).await
+    }
+
     /// A page of the episodes `query` asks for.
     pub async fn list_episodes(&self, query: &EpisodeQuery) -> Result<Vec<Episode>> {
         self.store.list_episodes(query).await

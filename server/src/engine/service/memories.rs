@@ -6,11 +6,12 @@ use std::time::Duration;
 use super::Engine;
 use crate::domain::entity::{Entity, EntityLookup, EntityQuery, EntityView};
 use crate::domain::{
-    Actor, ContradictionPolicy, Created, ListQuery, Memory, MemoryLink, MemoryPatch, Micros,
-    NewMemory, RequestKey, Revision, Scope,
+    Actor, ContradictionPolicy, Created, ListQuery, Memory, MemoryPatch, Micros, NewMemory,
+    RequestKey, Revision, Scope,
 };
 use crate::engine::context::{self, ContextBlock, ContextRequest};
 use crate::engine::entities;
+use crate::engine::explain;
 use crate::engine::memories;
 use crate::engine::search::{self, SearchRequest, Searched};
 use crate::engine::watch::{Watch, WatchRequest};
@@ -49,14 +50,26 @@ impl Engine {
     }
 
     /// The memory `id` visible from `scope` with its first links to other
-    /// memories, read on one snapshot (`NotFound` when it is not visible).
-    pub async fn get_memory_with_links(
+    /// memories and its provenance, read on one snapshot (`NotFound` when
+    /// it is not visible).
+    pub async fn get_memory_detailed(
         &self,
         scope: Scope,
         id: String,
         now: Micros,
-    ) -> Result<(Memory, Vec<MemoryLink>)> {
-        memories::get_with_links(&*self.store, scope, id, now).await
+    ) -> Result<memories::Detailed> {
+        memories::get_detailed(&*self.store, scope, id, now).await
+    }
+
+    /// Why the memory `id` visible from `scope` is held (see
+    /// [`explain::explain`]).
+    pub async fn explain_memory(
+        &self,
+        scope: Scope,
+        id: String,
+        now: Micros,
+    ) -> Result<explain::Explanation> {
+        explain::explain(&*self.store, scope, id, now).await
     }
 
     /// Applies `patch` to a memory (see [`memories::update_memory`]).

@@ -29,6 +29,7 @@ use revocation::{RevocableBody, Revocation};
 /// The RPCs a `read` key may call (any service): they change nothing.
 const READ_RPCS: &[&str] = &[
     "GetMemory",
+    "ExplainMemory",
     "ListMemories",
     "ListMemoryRevisions",
     "WatchMemories",

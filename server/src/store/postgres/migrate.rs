@@ -44,6 +44,11 @@ const MIGRATIONS: &[Migration] = &[
         "memory_relations",
         include_str!("../../../migrations/postgres/0007_memory_relations.sql"),
     ),
+    (
+        8,
+        "memory_provenance",
+        include_str!("../../../migrations/postgres/0008_memory_provenance.sql"),
+    ),
 ];
 
 /// The advisory lock migrations are applied under: Engram's locks are
@@ -112,6 +117,7 @@ mod tests {
         "memory_changes",
         "memory_entities",
         "memory_links",
+        "memory_provenance",
         "memory_relations",
         "memory_revisions",
         "memory_tombstones",

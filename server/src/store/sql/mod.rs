@@ -22,6 +22,7 @@ pub mod links;
 pub mod memories;
 pub mod migrations;
 pub mod outcomes;
+pub mod provenance;
 pub mod relations;
 pub mod requests;
 pub mod rows;

@@ -29,12 +29,13 @@
 use async_trait::async_trait;
 
 use super::{
-    Columns, Dialect, Sql, entities, episodes, learning, links, memories, outcomes, relations,
-    requests,
+    Columns, Dialect, Sql, entities, episodes, learning, links, memories, outcomes, provenance,
+    relations, requests,
 };
 use crate::domain::entity::{Entity, EntityQuery, Mention, StatedRelation};
 use crate::domain::episode::{Episode, MistakeCard, NewEpisode, RuleOrigin, Step, TaskRule};
 use crate::domain::outcome::{AgentScope, AntiPattern, Heuristic, NewOutcome, Owner, TaskOutcome};
+use crate::domain::provenance::Provenance;
 use crate::domain::{Actor, LinkKind, Memory, MemoryLink, Micros, RequestKey, Scope, Validity};
 use crate::error::{Error, Result};
 use crate::store::tx::{
@@ -317,6 +318,7 @@ impl<D: Dialect> Tx for SqlTx<'_, D> {
         self.may_write()?;
         self.changed |= !inserts.is_empty();
         let stored = self.conn.insert_memories(inserts, now).await?;
+        provenance::insert(self.conn, inserts, &stored).await?;
         self.written.extend(stored.iter().cloned());
         Ok(stored)
     }
@@ -457,6 +459,10 @@ impl<D: Dialect> Tx for SqlTx<'_, D> {
 
     async fn memory_links(&mut self, id: &str, limit: usize) -> Result<Vec<MemoryLink>> {
         links::of(self.conn, id, limit).await
+    }
+
+    async fn provenance(&mut self, id: &str) -> Result<Option<Provenance>> {
+        provenance::of(self.conn, id).await
     }
 
     async fn set_relations(&mut self, seq: i64, relations: &[StatedRelation]) -> Result<()> {

@@ -111,6 +111,11 @@ pub const MIGRATIONS: &[Migration] = &[
         "memory_relations",
         include_str!("../../../migrations/sqlite/0015_memory_relations.sql"),
     ),
+    (
+        16,
+        "memory_provenance",
+        include_str!("../../../migrations/sqlite/0016_memory_provenance.sql"),
+    ),
 ];
 
 /// The schema version this server brings a database to.

@@ -95,6 +95,16 @@ class MemoryService:
         """
         return await self._connection.unary("ListMemories", self._stub.ListMemories, request, repeat=True)
 
+    async def explain_memory(self, request: memory_pb2.ExplainMemoryRequest) -> memory_pb2.ExplainMemoryResponse:
+        """Why Engram holds a memory: its provenance (how, by whom and from what it
+        was first written), the episode its writer named, its history, what
+        replaced it if it is no longer true — as records and as sentences.
+        NOT_FOUND when it is not visible from the request's scope.
+
+        Retried with backoff after UNAVAILABLE: it only reads.
+        """
+        return await self._connection.unary("ExplainMemory", self._stub.ExplainMemory, request, repeat=True)
+
     async def list_memory_revisions(self, request: memory_pb2.ListMemoryRevisionsRequest) -> memory_pb2.ListMemoryRevisionsResponse:
         """Lists the history of one memory, oldest first: each create, merge,
         update, delete and expiry, with its time, who made it and the fields it

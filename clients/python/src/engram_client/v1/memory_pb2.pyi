@@ -23,6 +23,34 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _WriteMethod:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _WriteMethodEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_WriteMethod.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    WRITE_METHOD_UNSPECIFIED: _WriteMethod.ValueType  # 0
+    """Not known."""
+    WRITE_METHOD_CREATE_MEMORY: _WriteMethod.ValueType  # 1
+    """CreateMemory."""
+    WRITE_METHOD_BATCH_CREATE_MEMORIES: _WriteMethod.ValueType  # 2
+    """BatchCreateMemories."""
+    WRITE_METHOD_REMEMBER: _WriteMethod.ValueType  # 3
+    """PolicyService.Remember: a classifier chose to keep it from a transcript."""
+
+class WriteMethod(_WriteMethod, metaclass=_WriteMethodEnumTypeWrapper):
+    """How a memory was first written."""
+
+WRITE_METHOD_UNSPECIFIED: WriteMethod.ValueType  # 0
+"""Not known."""
+WRITE_METHOD_CREATE_MEMORY: WriteMethod.ValueType  # 1
+"""CreateMemory."""
+WRITE_METHOD_BATCH_CREATE_MEMORIES: WriteMethod.ValueType  # 2
+"""BatchCreateMemories."""
+WRITE_METHOD_REMEMBER: WriteMethod.ValueType  # 3
+"""PolicyService.Remember: a classifier chose to keep it from a transcript."""
+Global___WriteMethod: _TypeAlias = WriteMethod  # noqa: Y015
+
 class _WriteResult:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -486,6 +514,7 @@ class Memory(_message.Message):
     INVALIDATION_REASON_FIELD_NUMBER: _builtins.int
     LINKS_FIELD_NUMBER: _builtins.int
     TIME_MENTIONS_FIELD_NUMBER: _builtins.int
+    PROVENANCE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned identifier (a UUIDv7, time-ordered). Output only."""
     level: _common_pb2.MemoryLevel.ValueType
@@ -599,6 +628,12 @@ class Memory(_message.Message):
         speak of it whatever their words. English expressions only. Output only.
         """
 
+    @_builtins.property
+    def provenance(self) -> Global___Provenance:
+        """Where it came from. Filled by GetMemory and ExplainMemory only; unset
+        for a memory written before Engram kept provenance. Output only.
+        """
+
     def __init__(
         self,
         *,
@@ -628,14 +663,72 @@ class Memory(_message.Message):
         invalidation_reason: _builtins.str = ...,
         links: _abc.Iterable[Global___MemoryLink] | None = ...,
         time_mentions: _abc.Iterable[Global___TimeMention] | None = ...,
+        provenance: Global___Provenance | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_access_time", b"last_access_time", "occurred_at", b"occurred_at", "scope", b"scope", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_access_time", b"last_access_time", "occurred_at", b"occurred_at", "provenance", b"provenance", "scope", b"scope", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "links", b"links", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "time_mentions", b"time_mentions", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_count", b"access_count", "confidence", b"confidence", "content", b"content", "create_time", b"create_time", "etag", b"etag", "expire_time", b"expire_time", "id", b"id", "importance", b"importance", "invalidated_by", b"invalidated_by", "invalidation_reason", b"invalidation_reason", "last_access_time", b"last_access_time", "level", b"level", "links", b"links", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "origin_session_id", b"origin_session_id", "provenance", b"provenance", "scope", b"scope", "seen_count", b"seen_count", "source", b"source", "summary", b"summary", "tags", b"tags", "time_mentions", b"time_mentions", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Memory: _TypeAlias = Memory  # noqa: Y015
+
+@_typing.final
+class Provenance(_message.Message):
+    """Where a memory came from: kept when it is first written (a later merge of
+    an identical write or an update leaves it; those are in its revisions).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METHOD_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    EPISODE_ID_FIELD_NUMBER: _builtins.int
+    TRANSCRIPT_SHA256_FIELD_NUMBER: _builtins.int
+    TRANSCRIPT_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    method: Global___WriteMethod.ValueType
+    """How it was written."""
+    key_id: _builtins.str
+    """The id of the API key that wrote it; empty without --auth-keys."""
+    agent_id: _builtins.str
+    """The writer's scope agent_id; empty when it named none."""
+    episode_id: _builtins.str
+    """The episode the writer said it came from (MemoryInput.episode_id,
+    RememberRequest.episode_id); empty when none.
+    """
+    transcript_sha256: _builtins.str
+    """For a Remember: the SHA-256 of the transcript as sent, in lower-case
+    hex, so a caller can tell which of its transcripts it came from.
+    """
+    transcript: _builtins.str
+    """For a Remember on a server started with --keep-transcripts: the
+    transcript as classified, with secrets and injected instructions
+    screened out. Empty otherwise.
+    """
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was written."""
+
+    def __init__(
+        self,
+        *,
+        method: Global___WriteMethod.ValueType = ...,
+        key_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+        episode_id: _builtins.str = ...,
+        transcript_sha256: _builtins.str = ...,
+        transcript: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "create_time", b"create_time", "episode_id", b"episode_id", "key_id", b"key_id", "method", b"method", "transcript", b"transcript", "transcript_sha256", b"transcript_sha256"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Provenance: _TypeAlias = Provenance  # noqa: Y015
 
 @_typing.final
 class MemoryInput(_message.Message):
@@ -675,6 +768,7 @@ class MemoryInput(_message.Message):
     EXPIRE_TIME_FIELD_NUMBER: _builtins.int
     OCCURRED_AT_FIELD_NUMBER: _builtins.int
     VALID_TO_FIELD_NUMBER: _builtins.int
+    EPISODE_ID_FIELD_NUMBER: _builtins.int
     level: _common_pb2.MemoryLevel.ValueType
     """How widely it is visible. Unset: the narrowest level the scope allows.
     WORKSPACE needs scope.project_id; CONVERSATION needs scope.session_id.
@@ -691,6 +785,11 @@ class MemoryInput(_message.Message):
     """0 to 1. Unset: 1."""
     source: _common_pb2.MemorySource.ValueType
     """Where it came from. Unset: EXPLICIT."""
+    episode_id: _builtins.str
+    """The id of the episode this memory came from; kept in its provenance.
+    The episode must be visible from the request's scope, else
+    INVALID_ARGUMENT. Empty: none.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Labels: at most 32, each 1 to 64 characters."""
@@ -738,10 +837,11 @@ class MemoryInput(_message.Message):
         expire_time: _timestamp_pb2.Timestamp | None = ...,
         occurred_at: _timestamp_pb2.Timestamp | None = ...,
         valid_to: _timestamp_pb2.Timestamp | None = ...,
+        episode_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "expire_time", b"expire_time", "importance", b"importance", "occurred_at", b"occurred_at", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "content", b"content", "expire_time", b"expire_time", "importance", b"importance", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "source", b"source", "summary", b"summary", "tags", b"tags", "valid_to", b"valid_to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "content", b"content", "episode_id", b"episode_id", "expire_time", b"expire_time", "importance", b"importance", "level", b"level", "memory_type", b"memory_type", "metadata", b"metadata", "occurred_at", b"occurred_at", "source", b"source", "summary", b"summary", "tags", b"tags", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__confidence: _TypeAlias = _typing.Literal["confidence"]  # noqa: Y015
     _WhichOneofArgType__confidence: _TypeAlias = _typing.Literal["_confidence", b"_confidence"]  # noqa: Y015
@@ -999,6 +1099,87 @@ class BatchCreateMemoriesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BatchCreateMemoriesResponse: _TypeAlias = BatchCreateMemoriesResponse  # noqa: Y015
+
+@_typing.final
+class ExplainMemoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The memory's id."""
+    @_builtins.property
+    def scope(self) -> _common_pb2.Scope:
+        """The reader's scope; the memory must be visible from it."""
+
+    def __init__(
+        self,
+        *,
+        scope: _common_pb2.Scope | None = ...,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExplainMemoryRequest: _TypeAlias = ExplainMemoryRequest  # noqa: Y015
+
+@_typing.final
+class ExplainMemoryResponse(_message.Message):
+    """A memory and the records that explain it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_FIELD_NUMBER: _builtins.int
+    EPISODE_FIELD_NUMBER: _builtins.int
+    REVISIONS_FIELD_NUMBER: _builtins.int
+    REPLACED_BY_FIELD_NUMBER: _builtins.int
+    EXPLANATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memory(self) -> Global___Memory:
+        """The memory, with its links and provenance."""
+
+    @_builtins.property
+    def episode(self) -> Global___Episode:
+        """The episode its provenance names, without steps; unset when it names
+        none, or the scope does not see it, or it is gone.
+        """
+
+    @_builtins.property
+    def revisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___MemoryRevision]:
+        """Its history, oldest first, at most 100 revisions (ListMemoryRevisions
+        pages through all of them).
+        """
+
+    @_builtins.property
+    def replaced_by(self) -> Global___Memory:
+        """The memory that replaced it, when one did and the scope sees it."""
+
+    @_builtins.property
+    def explanation(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The same, in sentences a person reads: how it was written and by whom,
+        what it was decided from, the episode it came from, how often it was
+        written again or changed, and since when it is no longer true.
+        """
+
+    def __init__(
+        self,
+        *,
+        memory: Global___Memory | None = ...,
+        episode: Global___Episode | None = ...,
+        revisions: _abc.Iterable[Global___MemoryRevision] | None = ...,
+        replaced_by: Global___Memory | None = ...,
+        explanation: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["episode", b"episode", "memory", b"memory", "replaced_by", b"replaced_by"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["episode", b"episode", "explanation", b"explanation", "memory", b"memory", "replaced_by", b"replaced_by", "revisions", b"revisions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExplainMemoryResponse: _TypeAlias = ExplainMemoryResponse  # noqa: Y015
 
 @_typing.final
 class GetMemoryRequest(_message.Message):

@@ -77,6 +77,11 @@ class MemoryServiceStub:
                 request_serializer=engram_dot_v1_dot_memory__pb2.ListMemoriesRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_memory__pb2.ListMemoriesResponse.FromString,
                 _registered_method=True)
+        self.ExplainMemory = channel.unary_unary(
+                '/engram.v1.MemoryService/ExplainMemory',
+                request_serializer=engram_dot_v1_dot_memory__pb2.ExplainMemoryRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_memory__pb2.ExplainMemoryResponse.FromString,
+                _registered_method=True)
         self.ListMemoryRevisions = channel.unary_unary(
                 '/engram.v1.MemoryService/ListMemoryRevisions',
                 request_serializer=engram_dot_v1_dot_memory__pb2.ListMemoryRevisionsRequest.SerializeToString,
@@ -206,6 +211,16 @@ class MemoryServiceServicer:
 
     def ListMemories(self, request, context):
         """Lists the memories visible from the scope, filtered and paged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExplainMemory(self, request, context):
+        """Why Engram holds a memory: its provenance (how, by whom and from what it
+        was first written), the episode its writer named, its history, what
+        replaced it if it is no longer true — as records and as sentences.
+        NOT_FOUND when it is not visible from the request's scope.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -397,6 +412,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListMemories,
                     request_deserializer=engram_dot_v1_dot_memory__pb2.ListMemoriesRequest.FromString,
                     response_serializer=engram_dot_v1_dot_memory__pb2.ListMemoriesResponse.SerializeToString,
+            ),
+            'ExplainMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainMemory,
+                    request_deserializer=engram_dot_v1_dot_memory__pb2.ExplainMemoryRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_memory__pb2.ExplainMemoryResponse.SerializeToString,
             ),
             'ListMemoryRevisions': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMemoryRevisions,
@@ -639,6 +659,33 @@ class MemoryService:
             '/engram.v1.MemoryService/ListMemories',
             engram_dot_v1_dot_memory__pb2.ListMemoriesRequest.SerializeToString,
             engram_dot_v1_dot_memory__pb2.ListMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.MemoryService/ExplainMemory',
+            engram_dot_v1_dot_memory__pb2.ExplainMemoryRequest.SerializeToString,
+            engram_dot_v1_dot_memory__pb2.ExplainMemoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -71,6 +71,12 @@ class MemoryServiceStub:
     """Deletes one memory. NOT_FOUND when it is not visible from the scope."""
     ListMemories: _grpc.UnaryUnaryMultiCallable[_memory_pb2.ListMemoriesRequest, _memory_pb2.ListMemoriesResponse]
     """Lists the memories visible from the scope, filtered and paged."""
+    ExplainMemory: _grpc.UnaryUnaryMultiCallable[_memory_pb2.ExplainMemoryRequest, _memory_pb2.ExplainMemoryResponse]
+    """Why Engram holds a memory: its provenance (how, by whom and from what it
+    was first written), the episode its writer named, its history, what
+    replaced it if it is no longer true — as records and as sentences.
+    NOT_FOUND when it is not visible from the request's scope.
+    """
     ListMemoryRevisions: _grpc.UnaryUnaryMultiCallable[_memory_pb2.ListMemoryRevisionsRequest, _memory_pb2.ListMemoryRevisionsResponse]
     """Lists the history of one memory, oldest first: each create, merge,
     update, delete and expiry, with its time, who made it and the fields it
@@ -215,6 +221,12 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """Deletes one memory. NOT_FOUND when it is not visible from the scope."""
     ListMemories: _aio.UnaryUnaryMultiCallable[_memory_pb2.ListMemoriesRequest, _memory_pb2.ListMemoriesResponse]  # type: ignore[assignment]
     """Lists the memories visible from the scope, filtered and paged."""
+    ExplainMemory: _aio.UnaryUnaryMultiCallable[_memory_pb2.ExplainMemoryRequest, _memory_pb2.ExplainMemoryResponse]  # type: ignore[assignment]
+    """Why Engram holds a memory: its provenance (how, by whom and from what it
+    was first written), the episode its writer named, its history, what
+    replaced it if it is no longer true — as records and as sentences.
+    NOT_FOUND when it is not visible from the request's scope.
+    """
     ListMemoryRevisions: _aio.UnaryUnaryMultiCallable[_memory_pb2.ListMemoryRevisionsRequest, _memory_pb2.ListMemoryRevisionsResponse]  # type: ignore[assignment]
     """Lists the history of one memory, oldest first: each create, merge,
     update, delete and expiry, with its time, who made it and the fields it
@@ -392,6 +404,18 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_pb2.ListMemoriesResponse, _abc.Awaitable[_memory_pb2.ListMemoriesResponse]]:
         """Lists the memories visible from the scope, filtered and paged."""
+
+    @_abc_1.abstractmethod
+    def ExplainMemory(
+        self,
+        request: _memory_pb2.ExplainMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_pb2.ExplainMemoryResponse, _abc.Awaitable[_memory_pb2.ExplainMemoryResponse]]:
+        """Why Engram holds a memory: its provenance (how, by whom and from what it
+        was first written), the episode its writer named, its history, what
+        replaced it if it is no longer true — as records and as sentences.
+        NOT_FOUND when it is not visible from the request's scope.
+        """
 
     @_abc_1.abstractmethod
     def ListMemoryRevisions(

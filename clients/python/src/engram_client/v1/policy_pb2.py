@@ -26,7 +26,7 @@ from engram_client.v1 import common_pb2 as engram_dot_v1_dot_common__pb2
 from engram_client.v1 import memory_pb2 as engram_dot_v1_dot_memory__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x65ngram/v1/policy.proto\x12\tengram.v1\x1a\x16\x65ngram/v1/common.proto\x1a\x16\x65ngram/v1/memory.proto\"\xc5\x02\n\x0eMemoryDecision\x12\x14\n\x0cshould_store\x18\x01 \x01(\x08\x12*\n\x0bmemory_type\x18\x02 \x01(\x0e\x32\x15.engram.v1.MemoryType\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x12\n\nimportance\x18\x04 \x01(\x01\x12%\n\x05level\x18\x05 \x01(\x0e\x32\x16.engram.v1.MemoryLevel\x12\x39\n\x08metadata\x18\x06 \x03(\x0b\x32\'.engram.v1.MemoryDecision.MetadataEntry\x12)\n\x06source\x18\x07 \x01(\x0e\x32\x19.engram.v1.DecisionSource\x12\x0e\n\x06reason\x18\x08 \x01(\t\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"~\n\x0f\x43lassifyRequest\x12\x1f\n\x05scope\x18\x01 \x01(\x0b\x32\x10.engram.v1.Scope\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x12\n\ntranscript\x18\x03 \x01(\t\x12%\n\x04mode\x18\x04 \x01(\x0e\x32\x17.engram.v1.ClassifyMode\"?\n\x10\x43lassifyResponse\x12+\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x19.engram.v1.MemoryDecision\"\xd8\x01\n\x0fRememberRequest\x12\x1f\n\x05scope\x18\x01 \x01(\x0b\x32\x10.engram.v1.Scope\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x12\n\ntranscript\x18\x03 \x01(\t\x12%\n\x04mode\x18\x04 \x01(\x0e\x32\x17.engram.v1.ClassifyMode\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x0c\n\x04tags\x18\x06 \x03(\t\x12\x36\n\x0e\x63ontradictions\x18\x07 \x01(\x0e\x32\x1e.engram.v1.ContradictionPolicy\"\xa9\x01\n\x10RememberResponse\x12+\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x19.engram.v1.MemoryDecision\x12!\n\x06memory\x18\x02 \x01(\x0b\x32\x11.engram.v1.Memory\x12&\n\x06result\x18\x03 \x01(\x0e\x32\x16.engram.v1.WriteResult\x12\x1d\n\x15superseded_memory_ids\x18\x04 \x03(\t*u\n\x0c\x43lassifyMode\x12\x1d\n\x19\x43LASSIFY_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x43LASSIFY_MODE_AUTO\x10\x01\x12\x17\n\x13\x43LASSIFY_MODE_RULES\x10\x02\x12\x15\n\x11\x43LASSIFY_MODE_LLM\x10\x03*\x83\x01\n\x0e\x44\x65\x63isionSource\x12\x1f\n\x1b\x44\x45\x43ISION_SOURCE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x44\x45\x43ISION_SOURCE_RULES\x10\x01\x12\x17\n\x13\x44\x45\x43ISION_SOURCE_LLM\x10\x02\x12\x1c\n\x18\x44\x45\x43ISION_SOURCE_FALLBACK\x10\x03\x32\x99\x01\n\rPolicyService\x12\x43\n\x08\x43lassify\x12\x1a.engram.v1.ClassifyRequest\x1a\x1b.engram.v1.ClassifyResponse\x12\x43\n\x08Remember\x12\x1a.engram.v1.RememberRequest\x1a\x1b.engram.v1.RememberResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x65ngram/v1/policy.proto\x12\tengram.v1\x1a\x16\x65ngram/v1/common.proto\x1a\x16\x65ngram/v1/memory.proto\"\xc5\x02\n\x0eMemoryDecision\x12\x14\n\x0cshould_store\x18\x01 \x01(\x08\x12*\n\x0bmemory_type\x18\x02 \x01(\x0e\x32\x15.engram.v1.MemoryType\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x12\n\nimportance\x18\x04 \x01(\x01\x12%\n\x05level\x18\x05 \x01(\x0e\x32\x16.engram.v1.MemoryLevel\x12\x39\n\x08metadata\x18\x06 \x03(\x0b\x32\'.engram.v1.MemoryDecision.MetadataEntry\x12)\n\x06source\x18\x07 \x01(\x0e\x32\x19.engram.v1.DecisionSource\x12\x0e\n\x06reason\x18\x08 \x01(\t\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"~\n\x0f\x43lassifyRequest\x12\x1f\n\x05scope\x18\x01 \x01(\x0b\x32\x10.engram.v1.Scope\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x12\n\ntranscript\x18\x03 \x01(\t\x12%\n\x04mode\x18\x04 \x01(\x0e\x32\x17.engram.v1.ClassifyMode\"?\n\x10\x43lassifyResponse\x12+\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x19.engram.v1.MemoryDecision\"\xec\x01\n\x0fRememberRequest\x12\x1f\n\x05scope\x18\x01 \x01(\x0b\x32\x10.engram.v1.Scope\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x12\n\ntranscript\x18\x03 \x01(\t\x12%\n\x04mode\x18\x04 \x01(\x0e\x32\x17.engram.v1.ClassifyMode\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x0c\n\x04tags\x18\x06 \x03(\t\x12\x36\n\x0e\x63ontradictions\x18\x07 \x01(\x0e\x32\x1e.engram.v1.ContradictionPolicy\x12\x12\n\nepisode_id\x18\x08 \x01(\t\"\xa9\x01\n\x10RememberResponse\x12+\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x19.engram.v1.MemoryDecision\x12!\n\x06memory\x18\x02 \x01(\x0b\x32\x11.engram.v1.Memory\x12&\n\x06result\x18\x03 \x01(\x0e\x32\x16.engram.v1.WriteResult\x12\x1d\n\x15superseded_memory_ids\x18\x04 \x03(\t*u\n\x0c\x43lassifyMode\x12\x1d\n\x19\x43LASSIFY_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x43LASSIFY_MODE_AUTO\x10\x01\x12\x17\n\x13\x43LASSIFY_MODE_RULES\x10\x02\x12\x15\n\x11\x43LASSIFY_MODE_LLM\x10\x03*\x83\x01\n\x0e\x44\x65\x63isionSource\x12\x1f\n\x1b\x44\x45\x43ISION_SOURCE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x44\x45\x43ISION_SOURCE_RULES\x10\x01\x12\x17\n\x13\x44\x45\x43ISION_SOURCE_LLM\x10\x02\x12\x1c\n\x18\x44\x45\x43ISION_SOURCE_FALLBACK\x10\x03\x32\x99\x01\n\rPolicyService\x12\x43\n\x08\x43lassify\x12\x1a.engram.v1.ClassifyRequest\x1a\x1b.engram.v1.ClassifyResponse\x12\x43\n\x08Remember\x12\x1a.engram.v1.RememberRequest\x1a\x1b.engram.v1.RememberResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,10 +35,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_MEMORYDECISION_METADATAENTRY']._loaded_options = None
   _globals['_MEMORYDECISION_METADATAENTRY']._serialized_options = b'8\001'
-  _globals['_CLASSIFYMODE']._serialized_start=997
-  _globals['_CLASSIFYMODE']._serialized_end=1114
-  _globals['_DECISIONSOURCE']._serialized_start=1117
-  _globals['_DECISIONSOURCE']._serialized_end=1248
+  _globals['_CLASSIFYMODE']._serialized_start=1017
+  _globals['_CLASSIFYMODE']._serialized_end=1134
+  _globals['_DECISIONSOURCE']._serialized_start=1137
+  _globals['_DECISIONSOURCE']._serialized_end=1268
   _globals['_MEMORYDECISION']._serialized_start=86
   _globals['_MEMORYDECISION']._serialized_end=411
   _globals['_MEMORYDECISION_METADATAENTRY']._serialized_start=364
@@ -48,9 +48,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLASSIFYRESPONSE']._serialized_start=541
   _globals['_CLASSIFYRESPONSE']._serialized_end=604
   _globals['_REMEMBERREQUEST']._serialized_start=607
-  _globals['_REMEMBERREQUEST']._serialized_end=823
-  _globals['_REMEMBERRESPONSE']._serialized_start=826
-  _globals['_REMEMBERRESPONSE']._serialized_end=995
-  _globals['_POLICYSERVICE']._serialized_start=1251
-  _globals['_POLICYSERVICE']._serialized_end=1404
+  _globals['_REMEMBERREQUEST']._serialized_end=843
+  _globals['_REMEMBERRESPONSE']._serialized_start=846
+  _globals['_REMEMBERRESPONSE']._serialized_end=1015
+  _globals['_POLICYSERVICE']._serialized_start=1271
+  _globals['_POLICYSERVICE']._serialized_end=1424
 # @@protoc_insertion_point(module_scope)

@@ -259,6 +259,7 @@ class RememberRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TAGS_FIELD_NUMBER: _builtins.int
     CONTRADICTIONS_FIELD_NUMBER: _builtins.int
+    EPISODE_ID_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """Optional task family the transcript belongs to, at most 128 characters;
     echoed in the decision's and the memory's metadata.
@@ -276,6 +277,11 @@ class RememberRequest(_message.Message):
     """What the stored memory's contradictions do (see ContradictionPolicy).
     Unset: the server's default. A changed preference or decision the
     transcript says replaces an older one is superseded whatever this says.
+    """
+    episode_id: _builtins.str
+    """The id of the episode the transcript comes from; kept in the stored
+    memory's provenance. The episode must be visible from the
+    scope, else INVALID_ARGUMENT. Empty: none.
     """
     @_builtins.property
     def scope(self) -> _common_pb2.Scope:
@@ -295,10 +301,11 @@ class RememberRequest(_message.Message):
         request_id: _builtins.str = ...,
         tags: _abc.Iterable[_builtins.str] | None = ...,
         contradictions: _memory_pb2.ContradictionPolicy.ValueType = ...,
+        episode_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["scope", b"scope"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["contradictions", b"contradictions", "mode", b"mode", "request_id", b"request_id", "scope", b"scope", "tags", b"tags", "task_id", b"task_id", "transcript", b"transcript"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contradictions", b"contradictions", "episode_id", b"episode_id", "mode", b"mode", "request_id", b"request_id", "scope", b"scope", "tags", b"tags", "task_id", b"task_id", "transcript", b"transcript"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,12 +8,13 @@ use serde_json::Value as Json;
 
 use crate::archive::records::{
     AgentScopeRecord, EntityNameRecord, EntityRecord, HeuristicRecord, Kind, LearningStateRecord,
-    LessonKind, LessonRecord, MemoryEntityRecord, MemoryLinkRecord, MemoryRelationRecord,
-    MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
+    LessonKind, LessonRecord, MemoryEntityRecord, MemoryLinkRecord, MemoryProvenanceRecord,
+    MemoryRelationRecord, MemoryRevisionRecord, Record, RevisionAction, StepRecord, StepResult,
 };
 use crate::domain::LinkKind;
 use crate::domain::entity::EntityType;
 use crate::domain::identity::content_hash;
+use crate::domain::provenance::WriteMethod;
 use crate::error::{Error, Result};
 use crate::store::sql::{self, Columns, Dialect, Sql};
 
@@ -163,6 +164,20 @@ pub fn row(record: &Record) -> Row {
                 ("other_id", text(&r.other_id)),
                 ("kind", Integer(r.link_kind.code().into())),
                 ("reason", text(&r.reason)),
+                ("create_time", Integer(r.create_time)),
+            ],
+        ),
+        Record::MemoryProvenance(r) => (
+            "memory_provenance",
+            vec![
+                ("memory_id", text(&r.memory_id)),
+                ("namespace", text(&r.namespace)),
+                ("method", Integer(r.method.code().into())),
+                ("key_id", text(&r.key_id)),
+                ("agent_id", text(&r.agent_id)),
+                ("episode_id", text(&r.episode_id)),
+                ("transcript_hash", text(&r.transcript_sha256)),
+                ("transcript", text(&r.transcript)),
                 ("create_time", Integer(r.create_time)),
             ],
         ),
@@ -485,6 +500,18 @@ pub fn record<D: Dialect>(kind: Kind, row: &sql::Row<D>) -> Result<Record> {
             other_id: text("other_id")?,
             link_kind: LinkKind::from_code(c.get("kind")?).ok_or_else(|| corrupt(kind, "kind"))?,
             reason: text("reason")?,
+            create_time: number("create_time")?,
+        }),
+        Kind::MemoryProvenance => Record::MemoryProvenance(MemoryProvenanceRecord {
+            namespace: text("namespace")?,
+            memory_id: text("memory_id")?,
+            method: WriteMethod::from_code(c.get("method")?)
+                .ok_or_else(|| corrupt(kind, "method"))?,
+            key_id: text("key_id")?,
+            agent_id: text("agent_id")?,
+            episode_id: text("episode_id")?,
+            transcript_sha256: text("transcript_hash")?,
+            transcript: text("transcript")?,
             create_time: number("create_time")?,
         }),
         Kind::Entity => Record::Entity(EntityRecord {

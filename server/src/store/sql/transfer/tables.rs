@@ -57,6 +57,13 @@ impl Table {
                 order: "t.create_time, t.memory_id, t.other_id",
                 key: &["t.memory_id", "t.other_id", "t.kind"],
             },
+            Kind::MemoryProvenance => Table {
+                columns: "t.*".into(),
+                from: "memory_provenance t".into(),
+                namespace: "t.namespace",
+                order: "t.create_time, t.memory_id",
+                key: &["t.memory_id"],
+            },
             Kind::Episode => Table {
                 columns: rows::episode_columns::<D>("e"),
                 from: "episodes e".into(),
@@ -142,6 +149,7 @@ pub fn key(record: &Record) -> Vec<KeyValue<'_>> {
             Text(&r.other_id),
             Number(r.link_kind.code().into()),
         ],
+        Record::MemoryProvenance(r) => vec![Text(&r.memory_id)],
         Record::AgentScope(r) => vec![Text(&r.namespace), Text(&r.agent_id)],
         Record::EntityName(r) => vec![Text(&r.namespace), Text(&r.key)],
         Record::MemoryEntity(r) => vec![Text(&r.memory_id), Text(&r.entity_id)],
