@@ -207,20 +207,22 @@ impl QueryPlanes {
         }
     }
 
-    /// An estimate of the dot product with a row given by [`signs`]: its
-    /// bits, their count of ones and its length.
-    ///
-    /// With the query's values `q = lowest + step·u` and the row's signs
-    /// `s = 2·bit − 1`, `Σ q·s = lowest·(2·ones − d) + step·(2·Σ_{bit} u − Σ u)`,
-    /// and `Σ_{bit} u` is a population count per plane.
-    pub fn estimate(&self, bits: &[u64], ones: u32, length: f32) -> f32 {
+    /// [`QueryPlanes::estimates`] of one row.
+    #[cfg(test)]
+    fn estimate(&self, bits: &[u64], ones: u32, length: f32) -> f32 {
         let mut estimate = [0.0];
         self.estimates(bits, &[ones], &[length], &mut estimate);
         estimate[0]
     }
 
-    /// [`QueryPlanes::estimate`] for consecutive rows: `bits` holds their
-    /// words one row after another, and `out` receives an estimate a row.
+    /// An estimate of the dot product with each of consecutive rows given
+    /// by [`signs`]: `bits` holds their words one row after another, `ones`
+    /// and `lengths` their counts of ones and lengths, and `out` receives
+    /// an estimate a row.
+    ///
+    /// With the query's values `q = lowest + step·u` and the row's signs
+    /// `s = 2·bit − 1`, `Σ q·s = lowest·(2·ones − d) + step·(2·Σ_{bit} u − Σ u)`,
+    /// and `Σ_{bit} u` is a population count per plane.
     pub fn estimates(&self, bits: &[u64], ones: &[u32], lengths: &[f32], out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         {

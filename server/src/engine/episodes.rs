@@ -152,7 +152,8 @@ pub async fn check_named(
             Some(visible) => *visible,
             None => {
                 let visible = store.get_episode(scope, id, no_steps).await?.is_some();
-                *seen.entry(id).or_insert(visible)
+                seen.insert(id, visible);
+                visible
             }
         };
         if !visible {
